@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ncclscope's build, tests and demo need. Idempotent: packages already
+# present are skipped, so a second run costs a dpkg query and nothing else.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+  libabsl-dev prometheus-cpp-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libibverbs-dev
+  prometheus curl python3 procps iproute2 binutils
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,60 @@
+#include "common/runtime.h"
+
+#include "common/log.h"
+#include "common/params.h"
+
+namespace ncclscope {
+
+Runtime& Runtime::Instance() {
+  // Never destroyed: NCCL may call us from its threads during process exit.
+  static Runtime* runtime = new Runtime();
+  return *runtime;
+}
+
+void Runtime::RegisterService(Service* service) {
+  absl::MutexLock lock(&mu_);
+  for (int i = 0; i < num_services_; ++i) {
+    if (services_[i] == service) return;
+  }
+  if (num_services_ == kMaxServices) {
+    NCCLSCOPE_WARN(subsys::kInit, "runtime: too many services, '%s' not registered", service->name());
+    return;
+  }
+  services_[num_services_++] = service;
+  if (users_ > 0) service->Start();
+}
+
+void Runtime::Acquire(const char* who) {
+  absl::MutexLock lock(&mu_);
+  if (users_++ > 0) return;
+  ++cycles_;
+  ReloadParams();
+  ReloadStderrLogLevel();
+  for (int i = 0; i < num_services_; ++i) services_[i]->Start();
+  NCCLSCOPE_INFO(subsys::kInit, "runtime started for %s (cycle %llu, %d services)", who,
+                 static_cast<unsigned long long>(cycles_), num_services_);
+}
+
+void Runtime::Release(const char* who) {
+  absl::MutexLock lock(&mu_);
+  if (users_ == 0) {
+    NCCLSCOPE_WARN(subsys::kInit, "runtime: release by %s without a matching acquire", who);
+    return;
+  }
+  if (--users_ > 0) return;
+  // Stop in reverse order of start, joining every thread before the last finalize returns.
+  for (int i = num_services_ - 1; i >= 0; --i) services_[i]->Stop();
+  NCCLSCOPE_INFO(subsys::kInit, "runtime stopped after %s", who);
+}
+
+int Runtime::users() const {
+  absl::MutexLock lock(&mu_);
+  return users_;
+}
+
+uint64_t Runtime::cycles() const {
+  absl::MutexLock lock(&mu_);
+  return cycles_;
+}
+
+}  // namespace ncclscope
