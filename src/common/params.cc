@@ -189,7 +189,11 @@ std::string ParamsMarkdownTable() {
     if (s.kind == ParamKind::kInt || s.kind == ParamKind::kSize) {
       range = std::to_string(s.min) + " … " + std::to_string(s.max);
     } else if (s.kind == ParamKind::kEnum) {
-      range = std::string("`") + s.choices + "`";
+      // A '|' inside a table cell would split it, even in code spans: list the choices instead.
+      std::string choices = s.choices;
+      range = "`";
+      for (char c : choices) range += c == '|' ? std::string("`, `") : std::string(1, c);
+      range += "`";
     } else if (s.kind == ParamKind::kBool) {
       range = "0 / 1";
     }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh Debian 12 machine: installs the packages, builds, runs every tier
+# (unit, ABI, net conformance, end-to-end, real Prometheus), then the unit and ABI tests again under
+# AddressSanitizer+UndefinedBehaviorSanitizer and the concurrency tests under ThreadSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+jobs=$(nproc)
+configure() {  # configure DIR [cmake args…]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; exit 1; }
+}
+
+echo "=== build (RelWithDebInfo) ==="
+configure build
+ninja -C build -j"$jobs"
+echo "=== tests ==="
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
+
+echo "=== ASan+UBSan: unit and ABI tests ==="
+configure build-asan -DNCCLSCOPE_SANITIZE=address -DNCCLSCOPE_BUILD_BENCHMARKS=OFF
+ninja -C build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'unit|abi' --timeout 900
+
+echo "=== TSan: concurrency tests ==="
+configure build-tsan -DNCCLSCOPE_SANITIZE=thread -DNCCLSCOPE_BUILD_BENCHMARKS=OFF
+ninja -C build-tsan -j"$jobs"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L concurrency --timeout 900
+echo "=== all test tiers passed ==="

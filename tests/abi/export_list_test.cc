@@ -1,0 +1,76 @@
+// The module exports exactly NCCL's tables (no C++, abseil or prometheus symbols), and its run-time
+// dependencies are the documented ones: never libibverbs or the CUDA driver, which are dlopen'ed.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace {
+
+std::string RunCommand(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  pclose(p);
+  return out;
+}
+
+std::set<std::string> Lines(const std::string& text) {
+  std::set<std::string> out;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) {
+    if (!line.empty()) out.insert(line);
+  }
+  return out;
+}
+
+TEST(ExportList, OnlyTheNcclTables) {
+  std::set<std::string> symbols =
+      Lines(RunCommand(std::string("nm -D --defined-only ") + NCCLSCOPE_PLUGIN_PATH + " | awk '{print $NF}'"));
+  // Linker-defined markers that every shared object carries are not ours.
+  for (const char* marker : {"_init", "_fini", "_edata", "_end", "__bss_start"}) symbols.erase(marker);
+  const std::set<std::string> expected = {"ncclNetPlugin_v8",  "ncclNetPlugin_v9", "ncclNetPlugin_v10",
+                                          "ncclNetPlugin_v11", "ncclNetPlugin_v12", "ncclProfiler_v4",
+                                          "ncclProfiler_v5",   "ncclProfiler_v6"};
+  EXPECT_EQ(symbols, expected);
+}
+
+TEST(ExportList, TablesAreDataObjects) {
+  std::string out = RunCommand(std::string("nm -D --defined-only ") + NCCLSCOPE_PLUGIN_PATH);
+  std::stringstream ss(out);
+  std::string addr, type, name;
+  while (ss >> addr >> type >> name) {
+    if (name.rfind("ncclNetPlugin_", 0) == 0 || name.rfind("ncclProfiler_", 0) == 0) {
+      EXPECT_TRUE(type == "R" || type == "D" || type == "B") << name << " has type " << type;
+    }
+  }
+}
+
+TEST(Dependencies, NeededEntriesAreTheDocumentedOnes) {
+  std::set<std::string> needed = Lines(
+      RunCommand(std::string("readelf -d ") + NCCLSCOPE_PLUGIN_PATH + " | sed -n 's/.*Shared library: \\[\\(.*\\)\\]/\\1/p'"));
+  ASSERT_FALSE(needed.empty());
+  for (const std::string& lib : needed) {
+    bool allowed = lib.rfind("libabsl_", 0) == 0 || lib.rfind("libprometheus-cpp-core", 0) == 0 ||
+                   lib.rfind("libprometheus-cpp-pull", 0) == 0 || lib == "libstdc++.so.6" || lib == "libm.so.6" ||
+                   lib == "libgcc_s.so.1" || lib == "libc.so.6" || lib.rfind("ld-linux", 0) == 0 ||
+                   lib.rfind("libasan", 0) == 0 || lib.rfind("libubsan", 0) == 0 || lib.rfind("libtsan", 0) == 0;
+    EXPECT_TRUE(allowed) << "undocumented run-time dependency: " << lib;
+    EXPECT_EQ(lib.find("ibverbs"), std::string::npos) << "libibverbs must be dlopen'ed, not linked";
+    EXPECT_EQ(lib.find("libcuda"), std::string::npos) << "the CUDA driver must be dlopen'ed, not linked";
+  }
+}
+
+TEST(Dependencies, LinkedNoDelete) {
+  std::string flags = RunCommand(std::string("readelf -d ") + NCCLSCOPE_PLUGIN_PATH + " | grep FLAGS_1");
+  EXPECT_NE(flags.find("NODELETE"), std::string::npos) << flags;
+}
+
+}  // namespace

@@ -1,0 +1,204 @@
+// NCCL dlopens the plugin per communicator tree and dlcloses it after the last one; net ABIs v8-v10 have
+// no finalize. This drives the built library through that life 200 times for every exported table
+// version and checks that threads, file descriptors and memory do not grow, and that every descriptor
+// the plugin opens is close-on-exec.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "ncclscope/abi/layout_asserts.h"
+
+namespace {
+
+void QuietLogger(ncclscope_log_level_t, unsigned long, const char*, int, const char*, ...) {}
+
+ncclscope_result_t NoopProfilerCallback(void**, int, void*, int64_t, void*) { return NCCLSCOPE_SUCCESS; }
+
+int CountEntries(const char* dir) {
+  int n = 0;
+  DIR* d = opendir(dir);
+  if (d == nullptr) return -1;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  closedir(d);
+  return n - (std::string(dir) == "/proc/self/fd" ? 1 : 0);  // the DIR* itself
+}
+
+long RssKiB() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  while (in >> key) {
+    if (key == "VmRSS:") {
+      long kib = 0;
+      in >> kib;
+      return kib;
+    }
+  }
+  return -1;
+}
+
+std::set<int> OpenFds() {
+  std::set<int> fds;
+  DIR* d = opendir("/proc/self/fd");
+  int self = dirfd(d);
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    int fd = atoi(e->d_name);
+    if (fd != self) fds.insert(fd);
+  }
+  closedir(d);
+  return fds;
+}
+
+// One communicator's life as NCCL drives it: load, net init, profiler init from a thread that then exits,
+// finalize both (net finalize only exists from v11), unload.
+void OneCycle(int net_version, int profiler_version, uint64_t comm_id) {
+  void* lib = dlopen(NCCLSCOPE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  std::string net_sym = "ncclNetPlugin_v" + std::to_string(net_version);
+  std::string prof_sym = "ncclProfiler_v" + std::to_string(profiler_version);
+  void* net_table = dlsym(lib, net_sym.c_str());
+  void* prof_table = dlsym(lib, prof_sym.c_str());
+  ASSERT_NE(net_table, nullptr) << net_sym << " not exported";
+  ASSERT_NE(prof_table, nullptr) << prof_sym << " not exported";
+
+  void* net_ctx = nullptr;
+  ncclscope_net_comm_config_t cfg = {NCCLSCOPE_NET_TRAFFIC_CLASS_UNDEF};
+  int ndev = 0;
+  switch (net_version) {
+    case 8: {
+      auto* t = static_cast<const ncclscope_net_v8_t*>(net_table);
+      ASSERT_EQ(t->init(&QuietLogger), NCCLSCOPE_SUCCESS);
+      ASSERT_EQ(t->devices(&ndev), NCCLSCOPE_SUCCESS);
+      break;
+    }
+    case 9: {
+      auto* t = static_cast<const ncclscope_net_v9_t*>(net_table);
+      ASSERT_EQ(t->init(&QuietLogger), NCCLSCOPE_SUCCESS);
+      ASSERT_EQ(t->devices(&ndev), NCCLSCOPE_SUCCESS);
+      break;
+    }
+    case 10: {
+      auto* t = static_cast<const ncclscope_net_v10_t*>(net_table);
+      ASSERT_EQ(t->init(&QuietLogger, &NoopProfilerCallback), NCCLSCOPE_SUCCESS);
+      ASSERT_EQ(t->devices(&ndev), NCCLSCOPE_SUCCESS);
+      break;
+    }
+    case 11: {
+      auto* t = static_cast<const ncclscope_net_v11_t*>(net_table);
+      ASSERT_EQ(t->init(&net_ctx, comm_id, &cfg, &QuietLogger, &NoopProfilerCallback), NCCLSCOPE_SUCCESS);
+      ASSERT_EQ(t->devices(&ndev), NCCLSCOPE_SUCCESS);
+      break;
+    }
+    case 12: {
+      auto* t = static_cast<const ncclscope_net_v12_t*>(net_table);
+      ASSERT_EQ(t->init(&net_ctx, comm_id, &cfg, &QuietLogger, &NoopProfilerCallback), NCCLSCOPE_SUCCESS);
+      ASSERT_EQ(t->devices(&ndev), NCCLSCOPE_SUCCESS);
+      break;
+    }
+  }
+  EXPECT_GE(ndev, 1);
+
+  // Profiler init on a thread that exits afterwards: init takes the registry lock, so abseil leaves
+  // per-thread state behind for that thread's exit handlers.
+  void* prof_ctx = nullptr;
+  int mask = 0;
+  ncclscope_result_t init_rc = NCCLSCOPE_INTERNAL_ERROR;
+  std::thread init_thread([&] {
+    if (profiler_version == 4) {
+      auto* t = static_cast<const ncclscope_profiler_v4_t*>(prof_table);
+      init_rc = t->init(&prof_ctx, &mask, "cycle", comm_id, 1, 2, 0, &QuietLogger);
+    } else {
+      // v5 and v6 share the table shape.
+      auto* t = static_cast<const ncclscope_profiler_v5_t*>(prof_table);
+      init_rc = t->init(&prof_ctx, comm_id, &mask, "cycle", 1, 2, 0, &QuietLogger);
+    }
+  });
+  init_thread.join();
+  ASSERT_EQ(init_rc, NCCLSCOPE_SUCCESS);
+
+  auto* prof = static_cast<const ncclscope_profiler_v5_t*>(prof_table);  // finalize is slot 5 in every version
+  if (prof_ctx != nullptr) EXPECT_EQ(prof->finalize(prof_ctx), NCCLSCOPE_SUCCESS);
+  if (net_version == 11) EXPECT_EQ(static_cast<const ncclscope_net_v11_t*>(net_table)->finalize(net_ctx), 0);
+  if (net_version == 12) EXPECT_EQ(static_cast<const ncclscope_net_v12_t*>(net_table)->finalize(net_ctx), 0);
+  EXPECT_EQ(dlclose(lib), 0);
+}
+
+class LoadCycle : public ::testing::TestWithParam<int> {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("NCCLSCOPE_TRANSPORT", "tcp", 1);
+    setenv("NCCLSCOPE_SOCKET_IFNAME", "lo", 1);
+    unsetenv("NCCLSCOPE_DUMP_DIR");
+  }
+};
+
+TEST_P(LoadCycle, TwoHundredCyclesLeakNothing) {
+  const int net_version = GetParam();
+  // Warm up: the first cycles load abseil and libstdc++ state that stays for the process.
+  for (int i = 0; i < 10; ++i) ASSERT_NO_FATAL_FAILURE(OneCycle(net_version, 4 + i % 3, 0x1000 + i));
+  const int threads0 = CountEntries("/proc/self/task");
+  const int fds0 = CountEntries("/proc/self/fd");
+  const long rss0 = RssKiB();
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_NO_FATAL_FAILURE(OneCycle(net_version, 4 + i % 3, 0x2000 + i));
+  }
+  EXPECT_EQ(CountEntries("/proc/self/task"), threads0) << "plugin threads outlived the last finalize";
+  EXPECT_EQ(CountEntries("/proc/self/fd"), fds0) << "file descriptors leaked";
+  const long growth = RssKiB() - rss0;
+  printf("net v%d: 200 cycles, threads %d, fds %d, RSS growth %ld KiB\n", net_version, threads0, fds0, growth);
+  EXPECT_LT(growth, 1024) << "memory grew by " << growth << " KiB over 200 cycles";
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryNetVersion, LoadCycle, ::testing::Values(8, 9, 10, 11, 12),
+                         [](const ::testing::TestParamInfo<int>& p) { return "net_v" + std::to_string(p.param); });
+
+TEST(CloseOnExec, EveryDescriptorThePluginOpensIsCloseOnExec) {
+  setenv("NCCLSCOPE_TRANSPORT", "tcp", 1);
+  setenv("NCCLSCOPE_SOCKET_IFNAME", "lo", 1);
+  void* lib = dlopen(NCCLSCOPE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto* net = static_cast<const ncclscope_net_v12_t*>(dlsym(lib, "ncclNetPlugin_v12"));
+  auto* prof = static_cast<const ncclscope_profiler_v6_t*>(dlsym(lib, "ncclProfiler_v6"));
+  ASSERT_NE(net, nullptr);
+  ASSERT_NE(prof, nullptr);
+  const std::set<int> before = OpenFds();
+
+  void* net_ctx = nullptr;
+  ncclscope_net_comm_config_t cfg = {NCCLSCOPE_NET_TRAFFIC_CLASS_UNDEF};
+  ASSERT_EQ(net->init(&net_ctx, 7, &cfg, &QuietLogger, &NoopProfilerCallback), NCCLSCOPE_SUCCESS);
+  void* prof_ctx = nullptr;
+  int mask = 0;
+  ASSERT_EQ(prof->init(&prof_ctx, 7, &mask, "cloexec", 1, 2, 0, &QuietLogger), NCCLSCOPE_SUCCESS);
+  char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE] = {};
+  void* listen_comm = nullptr;
+  ASSERT_EQ(net->listen(net_ctx, 0, handle, &listen_comm), NCCLSCOPE_SUCCESS);
+  ASSERT_NE(listen_comm, nullptr);
+
+  int opened = 0;
+  for (int fd : OpenFds()) {
+    if (before.count(fd)) continue;
+    ++opened;
+    int flags = fcntl(fd, F_GETFD);
+    EXPECT_TRUE(flags >= 0 && (flags & FD_CLOEXEC)) << "fd " << fd << " is not close-on-exec";
+  }
+  EXPECT_GE(opened, 1) << "listen opened no descriptor?";
+  EXPECT_EQ(net->closeListen(listen_comm), NCCLSCOPE_SUCCESS);
+  if (prof_ctx != nullptr) EXPECT_EQ(prof->finalize(prof_ctx), NCCLSCOPE_SUCCESS);
+  EXPECT_EQ(net->finalize(net_ctx), NCCLSCOPE_SUCCESS);
+  EXPECT_EQ(OpenFds(), before) << "descriptors left open after close and finalize";
+  dlclose(lib);
+}
+
+}  // namespace
