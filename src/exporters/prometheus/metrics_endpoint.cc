@@ -1,0 +1,129 @@
+#include "exporters/prometheus/metrics_endpoint.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+#include <prometheus/text_serializer.h>
+
+#include "common/log.h"
+#include "common/params.h"
+#include "exporters/prometheus/metric_families.h"
+
+namespace ncclscope {
+namespace {
+
+// Our listening socket. A child forked without exec (e.g. a DataLoader worker) inherits it and would keep
+// the port bound after we stop; the atfork child handler closes it (close() is async-signal-safe).
+std::atomic<int> g_listen_fd{-1};
+
+void CloseListenerInChild() {
+  int fd = g_listen_fd.exchange(-1);
+  if (fd >= 0) close(fd);
+}
+
+std::string ServeMetrics(const std::string& path, bool* found) {
+  *found = path == "/metrics";
+  if (!*found) return "not found: ncclscope serves /metrics\n";
+  return prometheus::TextSerializer().Serialize(CollectMetricFamilies());
+}
+
+std::string HostName() {
+  char host[256] = "localhost";
+  gethostname(host, sizeof(host) - 1);
+  return host;
+}
+
+}  // namespace
+
+int LocalRankFromEnv() {
+  for (const char* var : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"}) {
+    const char* v = std::getenv(var);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    long r = std::strtol(v, &end, 10);
+    if (*end == '\0' && r >= 0 && r < 4096) return static_cast<int>(r);
+  }
+  return -1;
+}
+
+MetricsEndpoint& MetricsEndpoint::Instance() {
+  static MetricsEndpoint* endpoint = new MetricsEndpoint();  // -z nodelete global, never destroyed
+  return *endpoint;
+}
+
+bool MetricsEndpoint::TryBind(const std::string& bind, int port) {
+  Status s = server_.Start(bind, port, &ServeMetrics);
+  if (!s.ok()) NCCLSCOPE_INFO(subsys::kInit, "metrics endpoint: %s", s.message().c_str());
+  return s.ok();
+}
+
+void MetricsEndpoint::Start() {
+  const ParamValues& params = Params();
+  const int base = static_cast<int>(params.Int(ParamId::kPromPort));
+  if (base < 0) return;
+  const std::string bind = params.Str(ParamId::kPromBind);
+  const int local_rank = LocalRankFromEnv();
+  bool bound = false;
+  if (base == 0) {
+    bound = TryBind(bind, 0);
+  } else if (local_rank >= 0) {
+    bound = base + local_rank <= 65535 && TryBind(bind, base + local_rank);
+  } else {
+    for (int p = base; !bound && p < base + 16 && p <= 65535; ++p) bound = TryBind(bind, p);
+  }
+  if (!bound) {
+    NCCLSCOPE_WARN(subsys::kInit,
+                   "metrics endpoint disabled: no free port at %s:%d%s (set NCCLSCOPE_PROM_PORT, or -1 to silence)",
+                   bind.c_str(), base, local_rank >= 0 ? " + LOCAL_RANK" : "..+15");
+    return;
+  }
+  const int port = server_.port();
+  port_.store(port, std::memory_order_release);
+  g_listen_fd.store(server_.listen_fd());
+  static std::once_flag atfork_once;
+  std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, &CloseListenerInChild); });
+  WriteSdFile();
+  NCCLSCOPE_INFO(subsys::kInit, "metrics endpoint at http://%s:%d/metrics", HostName().c_str(), port);
+}
+
+void MetricsEndpoint::WriteSdFile() {
+  const std::string dir = Params().Str(ParamId::kSdDir);
+  if (dir.empty()) return;
+  const std::string target = HostName() + ":" + std::to_string(port());
+  sd_file_ = dir + "/ncclscope-" + HostName() + "-" + std::to_string(getpid()) + ".json";
+  const std::string tmp = sd_file_ + ".tmp";
+  nlohmann::json sd = nlohmann::json::array();
+  sd.push_back({{"targets", {target}}, {"labels", {{"ncclscope_job", Params().Str(ParamId::kJobId)}}}});
+  {
+    std::ofstream out(tmp);
+    out << sd.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    if (!out) {
+      NCCLSCOPE_WARN(subsys::kInit, "cannot write the file_sd target %s", tmp.c_str());
+      sd_file_.clear();
+      return;
+    }
+  }
+  std::rename(tmp.c_str(), sd_file_.c_str());
+}
+
+void MetricsEndpoint::Stop() {
+  if (!sd_file_.empty()) {
+    std::remove(sd_file_.c_str());
+    sd_file_.clear();
+  }
+  g_listen_fd.store(-1);
+  port_.store(0, std::memory_order_release);
+  server_.Stop();  // joins the server thread
+}
+
+namespace {
+ServiceRegistration g_registration(&MetricsEndpoint::Instance());
+}  // namespace
+
+}  // namespace ncclscope

@@ -1,0 +1,45 @@
+// The per-process Prometheus endpoint: an HTTP /metrics server (http_server.h) whose scrape computes
+// every family from ncclscope's snapshots at that moment, on the server thread, serialised by
+// prometheus-cpp's text serializer.
+// It is a runtime Service: started with the first init of a load cycle, stopped (server threads joined)
+// by the last finalize. Port = NCCLSCOPE_PROM_PORT + local rank (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
+// SLURM_LOCALID, MPI_LOCALRANKID); without a local rank the next 15 ports are tried. A port that cannot
+// be bound is a warning, never an error for the job. Thread-safe through the runtime's serialisation.
+#ifndef NCCLSCOPE_EXPORTERS_PROMETHEUS_METRICS_ENDPOINT_H_
+#define NCCLSCOPE_EXPORTERS_PROMETHEUS_METRICS_ENDPOINT_H_
+
+#include <atomic>
+#include <string>
+
+#include "common/runtime.h"
+#include "exporters/prometheus/http_server.h"
+
+namespace ncclscope {
+
+class MetricsEndpoint : public Service {
+ public:
+  static MetricsEndpoint& Instance();
+
+  const char* name() const override { return "prometheus-endpoint"; }
+  void Start() override;
+  void Stop() override;
+
+  // The bound port, or 0 when no endpoint runs.
+  int port() const { return port_.load(std::memory_order_acquire); }
+
+ private:
+  MetricsEndpoint() = default;
+  bool TryBind(const std::string& bind, int port);
+  void WriteSdFile();
+
+  HttpServer server_;
+  std::atomic<int> port_{0};
+  std::string sd_file_;
+};
+
+// The local rank from the usual launcher variables, or -1.
+int LocalRankFromEnv();
+
+}  // namespace ncclscope
+
+#endif  // NCCLSCOPE_EXPORTERS_PROMETHEUS_METRICS_ENDPOINT_H_

@@ -1,0 +1,113 @@
+// The metrics endpoint follows the runtime: it serves /metrics (valid for promtool) while a user exists, is
+// gone after the last release, and a child forked without exec does not keep its port bound.
+#include "exporters/prometheus/metrics_endpoint.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "common/params.h"
+#include "common/runtime.h"
+#include "http_get.h"
+
+namespace ncclscope {
+namespace {
+
+using testing::HttpGet;
+
+class MetricsEndpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("NCCLSCOPE_PROM_PORT", "0", 1);
+    setenv("NCCLSCOPE_PROM_BIND", "127.0.0.1", 1);
+  }
+};
+
+TEST_F(MetricsEndpointTest, ServesWhileTheRuntimeRunsAndStopsAfter) {
+  Runtime::Instance().Acquire("endpoint test");
+  const int port = MetricsEndpoint::Instance().port();
+  ASSERT_GT(port, 0);
+  int status = 0;
+  std::string body = HttpGet(port, "/metrics", &status);
+  EXPECT_EQ(status, 200);
+  EXPECT_NE(body.find("# TYPE ncclscope_build_info gauge"), std::string::npos) << body;
+  EXPECT_NE(body.find("ncclscope_process_start_time_seconds"), std::string::npos) << body;
+
+  // promtool (from Debian's prometheus package) lints the exposition as Prometheus would.
+  if (system("command -v promtool >/dev/null 2>&1") == 0) {
+    char path[] = "/tmp/ncclscope-metrics-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, body.data(), body.size()), static_cast<ssize_t>(body.size()));
+    close(fd);
+    std::string cmd = std::string("promtool check metrics < ") + path + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    char out[4096] = {};
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    int rc = pclose(p);
+    unlink(path);
+    EXPECT_EQ(rc, 0) << "promtool check metrics: " << std::string(out, n) << "\n" << body;
+  } else {
+    printf("promtool not installed: exposition lint skipped (scripts/install-deps.sh installs it)\n");
+  }
+
+  Runtime::Instance().Release("endpoint test");
+  EXPECT_EQ(MetricsEndpoint::Instance().port(), 0);
+  HttpGet(port, "/metrics", &status);
+  EXPECT_LT(status, 0) << "endpoint still answers after the last release";
+}
+
+TEST_F(MetricsEndpointTest, ForkedChildDoesNotKeepThePort) {
+  Runtime::Instance().Acquire("fork test");
+  const int port = MetricsEndpoint::Instance().port();
+  ASSERT_GT(port, 0);
+  int pipefd[2];
+  ASSERT_EQ(pipe(pipefd), 0);
+  pid_t child = fork();
+  if (child == 0) {  // a DataLoader-style worker: forked, no exec, lives on
+    close(pipefd[1]);
+    char c;
+    (void)!read(pipefd[0], &c, 1);
+    _exit(0);
+  }
+  close(pipefd[0]);
+  Runtime::Instance().Release("fork test");
+  // The parent's endpoint is gone; the port must be free although the child still lives.
+  setenv("NCCLSCOPE_PROM_PORT", std::to_string(port).c_str(), 1);
+  Runtime::Instance().Acquire("rebind");
+  EXPECT_EQ(MetricsEndpoint::Instance().port(), port) << "the forked child kept the listening socket";
+  Runtime::Instance().Release("rebind");
+  close(pipefd[1]);
+  int wstatus = 0;
+  waitpid(child, &wstatus, 0);
+}
+
+TEST_F(MetricsEndpointTest, DisabledWithMinusOne) {
+  setenv("NCCLSCOPE_PROM_PORT", "-1", 1);
+  Runtime::Instance().Acquire("disabled");
+  EXPECT_EQ(MetricsEndpoint::Instance().port(), 0);
+  Runtime::Instance().Release("disabled");
+}
+
+TEST(LocalRank, ReadFromLauncherVariables) {
+  unsetenv("LOCAL_RANK");
+  unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  unsetenv("SLURM_LOCALID");
+  unsetenv("MPI_LOCALRANKID");
+  EXPECT_EQ(LocalRankFromEnv(), -1);
+  setenv("SLURM_LOCALID", "3", 1);
+  EXPECT_EQ(LocalRankFromEnv(), 3);
+  setenv("LOCAL_RANK", "5", 1);
+  EXPECT_EQ(LocalRankFromEnv(), 5);
+  setenv("LOCAL_RANK", "x", 1);
+  EXPECT_EQ(LocalRankFromEnv(), 3);
+  unsetenv("LOCAL_RANK");
+  unsetenv("SLURM_LOCALID");
+}
+
+}  // namespace
+}  // namespace ncclscope
