@@ -1,0 +1,85 @@
+#include "core/net_stats.h"
+
+#include <memory>
+#include <tuple>
+
+#include "absl/base/const_init.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+
+namespace ncclscope {
+namespace {
+
+struct Block {
+  std::string nic;
+  uint64_t comm_id;
+  bool nic_total;
+  NetCounters counters;
+};
+
+ABSL_CONST_INIT absl::Mutex registry_mu(absl::kConstInit);
+// Never destroyed: counter pointers are held by comms that NCCL may close during process exit.
+std::vector<Block*>* registry ABSL_GUARDED_BY(registry_mu) = nullptr;
+
+NetStatsRow Copy(const Block& b) {
+  NetStatsRow r;
+  r.nic = b.nic;
+  r.comm_id = b.comm_id;
+  r.nic_total = b.nic_total;
+  const NetCounters& c = b.counters;
+  r.bytes_sent = c.bytes_sent.load(std::memory_order_relaxed);
+  r.bytes_received = c.bytes_received.load(std::memory_order_relaxed);
+  r.messages_sent = c.messages_sent.load(std::memory_order_relaxed);
+  r.messages_received = c.messages_received.load(std::memory_order_relaxed);
+  r.in_flight = c.in_flight.load(std::memory_order_relaxed);
+  r.connections_open = c.connections_open.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < r.errors.size(); ++i) r.errors[i] = c.errors[i].load(std::memory_order_relaxed);
+  for (size_t i = 0; i < r.latency_log2_ns.size(); ++i) {
+    r.latency_log2_ns[i] = c.latency_log2_ns[i].load(std::memory_order_relaxed);
+  }
+  return r;
+}
+
+}  // namespace
+
+const char* NetErrorKindName(NetErrorKind kind) {
+  switch (kind) {
+    case NetErrorKind::kConnect: return "connect";
+    case NetErrorKind::kAccept: return "accept";
+    case NetErrorKind::kSend: return "send";
+    case NetErrorKind::kRecv: return "recv";
+    case NetErrorKind::kTimeout: return "timeout";
+    case NetErrorKind::kTruncated: return "truncated";
+    case NetErrorKind::kProtocol: return "protocol";
+    case NetErrorKind::kResource: return "resource";
+    case NetErrorKind::kCount: break;
+  }
+  return "unknown";
+}
+
+NetCounters* NetCountersFor(const std::string& nic, uint64_t comm_id, bool nic_total) {
+  absl::MutexLock lock(&registry_mu);
+  if (registry == nullptr) registry = new std::vector<Block*>();
+  for (Block* b : *registry) {
+    if (b->nic == nic && b->comm_id == comm_id && b->nic_total == nic_total) return &b->counters;
+  }
+  Block* b = new Block{nic, comm_id, nic_total, {}};
+  registry->push_back(b);
+  return &b->counters;
+}
+
+NetStatsSnapshot SnapshotNetStats() {
+  NetStatsSnapshot snap;
+  snap.taken_ns = MonotonicNs();
+  absl::MutexLock lock(&registry_mu);
+  if (registry == nullptr) return snap;
+  for (const Block* b : *registry) {
+    if (b->nic_total) snap.rows.push_back(Copy(*b));
+  }
+  for (const Block* b : *registry) {
+    if (!b->nic_total) snap.rows.push_back(Copy(*b));
+  }
+  return snap;
+}
+
+}  // namespace ncclscope

@@ -1,0 +1,83 @@
+// Per-NIC and per-communicator network counters, published by the net half and read by exporters.
+// The net half obtains a NetCounters block once per communicator (at connect/accept, never on the data
+// path) and then updates it with relaxed atomics only; blocks are never freed, so pointers stay valid
+// for the life of the process (counters are cumulative, which is what Prometheus rate() wants).
+// Thread-safety: NetCountersFor() and SnapshotNetStats() take one registry lock; counter updates are
+// lock-free and may run on any thread concurrently with snapshots.
+#ifndef NCCLSCOPE_CORE_NET_STATS_H_
+#define NCCLSCOPE_CORE_NET_STATS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ncclscope {
+
+// Error kinds the net half counts separately (each is a different operator action).
+enum class NetErrorKind : int {
+  kConnect = 0,    // connect refused / failed
+  kAccept,         // accept or handshake failed
+  kSend,           // send() failed (reset, broken pipe)
+  kRecv,           // recv() failed or peer closed with data pending
+  kTimeout,        // no progress within the configured timeout (peer stopped or host silent)
+  kTruncated,      // a message ended early or did not fit its buffer
+  kProtocol,       // malformed handle, hello or header
+  kResource,       // out of file descriptors / memory / threads
+  kCount
+};
+const char* NetErrorKindName(NetErrorKind kind);
+
+// log2 buckets of completion latency in nanoseconds: bucket b counts latencies in [2^b, 2^(b+1)).
+inline constexpr int kNetLatencyBuckets = 40;
+
+struct NetCounters {
+  std::atomic<uint64_t> bytes_sent{0};
+  std::atomic<uint64_t> bytes_received{0};
+  std::atomic<uint64_t> messages_sent{0};
+  std::atomic<uint64_t> messages_received{0};
+  std::atomic<int64_t> in_flight{0};
+  std::atomic<int64_t> connections_open{0};
+  std::array<std::atomic<uint64_t>, static_cast<int>(NetErrorKind::kCount)> errors{};
+  std::array<std::atomic<uint64_t>, kNetLatencyBuckets> latency_log2_ns{};
+
+  void AddError(NetErrorKind kind) {
+    errors[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
+  }
+  void AddLatency(uint64_t ns) {
+    int b = ns == 0 ? 0 : 63 - __builtin_clzll(ns);
+    if (b >= kNetLatencyBuckets) b = kNetLatencyBuckets - 1;
+    latency_log2_ns[b].fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
+// A plain-data copy of one counter block.
+struct NetStatsRow {
+  std::string nic;
+  uint64_t comm_id = 0;     // 0: the NIC total (or traffic of legacy ABIs, which carry no comm id)
+  bool nic_total = false;   // true for the per-NIC aggregate row
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t messages_sent = 0;
+  uint64_t messages_received = 0;
+  int64_t in_flight = 0;
+  int64_t connections_open = 0;
+  std::array<uint64_t, static_cast<int>(NetErrorKind::kCount)> errors{};
+  std::array<uint64_t, kNetLatencyBuckets> latency_log2_ns{};
+};
+
+struct NetStatsSnapshot {
+  uint64_t taken_ns = 0;  // MonotonicNs() at the copy
+  std::vector<NetStatsRow> rows;  // NIC totals first, then per-communicator rows
+};
+
+// The counter block of (nic, comm_id); `comm_id` 0 with nic_total = true is the NIC aggregate.
+// Communicator rows exist only for comm_id != 0 (net v11+). Never returns null.
+NetCounters* NetCountersFor(const std::string& nic, uint64_t comm_id, bool nic_total);
+
+NetStatsSnapshot SnapshotNetStats();
+
+}  // namespace ncclscope
+
+#endif  // NCCLSCOPE_CORE_NET_STATS_H_

@@ -1,0 +1,271 @@
+#include "net/tcp/recv_comm.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+
+namespace ncclscope::net::tcp {
+
+TcpRecvComm::TcpRecvComm(std::vector<int> fds, std::string peer, const TcpConfig& cfg, const NetContext* ctx,
+                         const std::string& nic)
+    : CommBase(std::move(fds), std::move(peer), cfg, ctx, nic) {
+  for (int s = 0; s < nsocks_; ++s) socks_[s].fd = fds_[s];
+  for (Slot& slot : slots_) slot.comm = this;
+}
+
+Status TcpRecvComm::Start() {
+  return StartHelpers([this](int t) { HelperLoop(t); });
+}
+
+Status TcpRecvComm::Close() {
+  StopHelpers([] {});
+  for (Slot& slot : slots_) {
+    if (slot.active.load(std::memory_order_acquire)) {
+      stats_.Apply([](NetCounters& c) { c.in_flight.fetch_sub(1, std::memory_order_relaxed); });
+      for (int i = 0; i < slot.n; ++i) ProfStop(&slot.prof_event[i]);
+    }
+  }
+  delete this;
+  return Status::Ok();
+}
+
+Status TcpRecvComm::RegMr(void*, size_t, int type, int, uint64_t, void** mhandle) {
+  if (type != 0x1) return InternalError("TCP transport registers host memory only (type " + std::to_string(type) + ")");
+  *mhandle = this;
+  return Status::Ok();
+}
+
+Status TcpRecvComm::DeregMr(void*) { return Status::Ok(); }
+
+Status TcpRecvComm::Iflush(int, void**, const int*, void**, Request** request) {
+  *request = nullptr;  // host memory: nothing to flush, already complete
+  return Status::Ok();
+}
+
+Status TcpRecvComm::FlushCts() {
+  size_t off = 0;
+  while (off < cts_out_len_) {
+    ssize_t n = send(fds_[0], cts_out_ + off, cts_out_len_ - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      off += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    NetErrorKind kind;
+    Status s = ErrnoStatus(errno, "sending clear-to-send", peer_, &kind);
+    Fail(s, kind);
+    return s;
+  }
+  memmove(cts_out_, cts_out_ + off, cts_out_len_ - off);
+  cts_out_len_ -= off;
+  return Status::Ok();
+}
+
+Status TcpRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* tags, void**, void** phandles,
+                          bool, Request** request) {
+  // The optional-completion hint is honoured by completing normally: helpers write straight into the
+  // user buffer, so completing before the last byte lands would let NCCL recycle a slot still in use.
+  *request = nullptr;
+  if (n < 1 || n > kMaxRecvs) {
+    return InternalError("irecv with n=" + std::to_string(n) + " (maxRecvs is " + std::to_string(kMaxRecvs) + ")");
+  }
+  if (error_.failed()) return error_.Get();
+  if (eof_sockets_.load(std::memory_order_acquire) > 0) {
+    Status s = RemoteError("peer " + peer_ + " closed the connection (process gone?)");
+    Fail(s, NetErrorKind::kRecv);
+    return s;
+  }
+  uint32_t seq = next_seq_;
+  Slot& slot = slots_[seq % kMaxRequests];
+  if (slot.active.load(std::memory_order_acquire)) return Status::Ok();
+  if (cts_out_len_ + sizeof(Cts) > sizeof(cts_out_)) return Status::Ok();
+  slot.n = n;
+  Cts cts{};
+  cts.seq = seq;
+  cts.n = n;
+  for (int i = 0; i < n; ++i) {
+    slot.data[i] = static_cast<char*>(data[i]);
+    slot.capacity[i] = sizes[i];
+    slot.size[i].store(0, std::memory_order_relaxed);
+    slot.slices_done[i].store(0, std::memory_order_relaxed);
+    cts.sizes[i] = sizes[i];
+    cts.tags[i] = tags[i];
+    ProfStart(phandles != nullptr ? phandles[i] : nullptr, &slot.prof_event[i], &slot.descr[i], 1, sizes[i]);
+  }
+  slot.buffers_done.store(0, std::memory_order_relaxed);
+  slot.posted_ns = MonotonicNs();
+  slot.active.store(true, std::memory_order_relaxed);
+  slot.seq.store(seq, std::memory_order_release);
+  memcpy(cts_out_ + cts_out_len_, &cts, sizeof(cts));
+  cts_out_len_ += sizeof(cts);
+  ++next_seq_;
+  stats_.Apply([](NetCounters& k) { k.in_flight.fetch_add(1, std::memory_order_relaxed); });
+  *request = &slot;
+  return FlushCts();
+}
+
+Status TcpRecvComm::Slot::Test(int* done, int* sizes) {
+  *done = 0;
+  if (comm->cts_out_len_ > 0) comm->FlushCts();
+  if (buffers_done.load(std::memory_order_acquire) == n) {
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; ++i) {
+      uint64_t s = size[i].load(std::memory_order_relaxed);
+      bytes += s;
+      if (sizes != nullptr) sizes[i] = static_cast<int>(s);
+      comm->ProfStop(&prof_event[i]);
+    }
+    uint64_t lat = MonotonicNs() - posted_ns;
+    int msgs = n;
+    comm->stats_.Apply([bytes, lat, msgs](NetCounters& k) {
+      k.bytes_received.fetch_add(bytes, std::memory_order_relaxed);
+      k.messages_received.fetch_add(static_cast<uint64_t>(msgs), std::memory_order_relaxed);
+      k.in_flight.fetch_sub(1, std::memory_order_relaxed);
+      k.AddLatency(lat);
+    });
+    active.store(false, std::memory_order_release);
+    *done = 1;
+    return Status::Ok();
+  }
+  if (comm->error_.failed()) return comm->error_.Get();
+  if (comm->eof_sockets_.load(std::memory_order_acquire) == comm->nsocks_) {
+    Status s = RemoteError("peer " + comm->peer_ + " closed the connection with a receive pending (process gone?)");
+    comm->Fail(s, NetErrorKind::kRecv);
+    return s;
+  }
+  return Status::Ok();
+}
+
+// Validates a complete header and aims the socket at its destination; false = protocol error reported.
+bool TcpRecvComm::StartMessage(Socket& k) {
+  const ChunkHeader& h = k.header;
+  Slot& slot = slots_[h.slot_seq % kMaxRequests];
+  std::string why;
+  if (slot.seq.load(std::memory_order_acquire) != h.slot_seq || !slot.active.load(std::memory_order_acquire)) {
+    why = "data for receive #" + std::to_string(h.slot_seq) + " that is not posted";
+  } else if (h.index >= slot.n) {
+    why = "buffer index " + std::to_string(h.index) + " beyond the " + std::to_string(slot.n) + " posted";
+  } else if (h.size > slot.capacity[h.index]) {
+    Fail(Status(StatusCode::kSystem, "peer " + peer_ + " sent " + std::to_string(h.size) + " bytes into a " +
+                                         std::to_string(slot.capacity[h.index]) + "-byte buffer (truncated)"),
+         NetErrorKind::kTruncated);
+    return false;
+  }
+  int nslices = why.empty() ? NumSlices(h.size, nsocks_, cfg_.min_slice) : 0;
+  if (why.empty() && h.slice >= nslices) why = "slice " + std::to_string(h.slice) + " of " + std::to_string(nslices);
+  if (!why.empty()) {
+    Fail(Status(StatusCode::kSystem, "malformed data header from peer " + peer_ + ": " + why),
+         NetErrorKind::kProtocol);
+    return false;
+  }
+  uint64_t offset, length;
+  SliceRange(h.size, nslices, h.slice, &offset, &length);
+  k.slot = &slot;
+  k.nslices = nslices;
+  k.dest = slot.data[h.index] + offset;
+  k.remaining = length;
+  k.in_msg = true;
+  return true;
+}
+
+void TcpRecvComm::FinishSlice(Socket& k) {
+  Slot& slot = *k.slot;
+  int idx = k.header.index;
+  k.in_msg = false;
+  k.header_done = 0;
+  if (slot.slices_done[idx].fetch_add(1, std::memory_order_acq_rel) + 1 == k.nslices) {
+    slot.size[idx].store(k.header.size, std::memory_order_relaxed);
+    slot.buffers_done.fetch_add(1, std::memory_order_release);
+  }
+}
+
+TcpRecvComm::Progress TcpRecvComm::ProgressSocket(int s) {
+  Socket& k = socks_[s];
+  bool progressed = false;
+  for (;;) {
+    if (k.in_msg && k.remaining == 0) {
+      FinishSlice(k);
+      progressed = true;
+      continue;
+    }
+    char* dst;
+    size_t want;
+    if (!k.in_msg) {
+      dst = reinterpret_cast<char*>(&k.header) + k.header_done;
+      want = sizeof(ChunkHeader) - k.header_done;
+    } else {
+      dst = k.dest;
+      want = k.remaining;
+    }
+    ssize_t n = recv(k.fd, dst, want, MSG_DONTWAIT);
+    if (n > 0) {
+      progressed = true;
+      k.last_progress_ns = MonotonicNs();
+      if (!k.in_msg) {
+        k.header_done += static_cast<uint64_t>(n);
+        if (k.header_done == sizeof(ChunkHeader) && !StartMessage(k)) return Progress::kFailed;
+      } else {
+        k.dest += n;
+        k.remaining -= static_cast<uint64_t>(n);
+      }
+      continue;
+    }
+    if (n == 0) {
+      if (stop_.load(std::memory_order_acquire)) return Progress::kEof;
+      if (k.in_msg || k.header_done > 0) {
+        Fail(RemoteError("peer " + peer_ + " closed the connection in the middle of a message (truncated; "
+                         "process gone?)"),
+             NetErrorKind::kTruncated);
+        return Progress::kFailed;
+      }
+      k.eof = true;
+      eof_sockets_.fetch_add(1, std::memory_order_acq_rel);
+      return Progress::kEof;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return progressed ? Progress::kProgressed : Progress::kIdle;
+    NetErrorKind kind;
+    Fail(ErrnoStatus(errno, "recv", peer_, &kind), kind);
+    return Progress::kFailed;
+  }
+}
+
+void TcpRecvComm::HelperLoop(int t) {
+  pollfd pfds[kMaxSockets];
+  const uint64_t timeout_ns = static_cast<uint64_t>(cfg_.timeout_ms) * 1000000ull;
+  while (!stop_.load(std::memory_order_acquire)) {
+    int npoll = 0;
+    bool progressed = false;
+    for (int s = t; s < nsocks_; s += nthreads_) {
+      if (socks_[s].eof) continue;
+      Progress p = ProgressSocket(s);
+      if (p == Progress::kFailed) return;
+      if (p == Progress::kProgressed) progressed = true;
+      if (!socks_[s].eof) pfds[npoll++] = {socks_[s].fd, POLLIN, 0};
+    }
+    if (progressed) continue;
+    if (npoll == 0) {
+      // Every socket of ours hit end-of-file: nothing can arrive any more. Wait for Close().
+      while (!stop_.load(std::memory_order_acquire)) poll(nullptr, 0, 50);
+      return;
+    }
+    poll(pfds, npoll, 100);
+    uint64_t now = MonotonicNs();
+    for (int s = t; s < nsocks_; s += nthreads_) {
+      const Socket& k = socks_[s];
+      if (k.in_msg && now - k.last_progress_ns > timeout_ns) {
+        Fail(RemoteError("receive from peer " + peer_ + " stalled in the middle of a message for " +
+                         std::to_string(cfg_.timeout_ms) + " ms (peer stopped or host silent)"),
+             NetErrorKind::kTimeout);
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace ncclscope::net::tcp

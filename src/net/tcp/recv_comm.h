@@ -1,0 +1,79 @@
+// The receiving side of a TCP connection. Irecv (the progress thread) fills one of 32 fixed slots and
+// writes a clear-to-send for it on socket 0; helper threads read ChunkHeaders and slices from their
+// sockets straight into the posted buffers, validating every header against the slot it names (a
+// header for an unknown slot, a message bigger than its buffer, or a connection that ends inside a
+// message is an error naming the peer). Completion is counted per buffer with atomics; Test() reads
+// them. No lock and no allocation after construction.
+#ifndef NCCLSCOPE_NET_TCP_RECV_COMM_H_
+#define NCCLSCOPE_NET_TCP_RECV_COMM_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "net/tcp/comm_base.h"
+#include "net/transport.h"
+
+namespace ncclscope::net::tcp {
+
+class TcpRecvComm final : public RecvComm, private CommBase {
+ public:
+  TcpRecvComm(std::vector<int> fds, std::string peer, const TcpConfig& cfg, const NetContext* ctx,
+              const std::string& nic);
+  Status Start();
+
+  Status Irecv(int n, void** data, const size_t* sizes, const int* tags, void** mhandles, void** phandles,
+               bool optional_completion, Request** request) override;
+  Status Iflush(int n, void** data, const int* sizes, void** mhandles, Request** request) override;
+  Status RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) override;
+  Status DeregMr(void* mhandle) override;
+  Status Close() override;
+
+ private:
+  struct Slot final : Request {
+    TcpRecvComm* comm = nullptr;
+    std::atomic<uint32_t> seq{0xFFFFFFFFu};
+    std::atomic<bool> active{false};
+    int n = 0;
+    char* data[kMaxRecvs] = {};
+    uint64_t capacity[kMaxRecvs] = {};
+    std::atomic<uint64_t> size[kMaxRecvs] = {};
+    std::atomic<int> slices_done[kMaxRecvs] = {};
+    std::atomic<int> buffers_done{0};
+    uint64_t posted_ns = 0;
+    void* prof_event[kMaxRecvs] = {};
+    ncclscope_net_sock_descr_v1_t descr[kMaxRecvs] = {};
+    Status Test(int* done, int* sizes) override;
+  };
+
+  struct Socket {
+    int fd = -1;
+    bool eof = false;
+    bool in_msg = false;
+    ChunkHeader header{};
+    uint64_t header_done = 0;
+    char* dest = nullptr;
+    uint64_t remaining = 0;
+    Slot* slot = nullptr;
+    int nslices = 0;
+    uint64_t last_progress_ns = 0;
+  };
+
+  enum class Progress { kIdle, kProgressed, kEof, kFailed };
+
+  void HelperLoop(int t);
+  Progress ProgressSocket(int s);
+  bool StartMessage(Socket& k);
+  void FinishSlice(Socket& k);
+  Status FlushCts();
+
+  Slot slots_[kMaxRequests];
+  Socket socks_[kMaxSockets];
+  std::atomic<int> eof_sockets_{0};
+  uint32_t next_seq_ = 0;  // progress thread only
+  char cts_out_[kMaxRequests * sizeof(Cts)];
+  size_t cts_out_len_ = 0;  // progress thread only
+};
+
+}  // namespace ncclscope::net::tcp
+
+#endif  // NCCLSCOPE_NET_TCP_RECV_COMM_H_

@@ -1,0 +1,78 @@
+#include "net/tcp/socket_util.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+
+#include "common/params.h"
+
+namespace ncclscope::net::tcp {
+
+TcpConfig LoadTcpConfig() {
+  const ParamValues& p = Params();
+  TcpConfig c;
+  c.nsocks = static_cast<int>(p.Int(ParamId::kNetSocketsPerConn));
+  int threads = static_cast<int>(p.Int(ParamId::kNetHelperThreads));
+  c.nthreads = threads <= 0 ? c.nsocks : std::min(threads, c.nsocks);
+  c.timeout_ms = static_cast<int>(p.Int(ParamId::kNetTimeoutMs));
+  c.keepalive_s = static_cast<int>(p.Int(ParamId::kNetKeepaliveS));
+  c.min_slice = static_cast<uint64_t>(p.Int(ParamId::kNetMinSliceBytes));
+  c.ifname_spec = p.Str(ParamId::kSocketIfname);
+  return c;
+}
+
+Result<int> NewSocket(int family, const std::string& what) {
+  int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd >= 0) return fd;
+  int err = errno;
+  if (err == EMFILE || err == ENFILE) {
+    return SystemError(what + ": out of file descriptors (" + strerror(err) +
+                       "); raise `ulimit -n` or lower NCCLSCOPE_NET_NSOCKS");
+  }
+  return SystemError(what + ": socket() failed: " + strerror(err));
+}
+
+void ConfigureDataSocket(int fd, const TcpConfig& cfg) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  int idle = std::max(1, cfg.keepalive_s);
+  int intvl = std::max(1, idle / 3);
+  int cnt = 3;
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+  unsigned int user_timeout = static_cast<unsigned int>(cfg.timeout_ms);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+}
+
+Status ErrnoStatus(int err, const char* op, const std::string& peer, NetErrorKind* kind) {
+  std::string msg = std::string(op) + " with peer " + peer + " failed: " + strerror(err);
+  switch (err) {
+    case ETIMEDOUT:
+      *kind = NetErrorKind::kTimeout;
+      return RemoteError(msg + " (no acknowledgement within the timeout: peer stopped or host silent)");
+    case ECONNRESET:
+    case EPIPE:
+    case ECONNREFUSED:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+      *kind = NetErrorKind::kRecv;
+      return RemoteError(msg + " (peer process gone or connection reset)");
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+    case ENOBUFS:
+      *kind = NetErrorKind::kResource;
+      return SystemError(msg);
+    default:
+      *kind = NetErrorKind::kRecv;
+      return SystemError(msg);
+  }
+}
+
+}  // namespace ncclscope::net::tcp

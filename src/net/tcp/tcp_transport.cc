@@ -1,0 +1,334 @@
+#include "net/tcp/tcp_transport.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <random>
+
+#include "absl/base/const_init.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "common/log.h"
+#include "net/tcp/recv_comm.h"
+#include "net/tcp/send_comm.h"
+
+namespace ncclscope::net::tcp {
+namespace {
+
+uint64_t RandomU64() {
+  static thread_local std::mt19937_64 rng(std::random_device{}() ^ (static_cast<uint64_t>(getpid()) << 32));
+  uint64_t v;
+  do v = rng(); while (v == 0);
+  return v;
+}
+
+void CloseAll(std::vector<int>& fds) {
+  for (int fd : fds) {
+    if (fd >= 0) close(fd);
+  }
+  fds.clear();
+}
+
+// ---- accepting side ----
+
+class TcpListenComm final : public ListenComm {
+ public:
+  TcpListenComm(int fd, int nsocks, uint32_t id, std::string addr, const TcpConfig& cfg, NetContext* ctx,
+                std::string nic)
+      : fd_(fd), nsocks_(nsocks), id_(id), addr_(std::move(addr)), cfg_(cfg), ctx_(ctx), nic_(std::move(nic)) {}
+  ~TcpListenComm() override {
+    close(fd_);
+    for (Pending& p : pending_) close(p.fd);
+  }
+
+  Status Accept(RecvComm** recv_comm) override {
+    *recv_comm = nullptr;
+    for (;;) {
+      SockAddr peer{};
+      socklen_t len = sizeof(peer);
+      int fd = accept4(fd_, &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE) {
+          NetCountersFor(nic_, 0, true)->AddError(NetErrorKind::kResource);
+          return SystemError("accept on " + addr_ + ": out of file descriptors (" + strerror(errno) +
+                             "); raise `ulimit -n` or lower NCCLSCOPE_NET_NSOCKS");
+        }
+        return SystemError("accept on " + addr_ + " failed: " + strerror(errno));
+      }
+      pending_.push_back(Pending{fd, SockAddrToString(peer)});
+    }
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      Pending& p = pending_[i];
+      if (p.got == sizeof(Hello)) continue;
+      ssize_t n = recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got, MSG_DONTWAIT);
+      if (n > 0) p.got += static_cast<size_t>(n);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        // A connector that went away before finishing its hello: drop that socket only.
+        close(p.fd);
+        pending_.erase(pending_.begin() + static_cast<long>(i--));
+        continue;
+      }
+      if (p.got < sizeof(Hello)) continue;
+      const Hello& h = p.hello;
+      if (h.magic != kHelloMagic || h.version != kWireVersion || h.listener_id != id_ ||
+          h.nsocks != nsocks_ || h.index >= nsocks_) {
+        std::string who = p.peer;
+        close(p.fd);
+        pending_.erase(pending_.begin() + static_cast<long>(i));
+        NetCountersFor(nic_, 0, true)->AddError(NetErrorKind::kProtocol);
+        return SystemError("malformed hello from peer " + who + " on " + addr_ + " (magic " +
+                           std::to_string(h.magic) + ", version " + std::to_string(h.version) +
+                           ", sockets " + std::to_string(h.nsocks) + "; expected version " +
+                           std::to_string(kWireVersion) + " and " + std::to_string(nsocks_) + " sockets)");
+      }
+    }
+    // A connection is complete when all of its sockets have said hello.
+    for (const Pending& p : pending_) {
+      if (p.got != sizeof(Hello)) continue;
+      std::vector<int> fds(nsocks_, -1);
+      int have = 0;
+      for (const Pending& q : pending_) {
+        if (q.got == sizeof(Hello) && q.hello.conn_id == p.hello.conn_id && fds[q.hello.index] < 0) {
+          fds[q.hello.index] = q.fd;
+          ++have;
+        }
+      }
+      if (have < nsocks_) continue;
+      std::string peer = p.peer;
+      uint64_t conn = p.hello.conn_id;
+      std::erase_if(pending_, [&](const Pending& q) {
+        return q.got == sizeof(Hello) && q.hello.conn_id == conn &&
+               std::find(fds.begin(), fds.end(), q.fd) != fds.end();
+      });
+      for (int fd : fds) ConfigureDataSocket(fd, cfg_);
+      auto comm = std::make_unique<TcpRecvComm>(std::move(fds), peer, cfg_, ctx_, nic_);
+      NCCLSCOPE_RETURN_IF_ERROR(comm->Start());
+      *recv_comm = comm.release();
+      return Status::Ok();
+    }
+    return Status::Ok();
+  }
+
+  Status Close() override {
+    delete this;
+    return Status::Ok();
+  }
+
+ private:
+  struct Pending {
+    int fd;
+    std::string peer;
+    Hello hello{};
+    size_t got = 0;
+  };
+  int fd_;
+  int nsocks_;
+  uint32_t id_;
+  std::string addr_;
+  TcpConfig cfg_;
+  NetContext* ctx_;
+  std::string nic_;
+  std::vector<Pending> pending_;
+};
+
+// ---- connecting side ----
+
+class Connector {
+ public:
+  Connector(const TcpHandlePayload& h, const TcpConfig& cfg, NetContext* ctx, std::string nic)
+      : addr_(h.addr), peer_(SockAddrToString(h.addr)), nsocks_(h.nsocks), listener_id_(h.listener_id),
+        cfg_(cfg), ctx_(ctx), nic_(std::move(nic)), conn_id_(RandomU64()) {}
+  ~Connector() { CloseAll(fds_); }
+
+  // Advances every socket as far as it goes without blocking; sets *comm when all are ready.
+  Status Progress(SendComm** comm) {
+    if (fds_.empty()) {
+      for (int i = 0; i < nsocks_; ++i) {
+        Result<int> fd = NewSocket(addr_.sa.sa_family, "connect to peer " + peer_);
+        if (!fd.ok()) return fd.status();
+        fds_.push_back(*fd);
+        sent_.push_back(0);
+        if (connect(*fd, &addr_.sa, SockAddrLen(addr_)) != 0 && errno != EINPROGRESS) {
+          return ConnectError(errno);
+        }
+      }
+    }
+    int ready = 0;
+    for (int i = 0; i < nsocks_; ++i) {
+      if (sent_[i] == sizeof(Hello)) {
+        ++ready;
+        continue;
+      }
+      pollfd p{fds_[i], POLLOUT, 0};
+      if (poll(&p, 1, 0) <= 0) continue;
+      int err = 0;
+      socklen_t len = sizeof(err);
+      getsockopt(fds_[i], SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err != 0) return ConnectError(err);
+      Hello h{kHelloMagic, kWireVersion, static_cast<uint16_t>(nsocks_), listener_id_, static_cast<uint16_t>(i), 0,
+              conn_id_};
+      ssize_t n = send(fds_[i], reinterpret_cast<char*>(&h) + sent_[i], sizeof(h) - sent_[i], MSG_NOSIGNAL);
+      if (n > 0) sent_[i] += static_cast<size_t>(n);
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return ConnectError(errno);
+      if (sent_[i] == sizeof(Hello)) ++ready;
+    }
+    if (ready < nsocks_) return Status::Ok();
+    for (int fd : fds_) ConfigureDataSocket(fd, cfg_);
+    auto c = std::make_unique<TcpSendComm>(std::move(fds_), peer_, cfg_, ctx_, nic_);
+    fds_.clear();
+    NCCLSCOPE_RETURN_IF_ERROR(c->Start());
+    *comm = c.release();
+    return Status::Ok();
+  }
+
+ private:
+  Status ConnectError(int err) {
+    NetCountersFor(nic_, 0, true)->AddError(NetErrorKind::kConnect);
+    return RemoteError("connect to peer " + peer_ + " failed: " + strerror(err) +
+                       (err == ECONNREFUSED ? " (peer gone or its listen comm closed)" : ""));
+  }
+
+  SockAddr addr_;
+  std::string peer_;
+  int nsocks_;
+  uint32_t listener_id_;
+  TcpConfig cfg_;
+  NetContext* ctx_;
+  std::string nic_;
+  uint64_t conn_id_;
+  std::vector<int> fds_;
+  std::vector<size_t> sent_;
+};
+
+ABSL_CONST_INIT absl::Mutex connectors_mu(absl::kConstInit);
+absl::flat_hash_map<uint64_t, std::unique_ptr<Connector>>* connectors ABSL_GUARDED_BY(connectors_mu) = nullptr;
+
+Status ValidateHandle(const HandleHeader& hh, const TcpHandlePayload& h) {
+  std::string from = (h.addr.sa.sa_family == AF_INET || h.addr.sa.sa_family == AF_INET6)
+                         ? "peer " + SockAddrToString(h.addr)
+                         : "an unknown peer";
+  if (hh.magic != kHandleMagic) {
+    return SystemError("malformed connect handle from " + from + " (bad magic 0x" +
+                       absl::StrFormat("%08x", hh.magic) + "): not an ncclscope handle");
+  }
+  if (hh.version != kHandleVersion) {
+    return SystemError("connect handle from " + from + " has version " + std::to_string(hh.version) +
+                       ", this ncclscope speaks version " + std::to_string(kHandleVersion));
+  }
+  if (hh.transport != static_cast<uint16_t>(TransportKind::kTcp)) {
+    return SystemError("connect handle from " + from + " is for transport " + std::to_string(hh.transport) +
+                       ", not TCP: both sides must use the same NCCLSCOPE_TRANSPORT");
+  }
+  if ((h.addr.sa.sa_family != AF_INET && h.addr.sa.sa_family != AF_INET6) || h.nsocks < 1 ||
+      h.nsocks > kMaxSockets) {
+    return SystemError("malformed connect handle from " + from + " (address family " +
+                       std::to_string(h.addr.sa.sa_family) + ", " + std::to_string(h.nsocks) + " sockets)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+TcpTransport& GetTcpTransport() {
+  static TcpTransport* t = new TcpTransport();  // never destroyed (-z nodelete; NCCL threads at exit)
+  return *t;
+}
+
+Status TcpTransport::Open() {
+  TcpConfig cfg = LoadTcpConfig();
+  std::vector<Interface> ifaces = DiscoverInterfaces(cfg.ifname_spec);
+  if (ifaces.empty()) {
+    return SystemError("no usable network interface matches NCCLSCOPE_SOCKET_IFNAME/NCCL_SOCKET_IFNAME='" +
+                       cfg.ifname_spec + "' (loopback is used only when named, e.g. '=lo')");
+  }
+  std::vector<NetProperties> props;
+  for (size_t i = 0; i < ifaces.size(); ++i) {
+    NetProperties p;
+    p.name = ifaces[i].name;
+    p.pci_path = ifaces[i].pci_path;
+    p.guid = i;
+    p.speed_mbps = ifaces[i].speed_mbps;
+    p.latency_us = 0;
+    p.vdev_count = 1;
+    p.vdevs[0] = static_cast<int>(i);
+    p.numa_node = ifaces[i].numa_node;
+    props.push_back(p);
+  }
+  // Open() runs at init, serialised by NCCL's net mutex; data-path threads never read these vectors.
+  ifaces_ = std::move(ifaces);
+  props_ = std::move(props);
+  return Status::Ok();
+}
+
+Status TcpTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) {
+  if (dev < 0 || dev >= device_count()) return InternalError("listen on unknown device " + std::to_string(dev));
+  TcpConfig cfg = LoadTcpConfig();
+  const Interface& iface = ifaces_[dev];
+  SockAddr addr = iface.addr;
+  if (addr.sa.sa_family == AF_INET) addr.in4.sin_port = 0; else addr.in6.sin6_port = 0;
+  Result<int> fd = NewSocket(addr.sa.sa_family, "listen on " + iface.name);
+  if (!fd.ok()) {
+    NetCountersFor(iface.name, 0, true)->AddError(NetErrorKind::kResource);
+    return fd.status();
+  }
+  socklen_t len = SockAddrLen(addr);
+  if (bind(*fd, &addr.sa, len) != 0 || listen(*fd, 16384) != 0 || getsockname(*fd, &addr.sa, &len) != 0) {
+    int err = errno;
+    close(*fd);
+    return SystemError("listen on " + iface.name + " (" + SockAddrToString(addr) + ") failed: " + strerror(err));
+  }
+  memset(handle, 0, kHandleBytes);
+  HandleHeader hh{kHandleMagic, kHandleVersion, static_cast<uint16_t>(TransportKind::kTcp), 0};
+  TcpHandlePayload payload{};
+  payload.addr = addr;
+  payload.nsocks = static_cast<uint16_t>(cfg.nsocks);
+  payload.listener_id = static_cast<uint32_t>(RandomU64());
+  memcpy(handle, &hh, sizeof(hh));
+  memcpy(static_cast<char*>(handle) + sizeof(hh), &payload, sizeof(payload));
+  *listen_comm = new TcpListenComm(*fd, cfg.nsocks, payload.listener_id, SockAddrToString(addr), cfg, ctx,
+                                   iface.name);
+  return Status::Ok();
+}
+
+Status TcpTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) {
+  *send_comm = nullptr;
+  if (dev < 0 || dev >= device_count()) return InternalError("connect on unknown device " + std::to_string(dev));
+  HandleHeader hh;
+  TcpHandlePayload payload;
+  memcpy(&hh, handle, sizeof(hh));
+  memcpy(&payload, static_cast<char*>(handle) + sizeof(hh), sizeof(payload));
+  NCCLSCOPE_RETURN_IF_ERROR(ValidateHandle(hh, payload));
+  absl::MutexLock lock(&connectors_mu);
+  if (connectors == nullptr) connectors = new absl::flat_hash_map<uint64_t, std::unique_ptr<Connector>>();
+  Connector* c = nullptr;
+  if (hh.stage_cookie != 0) {
+    auto it = connectors->find(hh.stage_cookie);
+    if (it == connectors->end()) {
+      return InternalError("connect handle for peer " + SockAddrToString(payload.addr) +
+                           " carries an unknown handshake state (handle reused after failure?)");
+    }
+    c = it->second.get();
+  } else {
+    hh.stage_cookie = RandomU64();
+    auto owned = std::make_unique<Connector>(payload, LoadTcpConfig(), ctx, ifaces_[dev].name);
+    c = owned.get();
+    connectors->emplace(hh.stage_cookie, std::move(owned));
+    memcpy(handle, &hh, sizeof(hh));
+  }
+  Status s = c->Progress(send_comm);
+  if (!s.ok() || *send_comm != nullptr) {
+    connectors->erase(hh.stage_cookie);
+    hh.stage_cookie = 0;
+    memcpy(handle, &hh, sizeof(hh));
+  }
+  return s;
+}
+
+}  // namespace ncclscope::net::tcp

@@ -1,0 +1,38 @@
+// The TCP transport: devices are the filtered network interfaces; listen/connect/accept are
+// non-blocking state machines over `nsocks` sockets per connection (each opens with a Hello naming its
+// connection and index). The connecting side's progress lives in a registry keyed by a cookie stored
+// in the handle NCCL hands back on every retry. Thread-safety: device queries are const after Open();
+// the connector registry has its own lock (service thread only, never the data path).
+#ifndef NCCLSCOPE_NET_TCP_TCP_TRANSPORT_H_
+#define NCCLSCOPE_NET_TCP_TCP_TRANSPORT_H_
+
+#include <vector>
+
+#include "net/tcp/interfaces.h"
+#include "net/tcp/socket_util.h"
+#include "net/transport.h"
+
+namespace ncclscope::net::tcp {
+
+class TcpTransport final : public Transport {
+ public:
+  const char* name() const override { return "TCP"; }
+  Status Open() override;
+  int device_count() const override { return static_cast<int>(props_.size()); }
+  const NetProperties& properties(int dev) const override { return props_[dev]; }
+  Status Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) override;
+  Status Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) override;
+
+  const std::vector<Interface>& interfaces() const { return ifaces_; }
+
+ private:
+  std::vector<Interface> ifaces_;
+  std::vector<NetProperties> props_;
+};
+
+// The process-wide TCP transport (devices are discovered again by every Open()).
+TcpTransport& GetTcpTransport();
+
+}  // namespace ncclscope::net::tcp
+
+#endif  // NCCLSCOPE_NET_TCP_TCP_TRANSPORT_H_

@@ -1,0 +1,79 @@
+// The transport interface: what the TCP transport implements now and the verbs transport later.
+// It is shaped by what verbs needs: a receiver-driven clear-to-send (irecv advertises buffers, isend
+// may answer "not yet" with a null request until one arrives), registration handles on every comm,
+// and completion discovered only by polling a Request in Test(). Nothing here sees NCCL's structs.
+//
+// Thread-safety (NCCL's rules, §3.5): a Transport's device queries are reentrant; Listen/Connect/
+// Accept/RegMr/DeregMr/Close run on NCCL's service thread; Isend/Irecv/Iflush/Test on one progress
+// thread per comm, and a Request is tested only by the thread that posted it. RegMr/DeregMr may run
+// concurrently with the data path of the same comm. Isend/Irecv/Test take no lock and allocate nothing.
+#ifndef NCCLSCOPE_NET_TRANSPORT_H_
+#define NCCLSCOPE_NET_TRANSPORT_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/status.h"
+#include "net/net_types.h"
+
+namespace ncclscope::net {
+
+// A posted isend/irecv/iflush; owned by its comm, valid until Test() reports done.
+class Request {
+ public:
+  virtual ~Request() = default;
+  // done=1 when complete; `sizes` (may be null) receives one int per buffer. An error names the peer.
+  virtual Status Test(int* done, int* sizes) = 0;
+};
+
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  // `type` is NCCL_PTR_HOST/CUDA; `dmabuf_fd` < 0 when not a DMA-BUF registration.
+  virtual Status RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) = 0;
+  virtual Status DeregMr(void* mhandle) = 0;
+  // Releases everything (joins helper threads); pending requests die with the comm.
+  virtual Status Close() = 0;
+};
+
+class SendComm : public Comm {
+ public:
+  // *request = nullptr means "cannot post yet" (no clear-to-send from the receiver, or queue full).
+  virtual Status Isend(void* data, size_t size, int tag, void* mhandle, void* phandle, Request** request) = 0;
+};
+
+class RecvComm : public Comm {
+ public:
+  // n buffers under one request; tags choose a buffer within the oldest pending multi-receive.
+  // `optional_completion` is NCCL's hint that the data carries its own arrival flags.
+  virtual Status Irecv(int n, void** data, const size_t* sizes, const int* tags, void** mhandles,
+                       void** phandles, bool optional_completion, Request** request) = 0;
+  // Host-memory transports complete at once (*request = nullptr).
+  virtual Status Iflush(int n, void** data, const int* sizes, void** mhandles, Request** request) = 0;
+};
+
+class ListenComm {
+ public:
+  virtual ~ListenComm() = default;
+  // *recv_comm = nullptr means "not yet"; never blocks.
+  virtual Status Accept(RecvComm** recv_comm) = 0;
+  virtual Status Close() = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  // Discovers devices; fails (with a message for the log) when there are none.
+  virtual Status Open() = 0;
+  virtual int device_count() const = 0;
+  virtual const NetProperties& properties(int dev) const = 0;
+  // Writes the handle (kHandleBytes) and returns a listen comm synchronously (never null on success).
+  virtual Status Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) = 0;
+  // Non-blocking: *send_comm = nullptr means "call again with the same handle".
+  virtual Status Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) = 0;
+};
+
+}  // namespace ncclscope::net
+
+#endif  // NCCLSCOPE_NET_TRANSPORT_H_
