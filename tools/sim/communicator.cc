@@ -1,0 +1,875 @@
+#include "communicator.h"
+
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "logger.h"
+#include "op_state.h"
+
+namespace ncclscope::sim {
+namespace {
+
+int g_mask = 0;
+
+// Which mask bits make NCCL emit each event type (a child type turns on its ancestors), nccl-abi.md §2.6.
+constexpr int kNetPlugin = NCCLSCOPE_PROFILE_NET_PLUGIN;
+constexpr int kStepTrig = NCCLSCOPE_PROFILE_PROXY_STEP | kNetPlugin;
+constexpr int kProxyOpTrig = NCCLSCOPE_PROFILE_PROXY_OP | kStepTrig;
+constexpr int kKernelCh = NCCLSCOPE_PROFILE_KERNEL_CH;
+constexpr int kCollTrig = NCCLSCOPE_PROFILE_COLL | kProxyOpTrig | kKernelCh;
+constexpr int kP2pTrig = NCCLSCOPE_PROFILE_P2P | kProxyOpTrig | kKernelCh;
+constexpr int kGroupTrig = NCCLSCOPE_PROFILE_GROUP | kCollTrig | kP2pTrig;
+constexpr int kCollApiTrig = NCCLSCOPE_PROFILE_COLL_API | kCollTrig;
+constexpr int kP2pApiTrig = NCCLSCOPE_PROFILE_P2P_API | kP2pTrig;
+constexpr int kGroupApiTrig = NCCLSCOPE_PROFILE_GROUP_API | kCollApiTrig | kP2pApiTrig |
+                              NCCLSCOPE_PROFILE_KERNEL_LAUNCH | kGroupTrig;
+
+// The GPU's %globaltimer: nanoseconds that look like Unix-epoch time, read on the "device" side.
+uint64_t GlobalTimer() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+ncclscope_profiler_descr_v6_t Descr(uint64_t type, void* parent, int rank) {
+  ncclscope_profiler_descr_v6_t d;
+  memset(&d, 0, sizeof(d));
+  d.type = type;
+  d.parentObj = parent;
+  d.rank = rank;
+  return d;
+}
+
+// Splits [ptr, ptr+bytes) into step-sized slices, element aligned.
+template <typename Fn>
+void ForSlices(size_t bytes, size_t step, Fn fn) {
+  for (size_t off = 0; off < bytes; off += step) fn(off, std::min(step, bytes - off));
+}
+
+char* stream_token = reinterpret_cast<char*>(0x57ea3);  // a fake cudaStream_t the plugin can key on
+
+}  // namespace
+
+int* ActivationMask() { return &g_mask; }
+
+const char* FuncName(Func f) {
+  static const char* kNames[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv"};
+  return kNames[static_cast<int>(f)];
+}
+const char* FuncOption(Func f) {
+  static const char* kNames[] = {"allreduce", "allgather", "reducescatter", "broadcast", "sendrecv"};
+  return kNames[static_cast<int>(f)];
+}
+
+// NCCL's net-plugin -> profiler callback (nccl-abi.md §4).
+extern "C" ncclscope_result_t SimProfilerCallback(void** eHandle, int type, void* pHandle, int64_t pluginId,
+                                                  void* extData) {
+  switch (type) {
+    case NCCLSCOPE_NET_EVENT_START: {
+      if (pHandle == nullptr) return NCCLSCOPE_SUCCESS;
+      auto* ph = static_cast<PHandle*>(pHandle);
+      if (ph->op == nullptr) return NCCLSCOPE_SUCCESS;
+      ph->op->comm->StartNetPluginEvent(ph->op, ph->step_event, pluginId, extData, eHandle);
+      return NCCLSCOPE_SUCCESS;
+    }
+    case NCCLSCOPE_NET_EVENT_STOP:
+    case NCCLSCOPE_NET_EVENT_UPDATE:
+    case NCCLSCOPE_NET_EVENT_UPDATE_AND_STOP: {
+      // NCCL forwards these to the one loaded profiler, whichever communicator; no NULL check, as NCCL.
+      ProfilerApi* p = nullptr;
+      if (pHandle != nullptr) {
+        auto* ph = static_cast<PHandle*>(pHandle);
+        if (ph->op != nullptr) p = ph->op->comm->profiler();
+      }
+      if (p == nullptr) return NCCLSCOPE_SUCCESS;
+      if (type != NCCLSCOPE_NET_EVENT_STOP) {
+        ncclscope_profiler_state_args_t a;
+        a.netPlugin.data = extData;
+        p->RecordEventState(*eHandle, NCCLSCOPE_STATE_NET_PLUGIN_UPDATE, &a);
+      }
+      if (type != NCCLSCOPE_NET_EVENT_UPDATE) p->StopEvent(*eHandle);
+      return NCCLSCOPE_SUCCESS;
+    }
+    default:
+      return NCCLSCOPE_SUCCESS;
+  }
+}
+
+Communicator::Communicator() = default;
+Communicator::~Communicator() { Destroy(false); }
+
+const char* Communicator::profiler_desc() const { return prof_ ? prof_->Name() : "none"; }
+
+void* Communicator::StartEvent(const ncclscope_profiler_descr_v6_t& d) {
+  if (prof_ == nullptr) return nullptr;
+  void* h = nullptr;
+  prof_->StartEvent(prof_ctx_, &h, d);
+  return h;
+}
+void Communicator::StopEvent(void* h) {
+  if (prof_ != nullptr && h != nullptr) prof_->StopEvent(h);
+}
+void Communicator::Record(void* h, ncclscope_profiler_state_t s, ncclscope_profiler_state_args_t* a) {
+  if (prof_ != nullptr && h != nullptr) prof_->RecordEventState(h, s, a);
+}
+
+void* Communicator::StartNetPluginEvent(OpState* op, void* step_event, int64_t plugin_id, void* data,
+                                        void** handle) {
+  if (prof_ == nullptr || (op->mask & kNetPlugin) == 0) return nullptr;  // *handle left untouched, as NCCL
+  auto d = Descr(kNetPlugin, step_event, cfg_.rank);
+  d.netPlugin.id = plugin_id;
+  d.netPlugin.data = data;
+  prof_->StartEvent(prof_ctx_, handle, d);
+  return *handle;
+}
+
+void Communicator::ProxyCtrl(ncclscope_profiler_state_t s, int appended) {
+  // ProxyCtrl reads the live mask for every event.
+  if (prof_ == nullptr || (__atomic_load_n(&g_mask, __ATOMIC_RELAXED) & NCCLSCOPE_PROFILE_PROXY_CTRL) == 0) return;
+  void* h = StartEvent(Descr(NCCLSCOPE_PROFILE_PROXY_CTRL, nullptr, 0));
+  ncclscope_profiler_state_args_t a;
+  a.proxyCtrl.appendedProxyOps = appended;
+  Record(h, s, &a);
+  StopEvent(h);
+}
+
+void Communicator::RunOnService(const std::function<void()>& fn) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  {
+    std::lock_guard<std::mutex> lock(svc_mu_);
+    svc_q_.push_back([&] {
+      fn();
+      std::lock_guard<std::mutex> l(m);
+      done = true;
+      cv.notify_one();
+    });
+  }
+  svc_cv_.notify_one();
+  std::unique_lock<std::mutex> lock(m);
+  cv.wait(lock, [&] { return done; });
+}
+
+void Communicator::ServiceLoop() {
+  pthread_setname_np(pthread_self(), "NCCL Service");
+  for (;;) {
+    std::function<void()> fn;
+    {
+      std::unique_lock<std::mutex> lock(svc_mu_);
+      svc_cv_.wait(lock, [&] { return svc_stop_ || !svc_q_.empty(); });
+      if (svc_q_.empty()) return;
+      fn = std::move(svc_q_.front());
+      svc_q_.pop_front();
+    }
+    fn();
+  }
+}
+
+bool Communicator::Init(const CommConfig& cfg, std::string* error) {
+  cfg_ = cfg;
+  next_ = (cfg.rank + 1) % cfg.nranks;
+  prev_ = (cfg.rank + cfg.nranks - 1) % cfg.nranks;
+  if (!boot_.Connect(cfg.rendezvous, 60.0, error)) return false;
+  PluginHost& host = PluginHost::Instance();
+  net_ = host.AcquireNet(error);
+  if (net_ == nullptr) return false;
+  ncclscope_result_t r = NCCLSCOPE_SUCCESS;
+  if (net_->PerCommInit()) {
+    r = net_->Init(&net_ctx_, cfg.comm_hash, SimNcclLogger, SimProfilerCallback);
+  } else if (!host.NetLoadInitDone()) {
+    r = net_->Init(&net_ctx_, cfg.comm_hash, SimNcclLogger, SimProfilerCallback);
+    if (r == NCCLSCOPE_SUCCESS) host.SetNetLoadInitDone();
+  }
+  if (r != NCCLSCOPE_SUCCESS) {
+    *error = std::string("net plugin ") + net_->Name() + " init failed with ncclResult " + std::to_string(r) +
+             " (Failed to initialize any NET plugin)";
+    host.ReleaseNet();
+    net_ = nullptr;
+    return false;
+  }
+  net_inited_ = true;
+  int ndev = 0;
+  std::string dev_name;
+  int type = -1, max_recvs = 0, speed = 0;
+  if (net_->Devices(&ndev) != NCCLSCOPE_SUCCESS || ndev <= 0) {
+    *error = std::string("net plugin ") + net_->Name() + " reports no devices";
+    return false;
+  }
+  if (net_->GetProperties(0, &dev_name, &type, &max_recvs, &speed) != NCCLSCOPE_SUCCESS ||
+      type != NCCLSCOPE_NET_DEVICE_HOST) {
+    *error = std::string("net plugin ") + net_->Name() + " device 0 is not a HOST device (type " +
+             std::to_string(type) + ")";
+    return false;
+  }
+  SIM_INFO(NCCLSCOPE_SUBSYS_INIT | NCCLSCOPE_SUBSYS_NET,
+           "comm 0x%016lx rank %d nranks %d: NET/%s (%s) dev 0 '%s' %d Mbps, %d channels", cfg.comm_hash, cfg.rank,
+           cfg.nranks, net_->Name(), net_->symbol.c_str(), dev_name.c_str(), speed, cfg.channels);
+
+  // The profiler loads after the net plugin, before the proxy threads start.
+  std::string reason;
+  prof_ = host.AcquireProfiler(&reason);
+  if (prof_ != nullptr) {
+    ncclscope_result_t pr = prof_->Init(&prof_ctx_, cfg.comm_hash, &g_mask, cfg.name.c_str(), 1, cfg.nranks,
+                                        cfg.rank, SimNcclLogger);
+    if (pr != NCCLSCOPE_SUCCESS) {
+      SIM_INFO(NCCLSCOPE_SUBSYS_INIT, "Profiler init failed with error %d. Continue without profiler", pr);
+      host.ReleaseProfiler();
+      prof_ = nullptr;
+      prof_ctx_ = nullptr;
+    }
+  } else {
+    SIM_INFO(NCCLSCOPE_SUBSYS_INIT, "no profiler: %s", reason.c_str());
+  }
+
+  service_ = std::thread([this] { ServiceLoop(); });
+  progress_ = std::thread([this] { ProgressLoop(); });
+
+  // Service thread: listen per channel; handles go through the bootstrap; then connect + accept.
+  links_.resize(cfg.channels);
+  std::string handles(static_cast<size_t>(cfg.channels) * NCCLSCOPE_NET_HANDLE_MAXSIZE, '\0');
+  std::string svc_err;
+  RunOnService([&] {
+    for (int c = 0; c < cfg.channels && svc_err.empty(); ++c) {
+      ncclscope_result_t lr = net_->Listen(net_ctx_, 0, &handles[c * NCCLSCOPE_NET_HANDLE_MAXSIZE], &links_[c].listen_comm);
+      if (lr != NCCLSCOPE_SUCCESS || links_[c].listen_comm == nullptr) svc_err = "listen failed on channel " + std::to_string(c);
+    }
+  });
+  if (!svc_err.empty()) { *error = svc_err; return false; }
+  std::vector<std::string> all;
+  if (!boot_.AllGather("handles", cfg.nranks, cfg.rank, handles, &all)) {
+    *error = "bootstrap all-gather of connect handles failed";
+    return false;
+  }
+  RunOnService([&] {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      bool pending = false;
+      for (int c = 0; c < cfg.channels; ++c) {
+        Link& l = links_[c];
+        if (l.send_comm == nullptr) {
+          std::string h = all[next_].substr(c * NCCLSCOPE_NET_HANDLE_MAXSIZE, NCCLSCOPE_NET_HANDLE_MAXSIZE);
+          if (net_->Connect(net_ctx_, 0, h.data(), &l.send_comm) != NCCLSCOPE_SUCCESS) {
+            svc_err = "connect to rank " + std::to_string(next_) + " failed";
+            return;
+          }
+        }
+        if (l.recv_comm == nullptr && net_->Accept(l.listen_comm, &l.recv_comm) != NCCLSCOPE_SUCCESS) {
+          svc_err = "accept from rank " + std::to_string(prev_) + " failed";
+          return;
+        }
+        pending |= l.send_comm == nullptr || l.recv_comm == nullptr;
+      }
+      if (!pending) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        svc_err = "connect/accept did not complete within 60 s";
+        return;
+      }
+      usleep(100);
+    }
+    for (auto& l : links_) {
+      l.send_stage.assign(kNcclSteps * cfg.step_bytes, 0);
+      l.recv_stage.assign(kNcclSteps * cfg.step_bytes, 0);
+      if (net_->RegMr(l.send_comm, l.send_stage.data(), l.send_stage.size(), &l.send_mh) != NCCLSCOPE_SUCCESS ||
+          net_->RegMr(l.recv_comm, l.recv_stage.data(), l.recv_stage.size(), &l.recv_mh) != NCCLSCOPE_SUCCESS) {
+        svc_err = "regMr of the staging buffers failed";
+        return;
+      }
+    }
+  });
+  if (!svc_err.empty()) { *error = svc_err; return false; }
+  if (!boot_.Barrier("init-done", cfg.nranks, cfg.rank)) {
+    *error = "bootstrap barrier after connect failed";
+    return false;
+  }
+  initialized_ = true;
+  return true;
+}
+
+uint64_t Communicator::SplitHash(int color) {
+  // NCCL hashes (parent hash, split count, color); any good mix serves the plugin equally.
+  uint64_t h = cfg_.comm_hash ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(++split_count_));
+  h ^= static_cast<uint64_t>(color) * 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 31;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 29;
+  return h;
+}
+
+namespace {
+
+// Builds the per-channel step plans of one op (ring algorithms, NCCL's channel split, step-sized slices).
+void Plan(OpState* op, int rank, int n, int channels, size_t step) {
+  const size_t es = sizeof(float);
+  op->chans.resize(channels);
+  for (auto& ch : op->chans) ch.Reset();
+  auto mod = [n](long v) { return static_cast<int>(((v % n) + n) % n); };
+  for (int c = 0; c < channels; ++c) {
+    ChannelState& ch = op->chans[c];
+    size_t part_lo = op->count * c / channels, part_hi = op->count * (c + 1) / channels;
+    // chunk(i): the bytes of ring chunk i handled by this channel.
+    std::function<std::pair<char*, size_t>(int)> chunk;
+    char* work = reinterpret_cast<char*>(op->recv);
+    int ring_steps = 0;
+    std::function<int(int)> send_chunk, recv_chunk;
+    std::function<bool(int)> reduce;
+    switch (op->func) {
+      case Func::kAllReduce: {
+        size_t len = part_hi - part_lo;
+        chunk = [=](int i) {
+          size_t lo = part_lo + len * i / n, hi = part_lo + len * (i + 1) / n;
+          return std::make_pair(work + lo * es, (hi - lo) * es);
+        };
+        ring_steps = 2 * n - 2;
+        send_chunk = [=](int t) { return mod(rank - t); };
+        recv_chunk = [=](int t) { return mod(rank - t - 1); };
+        reduce = [=](int t) { return t < n - 1; };
+        break;
+      }
+      case Func::kAllGather:
+      case Func::kReduceScatter: {
+        bool rs = op->func == Func::kReduceScatter;
+        char* base = rs ? reinterpret_cast<char*>(op->scratch.data()) : work;
+        size_t count = op->count;
+        chunk = [=](int i) { return std::make_pair(base + (i * count + part_lo) * es, (part_hi - part_lo) * es); };
+        ring_steps = n - 1;
+        send_chunk = [=](int t) { return rs ? mod(rank - t - 1) : mod(rank - t); };
+        recv_chunk = [=](int t) { return rs ? mod(rank - t - 2) : mod(rank - t - 1); };
+        reduce = [=](int) { return rs; };
+        break;
+      }
+      case Func::kBroadcast: {
+        int pos = mod(rank - op->root);
+        auto [ptr, bytes] = std::make_pair(work + part_lo * es, (part_hi - part_lo) * es);
+        ForSlices(bytes, step, [&](size_t off, size_t len) {
+          if (pos != 0) ch.recvs.push_back({ptr + off, len, false});
+          if (pos != n - 1) ch.sends.push_back({ptr + off, len, pos != 0 ? static_cast<int>(ch.recvs.size()) - 1 : -1});
+        });
+        continue;
+      }
+      case Func::kSendRecv: {
+        const char* src = reinterpret_cast<const char*>(op->send) + part_lo * es;
+        char* dst = work + part_lo * es;
+        size_t bytes = (part_hi - part_lo) * es;
+        ForSlices(bytes, step, [&](size_t off, size_t len) {
+          ch.sends.push_back({src + off, len, -1});
+          ch.recvs.push_back({dst + off, len, false});
+        });
+        continue;
+      }
+      default:
+        break;
+    }
+    std::vector<int> recv_start(ring_steps + 1, 0);
+    for (int t = 0; t < ring_steps; ++t) {
+      recv_start[t] = static_cast<int>(ch.recvs.size());
+      auto [rptr, rbytes] = chunk(recv_chunk(t));
+      ForSlices(rbytes, step, [&](size_t off, size_t len) { ch.recvs.push_back({rptr + off, len, reduce(t)}); });
+    }
+    for (int t = 0; t < ring_steps; ++t) {
+      auto [sptr, sbytes] = chunk(send_chunk(t));
+      int j = 0;
+      ForSlices(sbytes, step, [&](size_t off, size_t len) {
+        // The chunk sent at step t is the one received (and reduced) at step t-1.
+        ch.sends.push_back({sptr + off, len, t > 0 ? recv_start[t - 1] + j : -1});
+        ++j;
+      });
+    }
+  }
+}
+
+}  // namespace
+
+bool Communicator::Submit(OpState* op, std::string* error) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(op);
+  }
+  cv_.notify_one();
+  std::unique_lock<std::mutex> lock(op->mu);
+  op->cv.wait(lock, [&] { return op->done; });
+  if (!op->error.empty()) {
+    *error = op->error;
+    failed_ = true;
+    return false;
+  }
+  return true;
+}
+
+// The host-callback part of a plan (Group, Coll/P2p); on a graph replay it runs on another thread.
+void Communicator::EmitHostCallbackEvents(OpState* op, uint64_t seq, bool replay) {
+  int mask = op->mask;
+  void* api_parent[2] = {op->task_ev[0], op->task_ev[1]};  // CollApi / P2pApi handles, set by Run
+  op->group_ev = (mask & kGroupTrig) ? StartEvent(Descr(NCCLSCOPE_PROFILE_GROUP, nullptr, 0)) : nullptr;
+  op->task_ev[0] = op->task_ev[1] = nullptr;
+  if (op->func == Func::kSendRecv) {
+    if (mask & kP2pTrig) {
+      for (int i = 0; i < 2; ++i) {
+        auto d = Descr(NCCLSCOPE_PROFILE_P2P, api_parent[i], cfg_.rank);
+        d.p2p.func = i == 0 ? "Send" : "Recv";
+        d.p2p.buff = i == 0 ? const_cast<float*>(op->send) : op->recv;
+        d.p2p.datatype = "ncclFloat32";
+        d.p2p.count = op->count;
+        d.p2p.peer = i == 0 ? next_ : prev_;
+        d.p2p.nChannels = static_cast<uint8_t>(cfg_.channels);
+        d.p2p.parentGroup = op->group_ev;
+        op->task_ev[i] = StartEvent(d);
+        StopEvent(op->task_ev[i]);
+      }
+    }
+  } else if (mask & kCollTrig) {
+    auto d = Descr(NCCLSCOPE_PROFILE_COLL, api_parent[0], cfg_.rank);
+    d.coll.seqNumber = seq;
+    d.coll.func = FuncName(op->func);
+    d.coll.sendBuff = op->send;
+    d.coll.recvBuff = op->recv;
+    bool bytes = op->func == Func::kAllGather || op->func == Func::kBroadcast;  // NCCL reports these as int8
+    d.coll.count = bytes ? op->count * sizeof(float) : op->count;
+    d.coll.datatype = bytes ? "ncclInt8" : "ncclFloat32";
+    d.coll.root = op->root;
+    d.coll.nChannels = static_cast<uint8_t>(cfg_.channels);
+    d.coll.nWarps = 16;
+    d.coll.algo = "RING";
+    d.coll.proto = "SIMPLE";
+    d.coll.parentGroup = op->group_ev;
+    op->task_ev[0] = StartEvent(d);
+  }
+  (void)replay;
+}
+
+bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int root, std::string* error) {
+  if (!initialized_ || failed_) {
+    *error = "communicator is not usable (init failed or an earlier error)";
+    return false;
+  }
+  if (!last_op_) last_op_ = std::make_unique<OpState>();
+  OpState* op = last_op_.get();
+  op->comm = this;
+  op->func = f;
+  op->send = send;
+  op->recv = recv;
+  op->count = count;
+  op->root = root;
+  op->done = false;
+  op->error.clear();
+  // The activation snapshot for everything this operation emits.
+  int mask = __atomic_load_n(&g_mask, __ATOMIC_RELAXED);
+  op->mask = mask;
+  uint64_t seq = f == Func::kSendRecv ? 0 : seq_[static_cast<int>(f)]++;
+  op->seq = seq;
+
+  // App thread: GroupApi (implicit group, or the sim's explicit group for Send+Recv), CollApi/P2pApi.
+  bool grouped = f == Func::kSendRecv;
+  void* group_api = nullptr;
+  if (mask & kGroupApiTrig) {
+    auto d = Descr(NCCLSCOPE_PROFILE_GROUP_API, nullptr, 0);
+    d.groupApi.graphCaptured = cfg_.graph_captured;
+    d.groupApi.groupDepth = grouped ? 2 : 1;
+    group_api = StartEvent(d);
+  }
+  op->task_ev[0] = op->task_ev[1] = nullptr;
+  if (grouped) {
+    for (int i = 0; i < 2; ++i) {
+      if (mask & kP2pApiTrig) {
+        auto d = Descr(NCCLSCOPE_PROFILE_P2P_API, group_api, 0);
+        d.p2pApi.func = i == 0 ? "Send" : "Recv";
+        d.p2pApi.count = count;
+        d.p2pApi.datatype = "ncclFloat32";
+        d.p2pApi.stream = stream_token;
+        d.p2pApi.graphCaptured = cfg_.graph_captured;
+        op->task_ev[i] = StartEvent(d);
+      }
+      if (i == 0) Record(group_api, NCCLSCOPE_STATE_GROUP_START_API_STOP, nullptr);
+      StopEvent(op->task_ev[i]);
+    }
+  } else {
+    if (mask & kCollApiTrig) {
+      auto d = Descr(NCCLSCOPE_PROFILE_COLL_API, group_api, 0);
+      d.collApi.func = FuncName(f);
+      d.collApi.count = count;
+      d.collApi.datatype = "ncclFloat32";
+      d.collApi.root = root;
+      d.collApi.stream = stream_token;
+      d.collApi.graphCaptured = cfg_.graph_captured;
+      op->task_ev[0] = StartEvent(d);
+    }
+    Record(group_api, NCCLSCOPE_STATE_GROUP_START_API_STOP, nullptr);
+    StopEvent(op->task_ev[0]);
+  }
+  Record(group_api, NCCLSCOPE_STATE_GROUP_END_API_START, nullptr);
+  // Launch thread (blocking communicator: the app thread).
+  if (mask & NCCLSCOPE_PROFILE_KERNEL_LAUNCH) {
+    auto d = Descr(NCCLSCOPE_PROFILE_KERNEL_LAUNCH, group_api, 0);
+    d.kernelLaunch.stream = stream_token;
+    void* kl = StartEvent(d);
+    StopEvent(kl);
+  }
+  // Host callback: Group and Coll/P2p events around the proxy-op upload.
+  if (f == Func::kReduceScatter) op->scratch.assign(send, send + count * cfg_.nranks);
+  Plan(op, cfg_.rank, cfg_.nranks, cfg_.channels, cfg_.step_bytes);
+  EmitHostCallbackEvents(op, seq, false);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(op);
+  }
+  cv_.notify_one();
+  if (f != Func::kSendRecv) StopEvent(op->task_ev[0]);  // Coll stops at enqueue, not at completion
+  StopEvent(op->group_ev);
+  StopEvent(group_api);
+  // The stream synchronize.
+  std::unique_lock<std::mutex> lock(op->mu);
+  op->cv.wait(lock, [&] { return op->done; });
+  if (!op->error.empty()) {
+    *error = op->error;
+    failed_ = true;
+    return false;
+  }
+  return true;
+}
+
+bool Communicator::Replay(std::string* error) {
+  // A CUDA graph replay: no API events; the host callback runs on a CUDA host-function thread and repeats
+  // the captured sequence number unless KernelCh is on (then NCCL re-numbers per launch).
+  if (!last_op_ || failed_) {
+    *error = "nothing captured to replay";
+    return false;
+  }
+  OpState* op = last_op_.get();
+  op->done = false;
+  op->error.clear();
+  op->mask = __atomic_load_n(&g_mask, __ATOMIC_RELAXED);
+  uint64_t seq = op->seq;
+  if ((op->mask & kKernelCh) && op->func != Func::kSendRecv) seq = seq_[static_cast<int>(op->func)]++;
+  if (op->func == Func::kReduceScatter) op->scratch.assign(op->send, op->send + op->count * cfg_.nranks);
+  Plan(op, cfg_.rank, cfg_.nranks, cfg_.channels, cfg_.step_bytes);
+  std::thread host_fn([&] {
+    pthread_setname_np(pthread_self(), "cuda-hostfn");
+    op->task_ev[0] = op->task_ev[1] = nullptr;
+    EmitHostCallbackEvents(op, seq, true);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(op);
+    }
+    cv_.notify_one();
+    if (op->func != Func::kSendRecv) StopEvent(op->task_ev[0]);
+    StopEvent(op->group_ev);
+  });
+  host_fn.join();
+  std::unique_lock<std::mutex> lock(op->mu);
+  op->cv.wait(lock, [&] { return op->done; });
+  if (!op->error.empty()) {
+    *error = op->error;
+    failed_ = true;
+    return false;
+  }
+  return true;
+}
+
+void Communicator::ProgressLoop() {
+  pthread_setname_np(pthread_self(), "NCCL Progress");
+  ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_IDLE, 0);
+  for (;;) {
+    std::vector<OpState*> ops;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (queue_.empty() && !stop_) {
+        lock.unlock();
+        ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_SLEEP, 0);
+        lock.lock();
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        lock.unlock();
+        ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_WAKEUP, 0);
+        lock.lock();
+      }
+      if (stop_ && queue_.empty()) return;
+      while (!queue_.empty()) {
+        ops.push_back(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_APPEND, 0);
+    ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_APPEND_END, static_cast<int>(ops.size()));
+    ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_ACTIVE, 0);
+    for (OpState* op : ops) ProgressOp(op);
+    ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_IDLE, 0);
+  }
+}
+
+void Communicator::ProgressOp(OpState* op) {
+  const int mask = op->mask;
+  const int n = cfg_.nranks;
+  const size_t es = sizeof(float);
+  std::string err;
+  // The "GPU" side of the kernel: initial copies into the output.
+  switch (op->func) {
+    case Func::kAllReduce:
+      if (op->send != op->recv) memcpy(op->recv, op->send, op->count * es);
+      break;
+    case Func::kAllGather:
+      memcpy(reinterpret_cast<char*>(op->recv) + static_cast<size_t>(cfg_.rank) * op->count * es, op->send,
+             op->count * es);
+      break;
+    case Func::kBroadcast:
+      if (cfg_.rank == op->root && op->send != op->recv) memcpy(op->recv, op->send, op->count * es);
+      break;
+    default:
+      break;
+  }
+  pid_t pid = getpid();
+  int ntasks = op->func == Func::kSendRecv ? 2 : 1;
+  for (int c = 0; c < cfg_.channels; ++c) {
+    ChannelState& ch = op->chans[c];
+    if (mask & kKernelCh) {
+      for (int t = 0; t < ntasks; ++t) {
+        auto d = Descr(kKernelCh, op->task_ev[t], 0);  // NCCL leaves rank unset (0)
+        d.kernelCh.channelId = static_cast<uint8_t>(c);
+        d.kernelCh.pTimer = GlobalTimer();
+        ch.kernel_ch_ev[t] = StartEvent(d);
+      }
+    }
+    if (mask & kProxyOpTrig) {
+      for (int dir = 0; dir < 2; ++dir) {
+        int nsteps = dir == 0 ? static_cast<int>(ch.sends.size()) : static_cast<int>(ch.recvs.size());
+        if (nsteps == 0) continue;
+        void* parent = op->func == Func::kSendRecv ? op->task_ev[dir] : op->task_ev[0];
+        auto d = Descr(NCCLSCOPE_PROFILE_PROXY_OP, parent, cfg_.rank);
+        d.proxyOp.pid = pid;
+        d.proxyOp.channelId = static_cast<uint8_t>(c);
+        d.proxyOp.peer = dir == 0 ? next_ : prev_;
+        d.proxyOp.nSteps = nsteps;
+        d.proxyOp.chunkSize = static_cast<int>(cfg_.step_bytes);
+        d.proxyOp.isSend = dir == 0 ? 1 : 0;
+        void* h = StartEvent(d);
+        Record(h, NCCLSCOPE_STATE_PROXY_OP_IN_PROGRESS, nullptr);
+        (dir == 0 ? ch.send_op_ev : ch.recv_op_ev) = h;
+        (dir == 0 ? ch.send_op_open : ch.recv_op_open) = true;
+      }
+    }
+  }
+  const bool steps_on = (mask & kStepTrig) != 0;
+  int idle = 0;
+  bool all_done = false;
+  while (!all_done && err.empty()) {
+    if (abort_.load(std::memory_order_relaxed)) {
+      err = "communicator aborted";
+      break;
+    }
+    bool progressed = false;
+    all_done = true;
+    for (int c = 0; c < cfg_.channels && err.empty(); ++c) {
+      ChannelState& ch = op->chans[c];
+      Link& l = links_[c];
+      const int ns = static_cast<int>(ch.sends.size()), nr = static_cast<int>(ch.recvs.size());
+      // Receives: up to NCCL_STEPS posted ahead into the staging slots.
+      while (ch.r_posted < nr && ch.r_posted - ch.r_done < kNcclSteps) {
+        int k = ch.r_posted, slot = k % kNcclSteps;
+        if (ch.r_started == k) {
+          ch.r_ph[slot].op = op;
+          ch.r_ph[slot].step_event = nullptr;
+          if (steps_on) {
+            auto d = Descr(NCCLSCOPE_PROFILE_PROXY_STEP, ch.recv_op_ev, cfg_.rank);
+            d.proxyStep.step = k;
+            ch.r_ph[slot].step_event = StartEvent(d);
+          }
+          ++ch.r_started;
+        }
+        void* data = l.recv_stage.data() + slot * cfg_.step_bytes;
+        size_t cap = cfg_.step_bytes;
+        int tag = prev_;
+        void* mh = l.recv_mh;
+        void* ph = &ch.r_ph[slot];
+        void* req = nullptr;
+        ncclscope_result_t r = net_->Irecv(l.recv_comm, 1, &data, &cap, &tag, &mh, &ph, &req);
+        if (r != NCCLSCOPE_SUCCESS) {
+          err = "irecv from rank " + std::to_string(prev_) + " failed (ncclResult " + std::to_string(r) + ")";
+          break;
+        }
+        if (req == nullptr) break;
+        ncclscope_profiler_state_args_t a;
+        a.proxyStep.transSize = 0;
+        Record(ch.r_ph[slot].step_event, NCCLSCOPE_STATE_PROXY_STEP_RECV_WAIT, &a);
+        ch.r_req[slot] = req;
+        ++ch.r_posted;
+        progressed = true;
+      }
+      while (err.empty() && ch.r_done < ch.r_posted) {
+        int k = ch.r_done, slot = k % kNcclSteps;
+        int done = 0;
+        int sizes[64] = {0};
+        ncclscope_result_t r = net_->Test(ch.r_req[slot], &done, sizes);
+        if (r != NCCLSCOPE_SUCCESS) {
+          err = "test of a receive from rank " + std::to_string(prev_) + " failed (ncclResult " + std::to_string(r) + ")";
+          break;
+        }
+        if (!done) break;
+        const RecvStep& st = ch.recvs[k];
+        if (static_cast<size_t>(sizes[0]) != st.bytes) {
+          err = "receive from rank " + std::to_string(prev_) + " step " + std::to_string(k) + " got " +
+                std::to_string(sizes[0]) + " bytes, expected " + std::to_string(st.bytes);
+          break;
+        }
+        ncclscope_profiler_state_args_t a;
+        a.proxyStep.transSize = static_cast<size_t>(sizes[0]);
+        Record(ch.r_ph[slot].step_event, NCCLSCOPE_STATE_PROXY_STEP_RECV_FLUSH_WAIT, &a);
+        Record(ch.r_ph[slot].step_event, NCCLSCOPE_STATE_PROXY_STEP_RECV_GPU_WAIT, &a);
+        const char* src = l.recv_stage.data() + slot * cfg_.step_bytes;
+        if (st.reduce) {
+          float* dst = reinterpret_cast<float*>(st.dst);
+          const float* in = reinterpret_cast<const float*>(src);
+          for (size_t i = 0, e = st.bytes / es; i < e; ++i) dst[i] += in[i];
+        } else {
+          memcpy(st.dst, src, st.bytes);
+        }
+        StopEvent(ch.r_ph[slot].step_event);
+        ++ch.r_done;
+        progressed = true;
+      }
+      // Sends: a slot is handed to the "GPU" (GPUWait), filled once its input is ready (PeerWait), posted.
+      while (err.empty() && ch.s_started < ns && ch.s_started - ch.s_done < kNcclSteps) {
+        int k = ch.s_started, slot = k % kNcclSteps;
+        ch.s_ph[slot].op = op;
+        ch.s_ph[slot].step_event = nullptr;
+        if (steps_on) {
+          auto d = Descr(NCCLSCOPE_PROFILE_PROXY_STEP, ch.send_op_ev, cfg_.rank);
+          d.proxyStep.step = k;
+          ch.s_ph[slot].step_event = StartEvent(d);
+          ncclscope_profiler_state_args_t a;
+          a.proxyStep.transSize = 0;
+          Record(ch.s_ph[slot].step_event, NCCLSCOPE_STATE_PROXY_STEP_SEND_GPU_WAIT, &a);
+        }
+        ++ch.s_started;
+        progressed = true;
+      }
+      while (err.empty() && ch.s_posted < ch.s_started) {
+        int k = ch.s_posted, slot = k % kNcclSteps;
+        const SendStep& st = ch.sends[k];
+        if (st.dep >= 0 && ch.r_done <= st.dep) break;
+        char* data = l.send_stage.data() + slot * cfg_.step_bytes;
+        ncclscope_profiler_state_args_t a;
+        a.proxyStep.transSize = st.bytes;
+        if (ch.s_filled == k) {
+          memcpy(data, st.src, st.bytes);
+          ++ch.s_filled;
+        }
+        Record(ch.s_ph[slot].step_event, NCCLSCOPE_STATE_PROXY_STEP_SEND_PEER_WAIT, &a);
+        void* req = nullptr;
+        ncclscope_result_t r = net_->Isend(l.send_comm, data, st.bytes, cfg_.rank, l.send_mh, &ch.s_ph[slot], &req);
+        if (r != NCCLSCOPE_SUCCESS) {
+          err = "isend to rank " + std::to_string(next_) + " failed (ncclResult " + std::to_string(r) + ")";
+          break;
+        }
+        if (req == nullptr) break;
+        Record(ch.s_ph[slot].step_event, NCCLSCOPE_STATE_PROXY_STEP_SEND_WAIT, &a);
+        ch.s_req[slot] = req;
+        ++ch.s_posted;
+        progressed = true;
+      }
+      while (err.empty() && ch.s_done < ch.s_posted) {
+        int slot = ch.s_done % kNcclSteps;
+        int done = 0, size = 0;
+        ncclscope_result_t r = net_->Test(ch.s_req[slot], &done, &size);
+        if (r != NCCLSCOPE_SUCCESS) {
+          err = "test of a send to rank " + std::to_string(next_) + " failed (ncclResult " + std::to_string(r) + ")";
+          break;
+        }
+        if (!done) break;
+        StopEvent(ch.s_ph[slot].step_event);
+        ++ch.s_done;
+        progressed = true;
+      }
+      if (ch.send_op_open && ch.s_done == ns) {
+        StopEvent(ch.send_op_ev);
+        ch.send_op_open = false;
+      }
+      if (ch.recv_op_open && ch.r_done == nr) {
+        StopEvent(ch.recv_op_ev);
+        ch.recv_op_open = false;
+      }
+      all_done &= ch.s_done == ns && ch.r_done == nr;
+    }
+    if (!progressed && !all_done) {
+      // NCCL's proxy spins; on a shared 2-core host we yield, and back off a little when nothing moves.
+      if (++idle > 2000) usleep(20);
+      else sched_yield();
+    } else {
+      idle = 0;
+    }
+  }
+  (void)n;
+  if (err.empty()) {
+    if (op->func == Func::kReduceScatter) {
+      memcpy(op->recv, op->scratch.data() + static_cast<size_t>(cfg_.rank) * op->count, op->count * es);
+    }
+    for (auto& ch : op->chans) {
+      for (int t = 0; t < ntasks; ++t) {
+        if (ch.kernel_ch_ev[t] == nullptr) continue;
+        ncclscope_profiler_state_args_t a;
+        a.kernelCh.pTimer = GlobalTimer();
+        Record(ch.kernel_ch_ev[t], NCCLSCOPE_STATE_KERNEL_CH_STOP, &a);
+        StopEvent(ch.kernel_ch_ev[t]);
+      }
+    }
+  } else {
+    SIM_WARN("comm 0x%016lx rank %d: %s %s", cfg_.comm_hash, cfg_.rank, FuncName(op->func), err.c_str());
+  }
+  std::lock_guard<std::mutex> lock(op->mu);
+  op->error = err;
+  op->done = true;
+  op->cv.notify_all();
+}
+
+void Communicator::Abort() {
+  abort_.store(true);
+  Destroy(false);
+}
+
+void Communicator::Destroy(bool barrier) {
+  if (net_ == nullptr && !progress_.joinable() && !service_.joinable()) return;
+  if (barrier && initialized_ && !failed_) boot_.Barrier("destroy", cfg_.nranks, cfg_.rank);
+  if (progress_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    progress_.join();
+  }
+  if (service_.joinable()) {
+    RunOnService([&] {
+      for (auto& l : links_) {
+        if (l.send_mh) net_->DeregMr(l.send_comm, l.send_mh);
+        if (l.recv_mh) net_->DeregMr(l.recv_comm, l.recv_mh);
+        if (l.send_comm) net_->CloseSend(l.send_comm);
+        if (l.recv_comm) net_->CloseRecv(l.recv_comm);
+        if (l.listen_comm) net_->CloseListen(l.listen_comm);
+        l = Link();
+      }
+    });
+    {
+      std::lock_guard<std::mutex> lock(svc_mu_);
+      svc_stop_ = true;
+    }
+    svc_cv_.notify_all();
+    service_.join();
+  }
+  PluginHost& host = PluginHost::Instance();
+  if (prof_ != nullptr) {
+    if (prof_ctx_ != nullptr) prof_->Finalize(prof_ctx_);
+    prof_ = nullptr;
+    prof_ctx_ = nullptr;
+    host.ReleaseProfiler();
+  }
+  if (net_ != nullptr) {
+    if (net_inited_ && net_->PerCommInit()) net_->Finalize(net_ctx_);
+    net_ = nullptr;
+    net_ctx_ = nullptr;
+    host.ReleaseNet();
+  }
+  initialized_ = false;
+}
+
+}  // namespace ncclscope::sim

@@ -1,0 +1,49 @@
+// Command line of ncclscope-sim. Plain data, parsed once at start-up; read-only afterwards.
+#ifndef NCCLSCOPE_TOOLS_SIM_OPTIONS_H_
+#define NCCLSCOPE_TOOLS_SIM_OPTIONS_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "communicator.h"
+#include "plugin_loader.h"
+
+namespace ncclscope::sim {
+
+struct Fault {
+  int rank = -1;
+  long value = -1;  // ms for straggle, sequence for hang/kill
+};
+
+struct Options {
+  int ranks = 2;
+  int comms = 1;
+  std::vector<Func> ops = {Func::kAllReduce};
+  size_t min_bytes = 8, max_bytes = 1 << 20;
+  int factor = 2;
+  int iters = 10;
+  int warmup = 2;
+  int channels = 2;
+  size_t step_bytes = 512 * 1024;
+  NcclVersion abi = NcclVersion::k2_30;
+  std::string net_plugin = "ncclscope", profiler_plugin = "ncclscope";
+  bool net_set = true, profiler_set = true;
+  bool json = false;
+  Fault straggle, hang, kill;
+  double timeout_s = 300;
+  bool expect_hang = false;
+  int graph_replay = 0;      // replays per captured op
+  int compare_profiler = 0;  // on/off alternations per size, 0 = off
+  int rank = -1;             // one rank per invocation (with --root)
+  std::string root;          // rendezvous host:port
+  std::vector<std::string> argv;  // for re-exec by the launcher
+};
+
+// Parses argv; on error returns false and sets *error. --help sets *help.
+bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* error);
+const char* Usage();
+
+}  // namespace ncclscope::sim
+
+#endif  // NCCLSCOPE_TOOLS_SIM_OPTIONS_H_

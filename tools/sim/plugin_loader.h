@@ -1,0 +1,110 @@
+// Loads NCCL net and profiler plugins exactly as NCCL 2.28 / 2.30 do (nccl-abi.md §1): the name rules
+// (NAME, libnccl-net-NAME.so, a path, lib*.so, none, STATIC_PLUGIN), the symbol probe order of the chosen
+// NCCL version, the profiler's fallback to the net library, per-communicator init (emulated once per load
+// for net v8–v10), reference counting, and dlclose after the last communicator.
+// NetApi/ProfilerApi are version-neutral facades over whichever table was bound.
+// Thread-safety: PluginHost is process-wide and guarded by one mutex (taken at comm init/destroy only).
+// NetApi/ProfilerApi calls are as thread-safe as the plugin behind them.
+#ifndef NCCLSCOPE_TOOLS_SIM_PLUGIN_LOADER_H_
+#define NCCLSCOPE_TOOLS_SIM_PLUGIN_LOADER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ncclscope/abi/net.h"
+#include "ncclscope/abi/profiler.h"
+
+namespace ncclscope::sim {
+
+enum class NcclVersion { k2_28, k2_30 };
+
+// The dlopen candidates NCCL tries for one env value (`kind` is "net" or "profiler"). An empty list means
+// "none". The single entry "" means dlopen(NULL) (STATIC_PLUGIN).
+std::vector<std::string> PluginCandidates(const std::string& kind, const char* value);
+// The symbols NCCL probes, newest first, for this NCCL version (including v7/v6 or v3..v1, which the sim
+// recognises but cannot drive).
+std::vector<std::string> NetProbeOrder(NcclVersion v);
+std::vector<std::string> ProfilerProbeOrder(NcclVersion v);
+
+class NetApi {
+ public:
+  int version = 0;
+  std::string lib_name;  // what dlopen succeeded on
+  std::string symbol;
+  const void* table = nullptr;
+
+  const char* Name() const;
+  ncclscope_result_t Init(void** ctx, uint64_t comm_id, ncclscope_logger_t log, ncclscope_profiler_callback_t cb);
+  ncclscope_result_t Finalize(void* ctx);
+  ncclscope_result_t Devices(int* n);
+  // Fills the fields the sim uses; returns the device type through *type.
+  ncclscope_result_t GetProperties(int dev, std::string* name, int* type, int* max_recvs, int* speed);
+  ncclscope_result_t Listen(void* ctx, int dev, void* handle, void** listen_comm);
+  ncclscope_result_t Connect(void* ctx, int dev, void* handle, void** send_comm);
+  ncclscope_result_t Accept(void* listen_comm, void** recv_comm);
+  ncclscope_result_t RegMr(void* comm, void* data, size_t size, void** mh);
+  ncclscope_result_t DeregMr(void* comm, void* mh);
+  ncclscope_result_t Isend(void* comm, void* data, size_t size, int tag, void* mh, void* phandle, void** req);
+  ncclscope_result_t Irecv(void* comm, int n, void** data, size_t* sizes, int* tags, void** mhs, void** phandles,
+                           void** req);
+  ncclscope_result_t Test(void* req, int* done, int* sizes);
+  ncclscope_result_t CloseSend(void* c);
+  ncclscope_result_t CloseRecv(void* c);
+  ncclscope_result_t CloseListen(void* c);
+  bool PerCommInit() const { return version >= 11; }
+};
+
+class ProfilerApi {
+ public:
+  int version = 0;
+  std::string lib_name;
+  std::string symbol;
+  const void* table = nullptr;
+
+  const char* Name() const;
+  ncclscope_result_t Init(void** ctx, uint64_t comm_hash, int* mask, const char* comm_name, int nnodes, int nranks,
+                          int rank, ncclscope_logger_t log);
+  // `d` is NCCL's newest descriptor; translated to the bound version (v4 drops API events: returns with
+  // *handle untouched).
+  ncclscope_result_t StartEvent(void* ctx, void** handle, const ncclscope_profiler_descr_v6_t& d);
+  ncclscope_result_t StopEvent(void* handle);
+  ncclscope_result_t RecordEventState(void* handle, ncclscope_profiler_state_t s, ncclscope_profiler_state_args_t* a);
+  ncclscope_result_t Finalize(void* ctx);
+};
+
+// Process-wide plugin state, as NCCL keeps it.
+class PluginHost {
+ public:
+  static PluginHost& Instance();
+  void Configure(NcclVersion v, std::string net_value, std::string profiler_value, bool net_value_set,
+                 bool profiler_value_set);
+  NcclVersion version() const { return version_; }
+
+  // At each communicator init: loads (once) and returns the net API; an error string on failure.
+  NetApi* AcquireNet(std::string* error);
+  void ReleaseNet();
+  // After the net: loads the profiler (refcounted), NULL if none / failed (sticky), with a reason.
+  ProfilerApi* AcquireProfiler(std::string* reason);
+  void ReleaseProfiler();
+  // Net v8–v10 have one init per load: the host emulates per-comm init for them.
+  bool NetLoadInitDone() const { return net_load_init_done_; }
+  void SetNetLoadInitDone() { net_load_init_done_ = true; }
+
+ private:
+  NcclVersion version_ = NcclVersion::k2_30;
+  std::string net_value_, profiler_value_;
+  bool net_set_ = false, profiler_set_ = false;
+  void* net_lib_ = nullptr;
+  void* prof_lib_ = nullptr;
+  int net_refs_ = 0, prof_refs_ = 0;
+  bool prof_failed_ = false;
+  bool net_load_init_done_ = false;
+  NetApi net_;
+  ProfilerApi prof_;
+};
+
+}  // namespace ncclscope::sim
+
+#endif  // NCCLSCOPE_TOOLS_SIM_PLUGIN_LOADER_H_
