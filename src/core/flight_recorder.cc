@@ -1,0 +1,51 @@
+#include "core/flight_recorder.h"
+
+#include <cstring>
+
+namespace ncclscope {
+
+FlightRecorder::FlightRecorder(int depth) : depth_(depth > 0 ? depth : 1), slots_(new Slot[depth_]) {
+  // Value-initialise every word now: this faults the pages in at communicator init, never later.
+  for (int i = 0; i < depth_; ++i) {
+    slots_[i].seq.store(0, std::memory_order_relaxed);
+    for (auto& w : slots_[i].words) w.store(0, std::memory_order_relaxed);
+  }
+}
+
+void FlightRecorder::Append(const OpRecord& rec) {
+  uint64_t index = next_.fetch_add(1, std::memory_order_relaxed);
+  Slot& s = slots_[index % static_cast<uint64_t>(depth_)];
+  uint64_t words[kWords] = {};
+  std::memcpy(words, &rec, sizeof(rec));
+  s.seq.store(2 * index + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (size_t i = 0; i < kWords; ++i) s.words[i].store(words[i], std::memory_order_relaxed);
+  s.seq.store(2 * index + 2, std::memory_order_release);
+}
+
+std::vector<OpRecord> FlightRecorder::Snapshot() const {
+  uint64_t end = next_.load(std::memory_order_acquire);
+  uint64_t begin = end > static_cast<uint64_t>(depth_) ? end - depth_ : 0;
+  std::vector<OpRecord> out;
+  out.reserve(end - begin);
+  for (uint64_t index = begin; index < end; ++index) {
+    const Slot& s = slots_[index % static_cast<uint64_t>(depth_)];
+    uint64_t words[kWords];
+    uint64_t before = s.seq.load(std::memory_order_acquire);
+    if (before != 2 * index + 2) continue;  // still being written, or already overwritten
+    for (size_t i = 0; i < kWords; ++i) words[i] = s.words[i].load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (s.seq.load(std::memory_order_relaxed) != before) continue;
+    OpRecord rec;
+    std::memcpy(&rec, words, sizeof(rec));
+    out.push_back(rec);
+  }
+  return out;
+}
+
+uint64_t FlightRecorder::overwritten() const {
+  uint64_t n = next_.load(std::memory_order_relaxed);
+  return n > static_cast<uint64_t>(depth_) ? n - depth_ : 0;
+}
+
+}  // namespace ncclscope

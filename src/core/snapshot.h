@@ -1,0 +1,115 @@
+// Plain data a snapshot of the telemetry core is made of: the live-communicator registry, per
+// communicator aggregates, flight recorders, in-flight operations and drop counters. No NCCL types
+// and no pointers into live state, so exporters and tools can keep, copy and serialise a snapshot
+// on any thread without further synchronisation.
+#ifndef NCCLSCOPE_CORE_SNAPSHOT_H_
+#define NCCLSCOPE_CORE_SNAPSHOT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/op_types.h"
+
+namespace ncclscope {
+
+inline constexpr int kLatencyBuckets = 40;  // bucket i holds durations in [2^i, 2^(i+1)) ns; 0 holds < 2 ns
+
+// One completed (or in-flight) operation as the flight recorder keeps it.
+struct OpRecord {
+  uint64_t seq = 0;        // NCCL seqNumber for collectives, our per-(peer, direction) counter for p2p
+  uint64_t arrival = 0;    // our per-communicator arrival counter
+  uint64_t count = 0;      // elements as NCCL reported them
+  uint64_t bytes = 0;      // nccl-tests byte base
+  uint64_t start_ns = 0;   // host monotonic: Coll/P2p start (enqueue began)
+  uint64_t enqueued_ns = 0;  // host monotonic: Coll/P2p stop (enqueue done)
+  uint64_t end_ns = 0;       // host monotonic: completion observed
+  uint64_t gpu_start_ns = 0;  // GPU %globaltimer domain (0: none)
+  uint64_t gpu_end_ns = 0;
+  uint64_t kernel_start_host_ns = 0;  // gpu_start calibrated to host monotonic (0: unknown)
+  uint64_t duration_ns = 0;  // in one domain only, per timing_source
+  int32_t peer_or_root = -1;
+  uint16_t channels = 0;
+  uint16_t kernel_channels_done = 0;
+  uint16_t proxy_ops_started = 0;
+  uint16_t proxy_ops_done = 0;
+  uint32_t steps_total = 0;
+  uint32_t steps_done = 0;
+  OpKind kind = OpKind::kColl;
+  Func func = Func::kOther;
+  Algo algo = Algo::kNone;
+  Proto proto = Proto::kNone;
+  OpState state = OpState::kEnqueued;
+  TimingSource timing_source = TimingSource::kCpu;
+  uint8_t type_size = 1;
+  uint8_t is_send = 0;  // p2p direction
+};
+
+// One aggregate cell: communicator × kind/function × algorithm/protocol × power-of-two size class.
+struct AggregateCell {
+  OpKind kind = OpKind::kColl;
+  Func func = Func::kOther;
+  Algo algo = Algo::kNone;
+  Proto proto = Proto::kNone;
+  int size_class = 0;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint64_t bus_bytes = 0;  // bytes × bus factor, so rate(bus_bytes)/rate(time) is busbw
+  uint64_t latency_count = 0;        // operations with a GPU or proxy duration
+  uint64_t latency_sum_ns = 0;
+  uint64_t latency_buckets[kLatencyBuckets] = {};
+  uint64_t cpu_count = 0;            // operations with only a CPU (enqueue) duration
+  uint64_t cpu_sum_ns = 0;
+};
+
+// Per (kind, function) totals as the dump's "ops" array has them.
+struct OpTotals {
+  OpKind kind = OpKind::kColl;
+  Func func = Func::kOther;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint64_t last_seq = 0;
+};
+
+struct CommSnapshot {
+  uint64_t comm_hash = 0;
+  std::string comm_name;
+  bool has_name = false;
+  int rank = 0;
+  int nranks = 0;
+  int nnodes = 0;
+  int pid = 0;
+  std::string abi;  // "v4" | "v5" | "v6" | "neutral"
+  uint64_t created_realtime_ns = 0;
+  uint64_t snapshot_monotonic_ns = 0;
+  bool finalized = false;
+  bool stalled = false;
+  uint64_t arrivals = 0;
+  int in_flight_count = 0;
+  uint64_t oldest_in_flight_age_ns = 0;
+  int64_t gpu_to_host_offset_ns = 0;  // host_monotonic ≈ gpu + offset; 0 with has_gpu_offset false
+  bool has_gpu_offset = false;
+  std::vector<OpTotals> ops;
+  std::vector<AggregateCell> aggregates;
+  int fr_depth = 0;
+  uint64_t fr_overwritten = 0;
+  std::vector<OpRecord> completed;  // oldest first
+  std::vector<OpRecord> in_flight;  // oldest first
+  std::map<std::string, uint64_t> dropped;
+  std::map<std::string, uint64_t> events;  // started events by type name
+  uint64_t memory_bytes = 0;
+};
+
+struct ProcessSnapshot {
+  int pid = 0;
+  uint64_t monotonic_ns = 0;
+  uint64_t realtime_ns = 0;
+  std::vector<CommSnapshot> comms;
+  std::map<std::string, uint64_t> process_dropped;  // NULL context, foreign (PXN) events, …
+  std::map<std::string, uint64_t> process_events;
+};
+
+}  // namespace ncclscope
+
+#endif  // NCCLSCOPE_CORE_SNAPSHOT_H_

@@ -1,0 +1,190 @@
+#include "exporters/dump/comm_dump.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "common/log.h"
+#include "common/params.h"
+
+namespace ncclscope::dump {
+namespace {
+
+std::string Hex16(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+nlohmann::json RecordToJson(const OpRecord& r, bool in_flight, uint64_t now_ns) {
+  nlohmann::json j = {
+      {"kind", OpKindName(r.kind)},
+      {"func", FuncName(r.func)},
+      {"seq", r.seq},
+      {"arrival", r.arrival},
+      {"count", r.count},
+      {"bytes", r.bytes},
+      {"type_size", r.type_size},
+      {"algo", AlgoName(r.algo)},
+      {"proto", ProtoName(r.proto)},
+      {"channels", r.channels},
+      {"state", OpStateName(r.state)},
+      {"start_ns", r.start_ns},
+      {"enqueued_ns", r.enqueued_ns},
+      {"kernel_channels_done", r.kernel_channels_done},
+      {"proxy_ops_started", r.proxy_ops_started},
+      {"proxy_ops_done", r.proxy_ops_done},
+      {"net_steps_total", r.steps_total},
+      {"net_steps_done", r.steps_done},
+  };
+  if (r.kind == OpKind::kColl) {
+    j["root"] = r.peer_or_root;
+  } else {
+    j["peer"] = r.peer_or_root;
+  }
+  if (r.gpu_start_ns != 0) {
+    j["gpu_start_ns"] = r.gpu_start_ns;
+    j["gpu_end_ns"] = r.gpu_end_ns;
+  }
+  if (r.kernel_start_host_ns != 0) j["kernel_start_host_ns"] = r.kernel_start_host_ns;
+  if (in_flight) {
+    j["age_ns"] = (r.start_ns != 0 && now_ns > r.start_ns) ? now_ns - r.start_ns : 0;
+  } else {
+    j["end_ns"] = r.end_ns;
+    j["timing_source"] = TimingSourceName(r.timing_source);
+    j["duration_ns"] = r.duration_ns;
+    if (r.timing_source != TimingSource::kCpu && r.duration_ns != 0) {
+      j["algbw_gbps"] = AlgBwGBps(r.bytes, r.duration_ns);
+    }
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json CommSnapshotToJson(const CommSnapshot& s) {
+  nlohmann::json j;
+  j["schema"] = "ncclscope.comm.v1";
+  j["comm_hash"] = "0x" + Hex16(s.comm_hash);
+  j["comm_name"] = s.has_name ? nlohmann::json(s.comm_name) : nlohmann::json(nullptr);
+  j["rank"] = s.rank;
+  j["nranks"] = s.nranks;
+  j["nnodes"] = s.nnodes;
+  j["pid"] = s.pid;
+  j["abi"] = s.abi;
+  j["finalized"] = s.finalized;
+  j["stalled"] = s.stalled;
+  j["created_realtime_ns"] = s.created_realtime_ns;
+  j["snapshot_monotonic_ns"] = s.snapshot_monotonic_ns;
+  j["arrivals"] = s.arrivals;
+  j["memory_bytes"] = s.memory_bytes;
+  j["in_flight_count"] = s.in_flight_count;
+  j["oldest_in_flight_age_ns"] = s.oldest_in_flight_age_ns;
+  if (s.has_gpu_offset) j["gpu_to_host_offset_ns"] = s.gpu_to_host_offset_ns;
+  nlohmann::json ops = nlohmann::json::array();
+  for (const OpTotals& t : s.ops) {
+    ops.push_back({{"kind", OpKindName(t.kind)},
+                   {"func", FuncName(t.func)},
+                   {"count", t.count},
+                   {"bytes", t.bytes},
+                   {"last_seq", t.last_seq}});
+  }
+  j["ops"] = ops;
+  nlohmann::json aggs = nlohmann::json::array();
+  for (const AggregateCell& a : s.aggregates) {
+    nlohmann::json buckets = nlohmann::json::object();
+    for (int b = 0; b < kLatencyBuckets; ++b) {
+      if (a.latency_buckets[b] != 0) buckets[std::to_string(b)] = a.latency_buckets[b];
+    }
+    aggs.push_back({{"kind", OpKindName(a.kind)},
+                    {"func", FuncName(a.func)},
+                    {"algo", AlgoName(a.algo)},
+                    {"proto", ProtoName(a.proto)},
+                    {"size_class", a.size_class},
+                    {"count", a.count},
+                    {"bytes", a.bytes},
+                    {"bus_bytes", a.bus_bytes},
+                    {"latency_count", a.latency_count},
+                    {"latency_sum_ns", a.latency_sum_ns},
+                    {"latency_log2_buckets", buckets},
+                    {"cpu_count", a.cpu_count},
+                    {"cpu_sum_ns", a.cpu_sum_ns}});
+  }
+  j["aggregates"] = aggs;
+  nlohmann::json completed = nlohmann::json::array(), in_flight = nlohmann::json::array();
+  for (const OpRecord& r : s.completed) completed.push_back(RecordToJson(r, false, s.snapshot_monotonic_ns));
+  for (const OpRecord& r : s.in_flight) in_flight.push_back(RecordToJson(r, true, s.snapshot_monotonic_ns));
+  j["flight_recorder"] = {{"depth", s.fr_depth},
+                          {"overwritten", s.fr_overwritten},
+                          {"completed", completed},
+                          {"in_flight", in_flight}};
+  j["dropped"] = nlohmann::json::object();
+  for (const auto& [k, v] : s.dropped) j["dropped"][k] = v;
+  j["events"] = nlohmann::json::object();
+  for (const auto& [k, v] : s.events) j["events"][k] = v;
+  return j;
+}
+
+std::string CommDumpPath(const std::string& dir, uint64_t comm_hash, int rank) {
+  return dir + "/ncclscope-comm-" + Hex16(comm_hash) + "-rank" + std::to_string(rank) + ".json";
+}
+
+Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, std::string* path) {
+  if (dir.empty()) return InvalidArgument("dump directory is empty");
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return SystemError("cannot create dump directory " + dir + ": " + std::strerror(errno));
+  }
+  const std::string final_path = CommDumpPath(dir, snap.comm_hash, snap.rank);
+  const std::string tmp = final_path + ".tmp." + std::to_string(getpid());
+  const std::string text = CommSnapshotToJson(snap).dump(1) + "\n";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return SystemError("cannot create " + tmp + ": " + std::strerror(errno));
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = errno;
+      close(fd);
+      unlink(tmp.c_str());
+      return SystemError("cannot write " + tmp + ": " + std::strerror(err));
+    }
+    off += static_cast<size_t>(n);
+  }
+  close(fd);
+  if (rename(tmp.c_str(), final_path.c_str()) != 0) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return SystemError("cannot rename " + tmp + " to " + final_path + ": " + std::strerror(err));
+  }
+  if (path != nullptr) *path = final_path;
+  return Status::Ok();
+}
+
+void CommDumpHook(const CommSnapshot& snap, DumpReason reason) {
+  try {
+    const std::string& dir = Params().Str(ParamId::kDumpDir);
+    if (dir.empty()) return;
+    std::string path;
+    Status s = WriteCommDump(snap, dir, &path);
+    if (!s.ok()) {
+      NCCLSCOPE_WARN(subsys::kProfile, "ncclscope: communicator dump failed: %s", s.message().c_str());
+    } else {
+      NCCLSCOPE_INFO(subsys::kProfile, "ncclscope: wrote %s (%s)", path.c_str(),
+                     reason == DumpReason::kStall ? "stall" : reason == DumpReason::kFinalize ? "finalize" : "request");
+    }
+  } catch (const std::exception& e) {
+    NCCLSCOPE_WARN(subsys::kProfile, "ncclscope: communicator dump failed: %s", e.what());
+  }
+}
+
+namespace {
+// Installed when the library loads; the hook list lives for the process (-z nodelete).
+const bool g_installed = (CommRegistry::Instance().AddDumpHook(&CommDumpHook), true);
+}  // namespace
+
+}  // namespace ncclscope::dump

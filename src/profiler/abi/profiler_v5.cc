@@ -1,0 +1,145 @@
+// ncclProfiler_v5 (NCCL 2.28): translates v5 descriptors and init arguments into the neutral model.
+// Also provides the v5/v6 shared translation used by profiler_v6.cc (the v6 descriptor is a strict
+// superset of v5 at the same offsets, so the common arms are read through the v5 view).
+#include "ncclscope/abi/layout_asserts.h"
+#include "ncclscope/abi/profiler.h"
+#include "common/gate.h"
+#include "profiler/abi/translate.h"
+#include "profiler/profiler.h"
+
+namespace ncclscope::profiler::abi {
+
+void TranslateV5(const ncclscope_profiler_descr_v5_t* e, EventDesc* d) {
+  d->type = EventTypeFromBit(e->type);
+  d->parent = e->parentObj;
+  d->rank = e->rank;
+  switch (d->type) {
+    case EventType::kColl:
+      d->has_seq = true;
+      d->seq = e->coll.seqNumber;
+      d->func = e->coll.func;
+      d->datatype = e->coll.datatype;
+      d->count = e->coll.count;
+      d->root_or_peer = e->coll.root;
+      d->nchannels = e->coll.nChannels;
+      d->algo = e->coll.algo;
+      d->proto = e->coll.proto;
+      break;
+    case EventType::kP2p:
+      d->func = e->p2p.func;
+      d->datatype = e->p2p.datatype;
+      d->count = e->p2p.count;
+      d->root_or_peer = e->p2p.peer;
+      d->nchannels = e->p2p.nChannels;
+      break;
+    case EventType::kCollApi:
+      d->func = e->collApi.func;
+      d->datatype = e->collApi.datatype;
+      d->count = e->collApi.count;
+      d->root_or_peer = e->collApi.root;
+      break;
+    case EventType::kP2pApi:
+      d->func = e->p2pApi.func;
+      d->datatype = e->p2pApi.datatype;
+      d->count = e->p2pApi.count;
+      break;
+    case EventType::kProxyOp:
+      d->pid = e->proxyOp.pid;
+      d->channel = e->proxyOp.channelId;
+      d->peer = e->proxyOp.peer;
+      d->nsteps = e->proxyOp.nSteps;
+      d->chunk_size = e->proxyOp.chunkSize;
+      d->is_send = e->proxyOp.isSend != 0;
+      break;
+    case EventType::kProxyStep:
+      d->step = e->proxyStep.step;
+      break;
+    case EventType::kKernelCh:
+      d->channel = e->kernelCh.channelId;
+      d->has_ptimer = true;
+      d->ptimer = e->kernelCh.pTimer;
+      break;
+    case EventType::kNetPlugin:
+      d->net_id = e->netPlugin.id;
+      d->net_data = e->netPlugin.data;
+      break;
+    default:
+      break;
+  }
+}
+
+StateUpdate TranslateState(ncclscope_profiler_state_t state, const ncclscope_profiler_state_args_t* args) {
+  StateUpdate u;
+  u.state = static_cast<int>(state);
+  u.has_args = args != nullptr;
+  if (args != nullptr) {
+    if (u.state >= NCCLSCOPE_STATE_PROXY_CTRL_IDLE && u.state <= NCCLSCOPE_STATE_PROXY_CTRL_APPEND_END) {
+      u.value = static_cast<uint64_t>(args->proxyCtrl.appendedProxyOps);
+    } else if (u.state == NCCLSCOPE_STATE_KERNEL_CH_STOP) {
+      u.value = args->kernelCh.pTimer;
+    } else {
+      u.value = args->proxyStep.transSize;
+    }
+  }
+  return u;
+}
+
+ncclscope_result_t InitV5V6(const char* abi, void** context, uint64_t commId, int* eActivationMask,
+                            const char* commName, int nNodes, int nranks, int rank, ncclscope_logger_t logfn) {
+  return ProfilerInitGate("ncclProfiler init", [&] {
+    InitArgs a;
+    a.comm_hash = commId;
+    a.comm_name = commName;
+    a.nnodes = nNodes;
+    a.nranks = nranks;
+    a.rank = rank;
+    a.abi = abi;
+    a.logger = logfn;
+    a.activation_mask = eActivationMask;
+    return Init(a, context);
+  });
+}
+
+ncclscope_result_t StopEventAbi(void* eHandle) {
+  return ProfilerEventGate("ncclProfiler stopEvent", [&] { StopEvent(eHandle); });
+}
+
+ncclscope_result_t RecordEventStateAbi(void* eHandle, ncclscope_profiler_state_t eState,
+                                       ncclscope_profiler_state_args_t* eStateArgs) {
+  return ProfilerEventGate("ncclProfiler recordEventState",
+                           [&] { RecordEventState(eHandle, TranslateState(eState, eStateArgs)); });
+}
+
+ncclscope_result_t FinalizeAbi(void* context) {
+  return ProfilerEventGate("ncclProfiler finalize", [&] { Finalize(context); });
+}
+
+namespace {
+
+ncclscope_result_t InitV5(void** context, uint64_t commId, int* eActivationMask, const char* commName, int nNodes,
+                          int nranks, int rank, ncclscope_logger_t logfn) {
+  return InitV5V6("v5", context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn);
+}
+
+ncclscope_result_t StartEventV5(void* context, void** eHandle, ncclscope_profiler_descr_v5_t* eDescr) {
+  return ProfilerEventGate("ncclProfiler_v5 startEvent", [&] {
+    if (eHandle == nullptr) return;
+    *eHandle = nullptr;
+    if (eDescr == nullptr) return;
+    EventDesc d;
+    TranslateV5(eDescr, &d);
+    *eHandle = StartEvent(context, d);
+  });
+}
+
+}  // namespace
+}  // namespace ncclscope::profiler::abi
+
+extern "C" __attribute__((visibility("default"))) const ncclscope_profiler_v5_t ncclProfiler_v5 = {
+    "ncclscope",
+    ncclscope::profiler::abi::InitV5,
+    ncclscope::profiler::abi::StartEventV5,
+    ncclscope::profiler::abi::StopEventAbi,
+    ncclscope::profiler::abi::RecordEventStateAbi,
+    ncclscope::profiler::abi::FinalizeAbi,
+};

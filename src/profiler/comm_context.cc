@@ -1,0 +1,457 @@
+#include "profiler/comm_context.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "common/clock.h"
+#include "common/log.h"
+
+namespace ncclscope::profiler {
+namespace {
+
+constexpr const char* kDropNames[] = {"event_pool_full", "op_pool_full",   "unknown_type",  "unknown_state",
+                                      "stale_handle",    "stale_parent",   "foreign_parent", "null_context",
+                                      "invalid_context", "after_finalize"};
+static_assert(sizeof(kDropNames) / sizeof(kDropNames[0]) == static_cast<size_t>(Drop::kCount));
+
+constexpr const char* kEventNames[] = {"Group",   "Coll",     "P2p",    "ProxyOp",      "ProxyStep", "ProxyCtrl",
+                                       "KernelCh", "NetPlugin", "GroupApi", "CollApi",    "P2pApi",    "KernelLaunch",
+                                       "CeColl",  "CeSync",   "CeBatch", "Unknown"};
+static_assert(sizeof(kEventNames) / sizeof(kEventNames[0]) == static_cast<size_t>(EventType::kCount));
+
+bool IsOpType(EventType t) { return t == EventType::kColl || t == EventType::kP2p; }
+
+}  // namespace
+
+const char* DropName(Drop d) { return kDropNames[static_cast<int>(d)]; }
+const char* EventTypeName(EventType t) { return kEventNames[static_cast<int>(t)]; }
+
+CommContext::CommContext(const CommInfo& info, const ContextConfig& cfg, bool is_process)
+    : info_(info),
+      cfg_(cfg),
+      is_process_(is_process),
+      pid_(static_cast<int>(getpid())),
+      created_realtime_ns_(RealtimeNs()),
+      events_pool_(cfg.event_pool),
+      ops_pool_(is_process ? 1 : cfg.op_pool),
+      fr_(is_process ? 1 : cfg.fr_depth),
+      p2p_seq_(new std::atomic<uint32_t>[2 * static_cast<size_t>(info.nranks > 0 ? info.nranks : 1) + 2]) {
+  size_t n = 2 * static_cast<size_t>(info.nranks > 0 ? info.nranks : 1) + 2;
+  for (size_t i = 0; i < n; ++i) p2p_seq_[i].store(0, std::memory_order_relaxed);
+}
+
+CommContext::~CommContext() = default;
+
+size_t CommContext::memory_bytes() const {
+  return sizeof(*this) + events_pool_.memory_bytes() + ops_pool_.memory_bytes() + fr_.memory_bytes() +
+         CommAggregates::memory_bytes() + sizeof(std::atomic<uint32_t>) * (2 * static_cast<size_t>(info_.nranks) + 2) +
+         info_.name.capacity();
+}
+
+void* CommContext::Start(const EventDesc& d) {
+  CountEvent(d.type);
+  switch (d.type) {
+    case EventType::kColl:
+    case EventType::kP2p:
+      return StartOp(d);
+    case EventType::kKernelCh:
+      return StartKernelCh(d);
+    case EventType::kProxyOp:
+      if (d.parent != nullptr && !events_pool_.Contains(HandleSlot(d.parent))) {
+        CountDrop(Drop::kForeignParent);  // never dereference a pointer we did not hand out
+        return StartChild(d, nullptr);
+      }
+      return StartChild(d, d.parent != nullptr ? AcquireParent(d.parent) : nullptr);
+    case EventType::kProxyStep:
+    case EventType::kNetPlugin:
+      return StartChild(d, d.parent != nullptr ? AcquireParent(d.parent) : nullptr);
+    case EventType::kUnknown:
+    case EventType::kCount:
+      CountDrop(Drop::kUnknownType);
+      return nullptr;
+    default:
+      return StartChild(d, nullptr);  // Group, API, ProxyCtrl, CE: tracked only to be stopped safely
+  }
+}
+
+void* CommContext::StartOp(const EventDesc& d) {
+  Op* op = ops_pool_.Allocate();
+  if (op == nullptr) {
+    CountDrop(Drop::kOpPoolFull);
+    return nullptr;
+  }
+  EventSlot* s = events_pool_.Allocate();
+  if (s == nullptr) {
+    ops_pool_.Free(op);
+    CountDrop(Drop::kEventPoolFull);
+    return nullptr;
+  }
+  const bool is_coll = d.type == EventType::kColl;
+  const OpKind kind = is_coll ? OpKind::kColl : OpKind::kP2p;
+  const Func func = ParseFunc(d.func);
+  const int type_size = DatatypeSize(d.datatype);
+  const bool is_send = !is_coll && func == Func::kSend;
+  uint64_t seq;
+  if (is_coll) {
+    seq = d.seq;
+    last_seq_[0][static_cast<int>(func)].Max(seq);
+  } else {
+    int peer = d.root_or_peer;
+    size_t index = (peer >= 0 && peer < info_.nranks) ? 2 * static_cast<size_t>(peer) + is_send
+                                                      : 2 * static_cast<size_t>(info_.nranks) + is_send;
+    seq = p2p_seq_[index].fetch_add(1, std::memory_order_relaxed) + 1;
+    last_seq_[1][static_cast<int>(func)].Max(seq);
+  }
+  const int nch = d.nchannels > 0 ? d.nchannels : 0;
+  const bool kernel_mode = (cfg_.event_mask & kMaskKernelCh) != 0 && nch > 0;
+  op->seq.Set(seq);
+  op->arrival.Set(arrival_.fetch_add(1, std::memory_order_relaxed) + 1);
+  op->count.Set(d.count);
+  op->bytes.Set(OpBytes(func, d.count, type_size, info_.nranks));
+  op->start_ns.Set(MonotonicNs());
+  op->enqueued_ns.Set(0);
+  op->end_ns.Set(0);
+  op->gpu_start.Set(0);
+  op->gpu_end.Set(0);
+  op->host_kernel_start.Set(0);
+  op->host_kernel_end.Set(0);
+  op->peer_or_root.Set(d.root_or_peer);
+  op->steps_total.Set(0);
+  op->steps_done.Set(0);
+  op->channels.Set(static_cast<uint16_t>(nch));
+  op->kernel_started.Set(0);
+  op->kernel_done.Set(0);
+  op->proxy_ops_started.Set(0);
+  op->proxy_ops_done.Set(0);
+  op->kind.Set(static_cast<uint8_t>(kind));
+  op->func.Set(static_cast<uint8_t>(func));
+  op->algo.Set(static_cast<uint8_t>(is_coll ? ParseAlgo(d.algo) : Algo::kNone));
+  op->proto.Set(static_cast<uint8_t>(is_coll ? ParseProto(d.proto) : Proto::kNone));
+  op->type_size.Set(static_cast<uint8_t>(type_size));
+  op->is_send.Set(is_send);
+  op->op_state.Set(static_cast<uint8_t>(OpState::kEnqueued));
+  op->kernel_mode.Set(kernel_mode);
+  const int votes = 1 + (kernel_mode ? nch : 0);
+  op->remaining.store(votes, std::memory_order_relaxed);
+  op->state.store(Op::kInFlight, std::memory_order_release);
+
+  s->type = d.type;
+  s->is_send = is_send;
+  s->parent = nullptr;  // CollApi/P2pApi/Group parents are not needed once the op is described
+  s->op = op;
+  s->owner = this;
+  s->start_ns = 0;
+  s->refs.store(votes, std::memory_order_release);
+  return EncodeHandle(s, s->gen.load(std::memory_order_relaxed));
+}
+
+EventSlot* CommContext::AcquireParent(void* parent_handle) {
+  EventSlot* p = HandleSlot(parent_handle);
+  if (HandleIsKernel(parent_handle) || p->gen.load(std::memory_order_acquire) % 16 != HandleGen(parent_handle)) {
+    CountDrop(Drop::kStaleParent);
+    return nullptr;
+  }
+  int32_t r = p->refs.load(std::memory_order_relaxed);
+  while (r > 0 && !p->refs.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel)) {
+  }
+  if (r <= 0) {
+    CountDrop(Drop::kStaleParent);
+    return nullptr;
+  }
+  return p;
+}
+
+void* CommContext::StartChild(const EventDesc& d, EventSlot* parent) {
+  EventSlot* s = events_pool_.Allocate();
+  if (s == nullptr) {
+    if (parent != nullptr) Release(parent);
+    CountDrop(Drop::kEventPoolFull);
+    return nullptr;
+  }
+  Op* op = parent != nullptr ? parent->op : nullptr;
+  s->type = d.type;
+  s->is_send = d.is_send;
+  s->parent = parent;
+  s->op = op;
+  s->owner = this;
+  s->start_ns = 0;
+  if (op != nullptr && d.type == EventType::kProxyOp) {
+    op->proxy_ops_started.Add(1);
+    op->steps_total.Add(static_cast<uint32_t>(d.nsteps > 0 ? d.nsteps : 0));
+  }
+  s->refs.store(1, std::memory_order_release);
+  return EncodeHandle(s, s->gen.load(std::memory_order_relaxed));
+}
+
+void* CommContext::StartKernelCh(const EventDesc& d) {
+  if (d.parent == nullptr) {
+    CountDrop(Drop::kStaleParent);
+    return nullptr;
+  }
+  EventSlot* p = HandleSlot(d.parent);
+  if (!events_pool_.Contains(p)) {  // PXN: a pointer of another process; never dereference it
+    CountDrop(Drop::kForeignParent);
+    return nullptr;
+  }
+  if (HandleIsKernel(d.parent) || p->state.load(std::memory_order_acquire) == 0 ||
+      p->gen.load(std::memory_order_acquire) % 16 != HandleGen(d.parent) || !IsOpType(p->type) || p->op == nullptr) {
+    CountDrop(Drop::kStaleParent);
+    return nullptr;
+  }
+  Op* op = p->op;
+  const uint16_t k = op->kernel_started.Add(1);
+  bool own_ref = !op->kernel_mode.Get() || k > op->channels.Get();
+  if (own_ref && AcquireParent(d.parent) == nullptr) return nullptr;
+  if (k == 1) {
+    const uint64_t now = MonotonicNs();
+    op->host_kernel_start.Set(now);
+    op->op_state.Max(static_cast<uint8_t>(OpState::kKernelStarted));
+    if (d.has_ptimer && d.ptimer != 0) {
+      int64_t off = static_cast<int64_t>(now - d.ptimer);
+      int64_t cur = gpu_offset_.load(std::memory_order_relaxed);
+      while (off < cur && !gpu_offset_.compare_exchange_weak(cur, off, std::memory_order_relaxed)) {
+      }
+    }
+  }
+  if (d.has_ptimer && d.ptimer != 0) op->gpu_start.Min(d.ptimer);
+  return EncodeHandle(p, HandleGen(d.parent), /*kernel=*/true, own_ref);
+}
+
+void CommContext::Release(EventSlot* s) {
+  if (s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Last reference: this thread owns the slot until Free publishes it as free.
+  EventSlot* parent = s->parent;
+  CommContext* owner = s->owner;
+  if (IsOpType(s->type) && s->op != nullptr) owner->ops_pool_.Free(s->op);
+  s->parent = nullptr;
+  s->op = nullptr;
+  s->gen.store(s->gen.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  owner->events_pool_.Free(s);
+  if (parent != nullptr) Release(parent);
+}
+
+void CommContext::OpVote(Op* op) {
+  if (op->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) Complete(op);
+}
+
+void CommContext::Stop(void* handle) {
+  if (handle == nullptr) return;  // the net callback may stop a NULL handle
+  EventSlot* s = HandleSlot(handle);
+  if (s->state.load(std::memory_order_acquire) == 0 ||
+      s->gen.load(std::memory_order_acquire) % 16 != HandleGen(handle)) {
+    if (s->owner != nullptr) s->owner->CountDrop(Drop::kStaleHandle);
+    return;
+  }
+  CommContext* owner = s->owner;
+  Op* op = s->op;
+  if (HandleIsKernel(handle)) {
+    const uint16_t done = op->kernel_done.Add(1);
+    if (done == op->kernel_started.Get() || done == op->channels.Get()) op->host_kernel_end.Set(MonotonicNs());
+    if (!HandleOwnsRef(handle)) owner->OpVote(op);
+    Release(s);
+    return;
+  }
+  switch (s->type) {
+    case EventType::kColl:
+    case EventType::kP2p:
+      op->enqueued_ns.Set(MonotonicNs());
+      owner->OpVote(op);
+      break;
+    case EventType::kProxyOp:
+      if (op != nullptr) op->proxy_ops_done.Add(1);
+      break;
+    case EventType::kProxyStep:
+      if (op != nullptr) op->steps_done.Add(1);
+      break;
+    default:
+      break;
+  }
+  Release(s);
+}
+
+void CommContext::Record(void* handle, const StateUpdate& u) {
+  if (handle == nullptr) return;
+  EventSlot* s = HandleSlot(handle);
+  if (s->state.load(std::memory_order_acquire) == 0 ||
+      s->gen.load(std::memory_order_acquire) % 16 != HandleGen(handle)) {
+    if (s->owner != nullptr) s->owner->CountDrop(Drop::kStaleHandle);
+    return;
+  }
+  if (u.state < 0 || u.state > kStateMaxKnown) {
+    s->owner->CountDrop(Drop::kUnknownState);
+    return;
+  }
+  Op* op = s->op;
+  if (HandleIsKernel(handle)) {
+    if (u.state == kStateKernelChStop && u.has_args && u.value != 0) op->gpu_end.Max(u.value);
+    return;
+  }
+  if (op == nullptr) return;
+  if (s->type == EventType::kProxyOp && u.state == kStateProxyOpInProgress) {
+    op->op_state.Max(static_cast<uint8_t>(OpState::kNetProgress));
+  }
+}
+
+void CommContext::Complete(Op* op) {
+  const uint64_t now = MonotonicNs();
+  op->end_ns.Set(now);
+  op->op_state.Set(static_cast<uint8_t>(OpState::kCompleted));
+  OpRecord rec = ReadOp(*op, now);
+  const uint64_t gs = rec.gpu_start_ns, ge = rec.gpu_end_ns;
+  const uint64_t hs = op->host_kernel_start.Get();
+  uint64_t he = op->host_kernel_end.Get();
+  if (gs != 0 && ge >= gs) {
+    rec.timing_source = TimingSource::kGpu;
+    rec.duration_ns = ge - gs;
+  } else if (hs != 0 && rec.kernel_channels_done > 0) {
+    if (he < hs) he = now;
+    rec.timing_source = TimingSource::kProxy;
+    rec.duration_ns = he - hs;
+  } else {
+    rec.timing_source = TimingSource::kCpu;
+    rec.duration_ns = rec.enqueued_ns > rec.start_ns ? rec.enqueued_ns - rec.start_ns : 0;
+  }
+  const int k = static_cast<int>(rec.kind), f = static_cast<int>(rec.func);
+  op_count_[k][f].Add(1);
+  op_bytes_[k][f].Add(rec.bytes);
+  const auto bus = static_cast<uint64_t>(static_cast<double>(rec.bytes) * BusBwFactor(rec.func, info_.nranks));
+  agg_.Record(rec.kind, rec.func, rec.algo, rec.proto, rec.bytes, bus, rec.duration_ns,
+              rec.timing_source != TimingSource::kCpu);
+  fr_.Append(rec);
+  op->state.store(Op::kDone, std::memory_order_release);
+}
+
+OpRecord CommContext::ReadOp(const Op& op, uint64_t now_ns) const {
+  OpRecord r;
+  r.seq = op.seq.Get();
+  r.arrival = op.arrival.Get();
+  r.count = op.count.Get();
+  r.bytes = op.bytes.Get();
+  r.start_ns = op.start_ns.Get();
+  r.enqueued_ns = op.enqueued_ns.Get();
+  r.end_ns = op.end_ns.Get();
+  r.gpu_start_ns = op.gpu_start.Get();
+  r.gpu_end_ns = op.gpu_end.Get();
+  int64_t off = gpu_offset_.load(std::memory_order_relaxed);
+  if (r.gpu_start_ns != 0 && off != INT64_MAX) r.kernel_start_host_ns = r.gpu_start_ns + off;
+  r.peer_or_root = op.peer_or_root.Get();
+  r.channels = op.channels.Get();
+  r.kernel_channels_done = op.kernel_done.Get();
+  r.proxy_ops_started = op.proxy_ops_started.Get();
+  r.proxy_ops_done = op.proxy_ops_done.Get();
+  r.steps_total = op.steps_total.Get();
+  r.steps_done = op.steps_done.Get();
+  r.kind = static_cast<OpKind>(op.kind.Get());
+  r.func = static_cast<Func>(op.func.Get());
+  r.algo = static_cast<Algo>(op.algo.Get());
+  r.proto = static_cast<Proto>(op.proto.Get());
+  r.state = static_cast<OpState>(op.op_state.Get());
+  r.type_size = op.type_size.Get();
+  r.is_send = op.is_send.Get();
+  if (r.state != OpState::kCompleted && r.start_ns != 0 && now_ns > r.start_ns) r.duration_ns = now_ns - r.start_ns;
+  return r;
+}
+
+void CommContext::FillCounters(std::map<std::string, uint64_t>* dropped,
+                               std::map<std::string, uint64_t>* events) const {
+  for (int i = 0; i < static_cast<int>(Drop::kCount); ++i) {
+    uint64_t v = drops_[i].load(std::memory_order_relaxed);
+    if (v != 0) (*dropped)[kDropNames[i]] += v;
+  }
+  if (agg_.dropped_full() != 0) (*dropped)["aggregate_table_full"] += agg_.dropped_full();
+  for (int i = 0; i < static_cast<int>(EventType::kCount); ++i) {
+    uint64_t v = events_[i].load(std::memory_order_relaxed);
+    if (v != 0) (*events)[kEventNames[i]] += v;
+  }
+}
+
+void CommContext::Fill(CommSnapshot* out) const {
+  const uint64_t now = MonotonicNs();
+  out->comm_hash = info_.comm_hash;
+  out->comm_name = info_.name;
+  out->has_name = info_.has_name;
+  out->rank = info_.rank;
+  out->nranks = info_.nranks;
+  out->nnodes = info_.nnodes;
+  out->pid = pid_;
+  out->abi = info_.abi;
+  out->created_realtime_ns = created_realtime_ns_;
+  out->snapshot_monotonic_ns = now;
+  out->finalized = finalized();
+  out->stalled = stalled_.load(std::memory_order_relaxed);
+  out->arrivals = arrival_.load(std::memory_order_relaxed);
+  for (int k = 0; k < 2; ++k) {
+    for (int f = 0; f < static_cast<int>(Func::kCount); ++f) {
+      uint64_t n = op_count_[k][f].Get(), last = last_seq_[k][f].Get();
+      if (n == 0 && last == 0) continue;
+      OpTotals t;
+      t.kind = static_cast<OpKind>(k);
+      t.func = static_cast<Func>(f);
+      t.count = n;
+      t.bytes = op_bytes_[k][f].Get();
+      t.last_seq = last;
+      out->ops.push_back(t);
+    }
+  }
+  out->aggregates = agg_.Snapshot();
+  out->fr_depth = fr_.depth();
+  out->fr_overwritten = fr_.overwritten();
+  out->completed = fr_.Snapshot();
+  out->in_flight.clear();
+  for (uint32_t i = 0; i < ops_pool_.size(); ++i) {
+    const Op& op = ops_pool_.at(i);
+    if (op.state.load(std::memory_order_acquire) != Op::kInFlight) continue;
+    OpRecord r = ReadOp(op, now);
+    if (op.state.load(std::memory_order_acquire) != Op::kInFlight || op.arrival.Get() != r.arrival) continue;
+    out->in_flight.push_back(r);
+  }
+  std::sort(out->in_flight.begin(), out->in_flight.end(),
+            [](const OpRecord& a, const OpRecord& b) { return a.arrival < b.arrival; });
+  out->in_flight_count = static_cast<int>(out->in_flight.size());
+  out->oldest_in_flight_age_ns = 0;
+  for (const OpRecord& r : out->in_flight) {
+    if (r.start_ns != 0 && now > r.start_ns) out->oldest_in_flight_age_ns = std::max(out->oldest_in_flight_age_ns, now - r.start_ns);
+  }
+  int64_t off = gpu_offset_.load(std::memory_order_relaxed);
+  out->has_gpu_offset = off != INT64_MAX;
+  out->gpu_to_host_offset_ns = out->has_gpu_offset ? off : 0;
+  FillCounters(&out->dropped, &out->events);
+  out->memory_bytes = memory_bytes();
+}
+
+bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) {
+  uint64_t oldest_start = UINT64_MAX, oldest_arrival = 0, oldest_seq = 0;
+  Func oldest_func = Func::kOther;
+  for (uint32_t i = 0; i < ops_pool_.size(); ++i) {
+    const Op& op = ops_pool_.at(i);
+    if (op.state.load(std::memory_order_acquire) != Op::kInFlight) continue;
+    uint64_t st = op.start_ns.Get();
+    if (st != 0 && st < oldest_start) {
+      oldest_start = st;
+      oldest_arrival = op.arrival.Get();
+      oldest_seq = op.seq.Get();
+      oldest_func = static_cast<Func>(op.func.Get());
+    }
+  }
+  if (oldest_start == UINT64_MAX || now_ns < oldest_start || now_ns - oldest_start < timeout_ns) {
+    stalled_.store(false, std::memory_order_relaxed);
+    return false;
+  }
+  if (stalled_arrival_.load(std::memory_order_relaxed) == oldest_arrival && stalled_.load(std::memory_order_relaxed)) {
+    return false;  // already reported this operation
+  }
+  stalled_arrival_.store(oldest_arrival, std::memory_order_relaxed);
+  stalled_.store(true, std::memory_order_relaxed);
+  NCCLSCOPE_WARN(subsys::kProfile,
+                 "ncclscope: communicator 0x%016llx (%s) rank %d stalled: %s seq %llu in flight for %.1f s",
+                 static_cast<unsigned long long>(info_.comm_hash), info_.has_name ? info_.name.c_str() : "-",
+                 info_.rank, FuncName(oldest_func), static_cast<unsigned long long>(oldest_seq),
+                 static_cast<double>(now_ns - oldest_start) / 1e9);
+  Fill(out);
+  return true;
+}
+
+bool CommContext::TryRetire() { return events_pool_.Live() == 0; }
+
+}  // namespace ncclscope::profiler

@@ -1,0 +1,123 @@
+// CommContext: everything the profiler keeps for one communicator (or, for the process context,
+// for events that belong to no local communicator: NULL context, PXN proxies of other processes).
+// Created at profiler init, registered in the core's CommRegistry, unregistered at finalize.
+//
+// Thread-safety: the event methods (Start*/Stop/Record) are called concurrently from NCCL's
+// threads and take no lock and allocate nothing: fixed pools, relaxed atomics, a lock-free flight
+// recorder and aggregate table. Fill/CheckStall run under the registry lock on other threads and
+// only read atomics. The context outlives every event slot it handed out: finalize frees it only
+// when no slot is live, otherwise it is retired and freed when the last slot is released.
+#ifndef NCCLSCOPE_PROFILER_COMM_CONTEXT_H_
+#define NCCLSCOPE_PROFILER_COMM_CONTEXT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/aggregates.h"
+#include "core/flight_recorder.h"
+#include "core/registry.h"
+#include "core/relaxed.h"
+#include "profiler/event.h"
+#include "profiler/pools.h"
+
+namespace ncclscope::profiler {
+
+enum class Drop : uint8_t {
+  kEventPoolFull = 0,
+  kOpPoolFull,
+  kUnknownType,
+  kUnknownState,
+  kStaleHandle,
+  kStaleParent,
+  kForeignParent,
+  kNullContext,
+  kInvalidContext,
+  kAfterFinalize,
+  kCount
+};
+const char* DropName(Drop d);
+
+struct CommInfo {
+  uint64_t comm_hash = 0;
+  std::string name;
+  bool has_name = false;
+  int rank = 0;
+  int nranks = 1;
+  int nnodes = 1;
+  std::string abi = "neutral";
+};
+
+struct ContextConfig {
+  uint32_t event_pool = 2048;
+  uint32_t op_pool = 512;
+  int fr_depth = 2048;
+  int event_mask = kDefaultEventMask;
+};
+
+class CommContext final : public CommSource {
+ public:
+  CommContext(const CommInfo& info, const ContextConfig& cfg, bool is_process);
+  ~CommContext() override;
+
+  // Event path. Start returns the handle for NCCL (nullptr: dropped, counted).
+  void* Start(const EventDesc& d);
+  static void Stop(void* handle);
+  static void Record(void* handle, const StateUpdate& u);
+
+  void CountDrop(Drop d) { drops_[static_cast<int>(d)].fetch_add(1, std::memory_order_relaxed); }
+  void CountEvent(EventType t) { events_[static_cast<int>(t)].fetch_add(1, std::memory_order_relaxed); }
+
+  // Registry side.
+  void Fill(CommSnapshot* out) const override;
+  bool CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) override;
+  void FillCounters(std::map<std::string, uint64_t>* dropped, std::map<std::string, uint64_t>* events) const;
+
+  // Lifetime. MarkFinalized; then Retire() returns true if the context may be deleted now.
+  void MarkFinalized() { finalized_.store(true, std::memory_order_release); }
+  bool finalized() const { return finalized_.load(std::memory_order_acquire); }
+  bool TryRetire();
+  bool OwnsSlot(const void* p) const { return events_pool_.Contains(p); }
+  const CommInfo& info() const { return info_; }
+  size_t memory_bytes() const;
+  uint32_t live_events() const { return events_pool_.Live(); }
+
+ private:
+  void* StartOp(const EventDesc& d);
+  void* StartKernelCh(const EventDesc& d);
+  void* StartChild(const EventDesc& d, EventSlot* parent);
+  EventSlot* AcquireParent(void* parent_handle);
+  static void Release(EventSlot* s);
+  void OpVote(Op* op);
+  void Complete(Op* op);
+  void OnKernelStop(EventSlot* coll, uint64_t ptimer_end, bool has_ptimer);
+  OpRecord ReadOp(const Op& op, uint64_t now_ns) const;
+
+  const CommInfo info_;
+  const ContextConfig cfg_;
+  const bool is_process_;
+  const int pid_;
+  const uint64_t created_realtime_ns_;
+  FixedPool<EventSlot> events_pool_;
+  FixedPool<Op> ops_pool_;
+  FlightRecorder fr_;
+  CommAggregates agg_;
+  std::unique_ptr<std::atomic<uint32_t>[]> p2p_seq_;  // [peer * 2 + is_send]
+  RelaxedAtomic<uint64_t> last_seq_[2][static_cast<int>(Func::kCount)];
+  RelaxedAtomic<uint64_t> op_count_[2][static_cast<int>(Func::kCount)];
+  RelaxedAtomic<uint64_t> op_bytes_[2][static_cast<int>(Func::kCount)];
+  alignas(64) std::atomic<uint64_t> arrival_{0};
+  alignas(64) std::atomic<uint64_t> drops_[static_cast<int>(Drop::kCount)] = {};
+  std::atomic<uint64_t> events_[static_cast<int>(EventType::kCount)] = {};
+  // GPU→host calibration: the smallest (host_monotonic − gpu) seen at a KernelCh start; the host
+  // sees the start late, so the minimum is the best estimate of the true offset.
+  std::atomic<int64_t> gpu_offset_{INT64_MAX};
+  std::atomic<bool> finalized_{false};
+  std::atomic<bool> stalled_{false};
+  std::atomic<uint64_t> stalled_arrival_{UINT64_MAX};
+};
+
+}  // namespace ncclscope::profiler
+
+#endif  // NCCLSCOPE_PROFILER_COMM_CONTEXT_H_

@@ -1,0 +1,101 @@
+// The version-neutral event model the ABI adapters translate every ncclProfiler_vN call into.
+// Plain values only; the adapters fill one EventDesc per startEvent on the caller's stack.
+#ifndef NCCLSCOPE_PROFILER_EVENT_H_
+#define NCCLSCOPE_PROFILER_EVENT_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ncclscope::profiler {
+
+enum class EventType : uint8_t {
+  kGroup = 0,
+  kColl,
+  kP2p,
+  kProxyOp,
+  kProxyStep,
+  kProxyCtrl,
+  kKernelCh,
+  kNetPlugin,
+  kGroupApi,
+  kCollApi,
+  kP2pApi,
+  kKernelLaunch,
+  kCeColl,
+  kCeSync,
+  kCeBatch,
+  kUnknown,
+  kCount
+};
+
+// NCCL's type bit (exactly one set) → our type; anything else is kUnknown.
+inline EventType EventTypeFromBit(uint64_t bit) {
+  if (bit == 0 || (bit & (bit - 1)) != 0) return EventType::kUnknown;
+  int index = __builtin_ctzll(bit);
+  return index < static_cast<int>(EventType::kUnknown) ? static_cast<EventType>(index) : EventType::kUnknown;
+}
+const char* EventTypeName(EventType t);
+
+// Activation-mask bits, the same numbers as NCCL's (kept here so the core of the profiler needs no ABI header).
+inline constexpr int kMaskColl = 0x2;
+inline constexpr int kMaskP2p = 0x4;
+inline constexpr int kMaskProxyOp = 0x8;
+inline constexpr int kMaskProxyStep = 0x10;
+inline constexpr int kMaskKernelCh = 0x40;
+// Always on: Coll and P2p name every operation (function, sequence, bytes, algorithm) and KernelCh
+// gives its GPU start/end and completion, which the flight recorder and stall watch need to tell an
+// enqueued operation from one whose kernel is running. ProxyOp/ProxyStep (network steps) cost ~3
+// calls per channel per peer plus several per step and are opt-in through NCCLSCOPE_EVENT_MASK.
+inline constexpr int kDefaultEventMask = kMaskColl | kMaskP2p | kMaskKernelCh;
+
+// States with a meaning for us (NCCL's numbering, shared by all versions).
+inline constexpr int kStateProxyStepSendWait = 9;
+inline constexpr int kStateProxyStepRecvFlushWait = 11;
+inline constexpr int kStateProxyCtrlAppendEnd = 18;
+inline constexpr int kStateProxyOpInProgress = 19;
+inline constexpr int kStateNetPluginUpdate = 21;
+inline constexpr int kStateKernelChStop = 22;
+inline constexpr int kStateMaxKnown = 30;
+
+struct EventDesc {
+  EventType type = EventType::kUnknown;
+  void* parent = nullptr;
+  int rank = 0;
+  // Coll / P2p
+  bool has_seq = false;
+  uint64_t seq = 0;
+  const char* func = nullptr;
+  const char* datatype = nullptr;
+  size_t count = 0;
+  int root_or_peer = -1;
+  int nchannels = 0;
+  const char* algo = nullptr;
+  const char* proto = nullptr;
+  // ProxyOp
+  int pid = 0;
+  int channel = 0;
+  int peer = -1;
+  int nsteps = 0;
+  int chunk_size = 0;
+  bool is_send = false;
+  // ProxyStep
+  int step = 0;
+  // KernelCh
+  bool has_ptimer = false;
+  uint64_t ptimer = 0;
+  // NetPlugin
+  int64_t net_id = 0;
+  void* net_data = nullptr;
+};
+
+// A recordEventState call: `value` is the 8-byte state argument read per state (transSize, pTimer,
+// appendedProxyOps); has_args is false when NCCL passed NULL.
+struct StateUpdate {
+  int state = 0;
+  bool has_args = false;
+  uint64_t value = 0;
+};
+
+}  // namespace ncclscope::profiler
+
+#endif  // NCCLSCOPE_PROFILER_EVENT_H_

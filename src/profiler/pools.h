@@ -1,0 +1,111 @@
+// Fixed-size pools of event slots and operation records, allocated and pre-faulted when a
+// communicator is created. Allocation scans from a shared cursor and claims a free slot with one
+// CAS on its state word; a full pool returns nullptr (the caller drops and counts the event).
+// No lock, no heap allocation, never blocks. Slots are 64-byte aligned so an event handle can
+// carry a 5-bit generation (stale-handle check) and a 1-bit "kernel channel" tag in its low bits.
+#ifndef NCCLSCOPE_PROFILER_POOLS_H_
+#define NCCLSCOPE_PROFILER_POOLS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "core/op_types.h"
+#include "core/relaxed.h"
+#include "profiler/event.h"
+
+namespace ncclscope::profiler {
+
+class CommContext;
+
+// One tracked operation (Coll or P2p). Written on the event path with relaxed atomics so that
+// snapshot readers may copy it at any time.
+struct alignas(64) Op {
+  std::atomic<uint32_t> state{0};  // kFree, kInFlight, kDone (completed, slot still held by its event)
+  std::atomic<int32_t> remaining{0};  // completion votes left: Coll stop + one per expected KernelCh stop
+  RelaxedAtomic<uint64_t> seq, arrival, count, bytes, start_ns, enqueued_ns, end_ns;
+  RelaxedAtomic<uint64_t> gpu_start, gpu_end, host_kernel_start, host_kernel_end;
+  RelaxedAtomic<int32_t> peer_or_root;
+  RelaxedAtomic<uint32_t> steps_total, steps_done;
+  RelaxedAtomic<uint16_t> channels, kernel_started, kernel_done, proxy_ops_started, proxy_ops_done;
+  RelaxedAtomic<uint8_t> kind, func, algo, proto, type_size, is_send, op_state, kernel_mode;
+  static constexpr uint32_t kFree = 0, kInFlight = 1, kDone = 2;
+};
+
+// One live event. Plain fields are written by the thread that starts the event before its handle
+// is returned to NCCL, which orders them before any use of the handle.
+struct alignas(64) EventSlot {
+  std::atomic<uint32_t> state{0};  // 0 free, 1 used
+  std::atomic<int32_t> refs{0};    // 1 until stopped, +1 per child or expected KernelCh
+  std::atomic<uint32_t> gen{0};
+  EventType type = EventType::kUnknown;
+  bool is_send = false;
+  EventSlot* parent = nullptr;  // holds one reference on it
+  Op* op = nullptr;             // Coll/P2p: owned; descendants: borrowed through the parent chain
+  CommContext* owner = nullptr;
+  uint64_t start_ns = 0;
+};
+
+template <class T>
+class FixedPool {
+ public:
+  explicit FixedPool(uint32_t size) : size_(size ? size : 1), slots_(new T[size_]) {}
+  T* Allocate() {
+    uint32_t start = cursor_.fetch_add(1, std::memory_order_relaxed);
+    uint32_t probes = size_ < kMaxProbes ? size_ : kMaxProbes;
+    for (uint32_t i = 0; i < probes; ++i) {
+      T& s = slots_[(start + i) % size_];
+      uint32_t expected = 0;
+      if (s.state.load(std::memory_order_relaxed) == 0 &&
+          s.state.compare_exchange_strong(expected, 1, std::memory_order_acquire)) {
+        return &s;
+      }
+    }
+    return nullptr;
+  }
+  void Free(T* s) { s->state.store(0, std::memory_order_release); }
+  bool Contains(const void* p) const {
+    auto a = reinterpret_cast<uintptr_t>(p);
+    auto b = reinterpret_cast<uintptr_t>(slots_.get());
+    return a >= b && a < b + sizeof(T) * size_ && (a - b) % sizeof(T) == 0;
+  }
+  uint32_t size() const { return size_; }
+  T& at(uint32_t i) { return slots_[i]; }
+  const T& at(uint32_t i) const { return slots_[i]; }
+  uint32_t Live() const {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < size_; ++i) n += slots_[i].state.load(std::memory_order_acquire) != 0;
+    return n;
+  }
+  size_t memory_bytes() const { return sizeof(T) * size_; }
+
+ private:
+  static constexpr uint32_t kMaxProbes = 256;
+  const uint32_t size_;
+  std::unique_ptr<T[]> slots_;
+  alignas(64) std::atomic<uint32_t> cursor_{0};
+};
+
+// Handle encoding: slot address | generation (4 bits) | "holds its own reference" (bit 4) |
+// kernel-channel tag (bit 5). KernelCh events get no slot of their own: their handle is the parent
+// Coll/P2p slot tagged, because their parent pre-counted one reference per expected channel.
+inline constexpr uintptr_t kGenMask = 0x0f;
+inline constexpr uintptr_t kOwnRefTag = 0x10;
+inline constexpr uintptr_t kKernelTag = 0x20;
+inline constexpr uintptr_t kLowMask = 0x3f;
+static_assert(alignof(EventSlot) >= 64);
+
+inline void* EncodeHandle(EventSlot* s, uint32_t gen, bool kernel = false, bool own_ref = false) {
+  return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(s) | (gen & kGenMask) | (kernel ? kKernelTag : 0) |
+                                 (own_ref ? kOwnRefTag : 0));
+}
+inline bool HandleOwnsRef(const void* h) { return (reinterpret_cast<uintptr_t>(h) & kOwnRefTag) != 0; }
+inline EventSlot* HandleSlot(const void* h) {
+  return reinterpret_cast<EventSlot*>(reinterpret_cast<uintptr_t>(h) & ~kLowMask);
+}
+inline uint32_t HandleGen(const void* h) { return reinterpret_cast<uintptr_t>(h) & kGenMask; }
+inline bool HandleIsKernel(const void* h) { return (reinterpret_cast<uintptr_t>(h) & kKernelTag) != 0; }
+
+}  // namespace ncclscope::profiler
+
+#endif  // NCCLSCOPE_PROFILER_POOLS_H_

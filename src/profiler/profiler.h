@@ -1,0 +1,48 @@
+// The version-neutral profiler: what every ncclProfiler_vN table calls after translating its
+// arguments. Contexts handed to NCCL are entries of a fixed process-wide table, so any context
+// pointer can be validated with a range check before it is used (PXN hands us foreign ones).
+// All functions are thread-safe; StartEvent/StopEvent/RecordEventState take no lock and allocate
+// nothing. Init/Finalize take the registry lock and acquire/release the runtime.
+#ifndef NCCLSCOPE_PROFILER_PROFILER_H_
+#define NCCLSCOPE_PROFILER_PROFILER_H_
+
+#include <cstdint>
+
+#include "common/status.h"
+#include "ncclscope/abi/common.h"
+#include "profiler/event.h"
+
+namespace ncclscope::profiler {
+
+struct InitArgs {
+  uint64_t comm_hash = 0;
+  const char* comm_name = nullptr;
+  int nnodes = 1;
+  int nranks = 1;
+  int rank = 0;
+  const char* abi = "neutral";
+  ncclscope_logger_t logger = nullptr;
+  int* activation_mask = nullptr;  // NCCL's process-wide mask; we write our mask into it
+};
+
+// Creates the communicator's context and registers it; *context receives the handle for NCCL.
+Status Init(const InitArgs& args, void** context);
+// Returns NCCL's handle for the new event, or nullptr (dropped and counted, or not tracked).
+void* StartEvent(void* context, const EventDesc& d);
+void StopEvent(void* handle);
+void RecordEventState(void* handle, const StateUpdate& u);
+// Writes the final dump, unregisters, releases the runtime (the last one joins the stall watch).
+void Finalize(void* context);
+
+// The activation mask in effect: NCCLSCOPE_EVENT_MASK, or kDefaultEventMask when it is -1.
+int EffectiveEventMask();
+
+// Memory of one communicator's context at the current settings (for benchmarks and docs).
+size_t ContextMemoryBytes(void* context);
+
+// Number of contexts finalized while NCCL still held some of their event handles (kept, not freed).
+uint64_t RetainedContexts();
+
+}  // namespace ncclscope::profiler
+
+#endif  // NCCLSCOPE_PROFILER_PROFILER_H_

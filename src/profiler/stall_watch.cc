@@ -1,0 +1,68 @@
+#include "profiler/stall_watch.h"
+
+#include <pthread.h>
+
+#include <vector>
+
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/params.h"
+#include "core/registry.h"
+
+namespace ncclscope::profiler {
+
+StallWatch& StallWatch::Instance() {
+  static StallWatch* watch = new StallWatch();  // -z nodelete global; never destroyed
+  return *watch;
+}
+
+namespace {
+// Registered once per process; the runtime starts it at the first init of each cycle.
+ServiceRegistration g_registration(&StallWatch::Instance());
+}  // namespace
+
+void StallWatch::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = false;
+  }
+  thread_ = std::thread([this] { Run(); });
+}
+
+void StallWatch::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+    cv_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+uint64_t StallWatch::ticks() const {
+  absl::MutexLock lock(&mu_);
+  return ticks_;
+}
+
+void StallWatch::SetTickForTest(uint64_t tick_ns) {
+  absl::MutexLock lock(&mu_);
+  tick_ns_ = tick_ns;
+}
+
+void StallWatch::Run() {
+  pthread_setname_np(pthread_self(), "ncclscope-stall");
+  const uint64_t timeout_ns = static_cast<uint64_t>(Params().Int(ParamId::kStallTimeoutS)) * 1'000'000'000ull;
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!stop_) cv_.WaitWithTimeout(&mu_, absl::Nanoseconds(tick_ns_));
+      if (stop_) return;
+      ++ticks_;
+    }
+    // Dumps run outside every lock of ours except the hooks' own.
+    std::vector<CommSnapshot> stalled = CommRegistry::Instance().CollectStalls(MonotonicNs(), timeout_ns);
+    for (const CommSnapshot& snap : stalled) CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kStall);
+  }
+}
+
+}  // namespace ncclscope::profiler
