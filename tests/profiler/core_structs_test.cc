@@ -1,0 +1,95 @@
+// The lock-free building blocks: flight recorder ring and aggregate table.
+#include <thread>
+#include <vector>
+
+#include "core/aggregates.h"
+#include "core/flight_recorder.h"
+#include "gtest/gtest.h"
+
+namespace ncclscope {
+namespace {
+
+TEST(FlightRecorder, KeepsLastNAndCountsOverwrites) {
+  FlightRecorder fr(16);
+  for (uint64_t i = 1; i <= 40; ++i) {
+    OpRecord r;
+    r.seq = i;
+    r.bytes = i * 10;
+    fr.Append(r);
+  }
+  std::vector<OpRecord> got = fr.Snapshot();
+  ASSERT_EQ(got.size(), 16u);
+  EXPECT_EQ(got.front().seq, 25u);
+  EXPECT_EQ(got.back().seq, 40u);
+  EXPECT_EQ(got.back().bytes, 400u);
+  EXPECT_EQ(fr.overwritten(), 24u);
+  EXPECT_LE(sizeof(OpRecord), 256u);  // "a few hundred bytes at most"
+}
+
+TEST(FlightRecorder, ConcurrentWritersNeverTear) {
+  FlightRecorder fr(64);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 4; ++t) {
+    writers.emplace_back([&, t] {
+      for (uint64_t i = 0; i < 20000; ++i) {
+        OpRecord r;
+        r.seq = i;
+        r.bytes = i * 3 + t;  // a record is consistent when bytes == seq*3 + arrival
+        r.arrival = static_cast<uint64_t>(t);
+        fr.Append(r);
+      }
+    });
+  }
+  std::thread reader([&] {
+    while (!stop.load()) {
+      for (const OpRecord& r : fr.Snapshot()) ASSERT_EQ(r.bytes, r.seq * 3 + r.arrival);
+    }
+  });
+  for (auto& w : writers) w.join();
+  stop = true;
+  reader.join();
+  EXPECT_EQ(fr.appended(), 80000u);
+}
+
+TEST(Aggregates, CellsHistogramsAndCpuKeptApart) {
+  CommAggregates agg;
+  agg.Record(OpKind::kColl, Func::kAllReduce, Algo::kRing, Proto::kSimple, 4096, 6144, 1000, true);
+  agg.Record(OpKind::kColl, Func::kAllReduce, Algo::kRing, Proto::kSimple, 4096, 6144, 3000, true);
+  agg.Record(OpKind::kColl, Func::kAllReduce, Algo::kRing, Proto::kSimple, 4096, 6144, 50, false);
+  agg.Record(OpKind::kColl, Func::kAllReduce, Algo::kTree, Proto::kLL, 4096, 6144, 700, true);
+  auto cells = agg.Snapshot();
+  ASSERT_EQ(cells.size(), 2u);
+  for (const auto& c : cells) {
+    if (c.algo == Algo::kRing) {
+      EXPECT_EQ(c.func, Func::kAllReduce);
+      EXPECT_EQ(c.proto, Proto::kSimple);
+      EXPECT_EQ(c.size_class, 13);
+      EXPECT_EQ(c.count, 3u);
+      EXPECT_EQ(c.bytes, 3 * 4096u);
+      EXPECT_EQ(c.latency_count, 2u);
+      EXPECT_EQ(c.latency_sum_ns, 4000u);
+      EXPECT_EQ(c.latency_buckets[9], 1u);   // 1000 ns in [512, 1024)
+      EXPECT_EQ(c.latency_buckets[11], 1u);  // 3000 ns in [2048, 4096)
+      EXPECT_EQ(c.cpu_count, 1u);            // the CPU-only duration never enters the histogram
+      EXPECT_EQ(c.cpu_sum_ns, 50u);
+    } else {
+      EXPECT_EQ(c.algo, Algo::kTree);
+      EXPECT_EQ(c.count, 1u);
+    }
+  }
+}
+
+TEST(Aggregates, FullTableDropsAndCounts) {
+  CommAggregates agg;
+  for (int i = 0; i < CommAggregates::kCells + 5; ++i) {
+    // distinct size classes × functions give distinct cells
+    agg.Record(OpKind::kColl, static_cast<Func>(i % 12), Algo::kRing, static_cast<Proto>(i / 12 % 4),
+               1ull << (i / 48), 0, 10, true);
+  }
+  EXPECT_GT(agg.dropped_full(), 0u);
+  EXPECT_EQ(agg.Snapshot().size(), static_cast<size_t>(CommAggregates::kCells));
+}
+
+}  // namespace
+}  // namespace ncclscope

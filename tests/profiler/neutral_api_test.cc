@@ -1,0 +1,189 @@
+// The version-neutral profiler API through the core library: registry shapes, snapshots, the stall
+// watch (warning + dump within a second of the threshold) and finalize latency with the watchdog joined.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "common/runtime.h"
+#include "core/registry.h"
+#include "exporters/dump/comm_dump.h"
+#include "gtest/gtest.h"
+#include "profiler/profiler.h"
+#include "profiler/stall_watch.h"
+
+namespace ncclscope::profiler {
+namespace {
+
+void* InitComm(uint64_t hash, int rank, int nranks, const char* name = "unit") {
+  InitArgs a;
+  a.comm_hash = hash;
+  a.comm_name = name;
+  a.rank = rank;
+  a.nranks = nranks;
+  a.abi = "neutral";
+  void* ctx = nullptr;
+  EXPECT_TRUE(Init(a, &ctx).ok());
+  return ctx;
+}
+
+// One AllReduce with `nch` KernelCh events; returns nothing, completes the op.
+void AllReduce(void* ctx, uint64_t seq, size_t count, int nch, uint64_t gpu0, uint64_t dur) {
+  EventDesc c;
+  c.type = EventType::kColl;
+  c.has_seq = true;
+  c.seq = seq;
+  c.func = "AllReduce";
+  c.datatype = "ncclFloat32";
+  c.count = count;
+  c.nchannels = nch;
+  c.algo = "RING";
+  c.proto = "LL128";
+  void* h = StartEvent(ctx, c);
+  ASSERT_NE(h, nullptr);
+  StopEvent(h);
+  for (int ch = 0; ch < nch; ++ch) {
+    EventDesc k;
+    k.type = EventType::kKernelCh;
+    k.parent = h;
+    k.has_ptimer = true;
+    k.ptimer = gpu0;
+    void* kh = StartEvent(ctx, k);
+    ASSERT_NE(kh, nullptr);
+    RecordEventState(kh, StateUpdate{kStateKernelChStop, true, gpu0 + dur});
+    StopEvent(kh);
+  }
+}
+
+const CommSnapshot* Find(const ProcessSnapshot& s, uint64_t hash) {
+  for (const auto& c : s.comms) {
+    if (c.comm_hash == hash) return &c;
+  }
+  return nullptr;
+}
+
+TEST(NeutralApi, SeveralCommsFromOneThreadLikeCommInitAll) {
+  unsetenv("NCCLSCOPE_DUMP_DIR");
+  void* ctx[4];
+  for (int r = 0; r < 4; ++r) ctx[r] = InitComm(0xabc0, r, 4);
+  for (int r = 0; r < 4; ++r) AllReduce(ctx[r], 1, 1 << 18, 4, 5'000'000 + r, 100'000);
+  ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+  int seen = 0;
+  for (const auto& c : snap.comms) {
+    if (c.comm_hash != 0xabc0) continue;
+    ++seen;
+    ASSERT_EQ(c.completed.size(), 1u);
+    EXPECT_EQ(c.completed[0].bytes, 1u << 20);
+    EXPECT_EQ(c.completed[0].duration_ns, 100'000u);
+    EXPECT_EQ(c.completed[0].timing_source, TimingSource::kGpu);
+    EXPECT_EQ(c.in_flight_count, 0);
+    EXPECT_TRUE(c.has_gpu_offset);
+    EXPECT_LE(c.memory_bytes, 1u << 20) << "memory per communicator at defaults";
+  }
+  EXPECT_EQ(seen, 4);
+  for (int r = 0; r < 4; ++r) Finalize(ctx[r]);
+  EXPECT_EQ(Find(CommRegistry::Instance().Snapshot(), 0xabc0), nullptr);
+}
+
+TEST(NeutralApi, CpuOnlyDurationsStayOutOfLatency) {
+  void* ctx = InitComm(0xc9u, 0, 2);
+  EventDesc c;
+  c.type = EventType::kColl;
+  c.has_seq = true;
+  c.seq = 1;
+  c.func = "Broadcast";
+  c.datatype = "ncclInt8";
+  c.count = 4096;
+  c.nchannels = 0;  // no KernelCh expected: completes at enqueue with a CPU duration
+  StopEvent(StartEvent(ctx, c));
+  ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+  const CommSnapshot* s = Find(snap, 0xc9u);
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->completed.size(), 1u);
+  EXPECT_EQ(s->completed[0].timing_source, TimingSource::kCpu);
+  ASSERT_EQ(s->aggregates.size(), 1u);
+  EXPECT_EQ(s->aggregates[0].latency_count, 0u);
+  EXPECT_EQ(s->aggregates[0].cpu_count, 1u);
+  Finalize(ctx);
+}
+
+TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
+  ASSERT_EQ(Runtime::Instance().users(), 0) << "the stall timeout is read when the runtime starts";
+  const std::string dir = std::filesystem::temp_directory_path() / ("ncclscope-stall-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  setenv("NCCLSCOPE_DUMP_DIR", dir.c_str(), 1);
+  setenv("NCCLSCOPE_STALL_TIMEOUT_S", "1", 1);
+  void* ctx = InitComm(0x57a11, 3, 8, "stall");
+  EventDesc c;
+  c.type = EventType::kColl;
+  c.has_seq = true;
+  c.seq = 41;
+  c.func = "ReduceScatter";
+  c.datatype = "ncclFloat32";
+  c.count = 1024;
+  c.nchannels = 2;
+  void* h = StartEvent(ctx, c);
+  StopEvent(h);  // enqueued; its kernel never reports
+  const std::string path = dump::CommDumpPath(dir, 0x57a11, 3);
+  auto t0 = std::chrono::steady_clock::now();
+  while (!std::filesystem::exists(path) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(std::filesystem::exists(path)) << "no stall dump after " << waited << " s";
+  EXPECT_LT(waited, 2.0);  // 1 s threshold + < 1 s to report
+  {
+    std::ifstream in(path);
+    nlohmann::json j = nlohmann::json::parse(in);
+    EXPECT_EQ(j["stalled"], true);
+    EXPECT_EQ(j["finalized"], false);
+    ASSERT_EQ(j["flight_recorder"]["in_flight"].size(), 1u);
+    EXPECT_EQ(j["flight_recorder"]["in_flight"][0]["seq"], 41);
+    EXPECT_EQ(j["flight_recorder"]["in_flight"][0]["func"], "ReduceScatter");
+    EXPECT_GE(j["flight_recorder"]["in_flight"][0]["age_ns"].get<uint64_t>(), 1'000'000'000u);
+  }
+  const CommSnapshot* s = nullptr;
+  ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+  s = Find(snap, 0x57a11);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->stalled);
+  EXPECT_GE(s->oldest_in_flight_age_ns, 1'000'000'000u);
+
+  // The last finalize returns within 100 ms with the watchdog joined.
+  auto f0 = std::chrono::steady_clock::now();
+  Finalize(ctx);
+  double fin_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - f0).count();
+  EXPECT_LT(fin_ms, 100.0);
+  EXPECT_EQ(Runtime::Instance().users(), 0);
+  uint64_t ticks = StallWatch::Instance().ticks();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(StallWatch::Instance().ticks(), ticks) << "the watchdog still runs after the last finalize";
+  std::printf("finalize of the last communicator: %.3f ms\n", fin_ms);
+  unsetenv("NCCLSCOPE_STALL_TIMEOUT_S");
+  unsetenv("NCCLSCOPE_DUMP_DIR");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(NeutralApi, EventsAfterFinalizeAndStaleHandlesAreHarmless) {
+  void* ctx = InitComm(0xdead, 0, 2);
+  EventDesc c;
+  c.type = EventType::kColl;
+  c.func = "AllReduce";
+  c.nchannels = 1;
+  void* h = StartEvent(ctx, c);
+  StopEvent(h);
+  Finalize(ctx);  // the op still waits for its KernelCh: the context is retained, not freed
+  EventDesc k;
+  k.type = EventType::kKernelCh;
+  k.parent = h;
+  EXPECT_EQ(StartEvent(ctx, k), nullptr);  // context gone: dropped
+  EXPECT_EQ(StartEvent(ctx, c), nullptr);
+  StopEvent(nullptr);
+  EXPECT_GE(RetainedContexts(), 1u);
+}
+
+}  // namespace
+}  // namespace ncclscope::profiler
