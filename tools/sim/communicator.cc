@@ -403,7 +403,8 @@ bool Communicator::Submit(OpState* op, std::string* error) {
 // The host-callback part of a plan (Group, Coll/P2p); on a graph replay it runs on another thread.
 void Communicator::EmitHostCallbackEvents(OpState* op, uint64_t seq, bool replay) {
   int mask = op->mask;
-  void* api_parent[2] = {op->task_ev[0], op->task_ev[1]};  // CollApi / P2pApi handles, set by Run
+  // Coll/P2p are parented by the CollApi/P2pApi handles of the (captured) API call, even on replays.
+  void* api_parent[2] = {op->api_ev[0], op->api_ev[1]};
   op->group_ev = (mask & kGroupTrig) ? StartEvent(Descr(NCCLSCOPE_PROFILE_GROUP, nullptr, 0)) : nullptr;
   op->task_ev[0] = op->task_ev[1] = nullptr;
   if (op->func == Func::kSendRecv) {
@@ -471,7 +472,7 @@ bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int
     d.groupApi.groupDepth = grouped ? 2 : 1;
     group_api = StartEvent(d);
   }
-  op->task_ev[0] = op->task_ev[1] = nullptr;
+  op->api_ev[0] = op->api_ev[1] = nullptr;
   if (grouped) {
     for (int i = 0; i < 2; ++i) {
       if (mask & kP2pApiTrig) {
@@ -481,10 +482,10 @@ bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int
         d.p2pApi.datatype = "ncclFloat32";
         d.p2pApi.stream = stream_token;
         d.p2pApi.graphCaptured = cfg_.graph_captured;
-        op->task_ev[i] = StartEvent(d);
+        op->api_ev[i] = StartEvent(d);
       }
       if (i == 0) Record(group_api, NCCLSCOPE_STATE_GROUP_START_API_STOP, nullptr);
-      StopEvent(op->task_ev[i]);
+      StopEvent(op->api_ev[i]);
     }
   } else {
     if (mask & kCollApiTrig) {
@@ -495,10 +496,10 @@ bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int
       d.collApi.root = root;
       d.collApi.stream = stream_token;
       d.collApi.graphCaptured = cfg_.graph_captured;
-      op->task_ev[0] = StartEvent(d);
+      op->api_ev[0] = StartEvent(d);
     }
     Record(group_api, NCCLSCOPE_STATE_GROUP_START_API_STOP, nullptr);
-    StopEvent(op->task_ev[0]);
+    StopEvent(op->api_ev[0]);
   }
   Record(group_api, NCCLSCOPE_STATE_GROUP_END_API_START, nullptr);
   // Launch thread (blocking communicator: the app thread).

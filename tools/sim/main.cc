@@ -133,7 +133,11 @@ int Launch(const Options& o) {
     }
     return 4;
   }
-  return o.kill.rank >= 0 ? 3 : 1;
+  if (o.kill.rank >= 0) return 3;
+  // Set-up failures (plugin not found, init failed) everywhere: exit 2 like a usage error.
+  bool all_setup = true;
+  for (int r = 0; r < o.ranks; ++r) all_setup &= WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 2;
+  return all_setup ? 2 : 1;
 }
 
 }  // namespace

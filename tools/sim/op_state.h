@@ -67,6 +67,8 @@ struct OpState {
   int root = 0;
   std::vector<float> scratch;  // ReduceScatter's reduction space
   std::vector<ChannelState> chans;
+  // CollApi (or P2pApi Send, Recv) handles: the parents of Coll/P2p, kept for graph replays.
+  void* api_ev[2] = {};
   // Events the proxy parents to: Coll (or P2p Send, P2p Recv).
   void* task_ev[2] = {};
   void* group_ev = nullptr;

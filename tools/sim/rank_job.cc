@@ -25,6 +25,7 @@ struct Row {
   Func func = Func::kAllReduce;
   size_t bytes = 0;  // nccl-tests size
   size_t count = 0;  // per-rank API count
+  int root = -1;
   double time_us = 0;      // mean per collective (profiler as configured)
   double time_off_us = 0;  // --compare-profiler: profiler mask 0
   double time_on_med_us = 0, time_off_med_us = 0;
@@ -131,6 +132,7 @@ void Sweep(Shared* s, Communicator* comm, int comm_index) {
       row.func = f;
       row.count = count;
       row.bytes = BytesFor(f, count, n);
+      row.root = f == Func::kBroadcast ? root : -1;
       std::vector<double> on_t, off_t;
       int blocks = o.compare_profiler > 0 ? 2 * o.compare_profiler : 1;
       for (int blk = -1; blk < blocks; ++blk) {
@@ -310,12 +312,12 @@ int RunRank(const Options& o, int rank, const std::string& rendezvous) {
     double diff = off_med > 0 ? (on_med - off_med) / off_med * 100 : 0;
     if (!o.json) {
       printf("  %4d %14s %12zu %10zu %6d %11.1f %11.3f %11.3f %8ld", r.comm, FuncName(r.func), r.bytes, r.count,
-             r.func == Func::kBroadcast ? -1 : -1, r.time_us, algbw, busbw, r.wrong);
+             r.root, r.time_us, algbw, busbw, r.wrong);
       if (o.compare_profiler) printf(" %12.1f %12.1f %12.1f %+9.2f", r.time_off_us, on_med, off_med, diff);
       printf("\n");
     }
     nlohmann::json j = {{"comm", r.comm}, {"op", FuncOption(r.func)}, {"func", FuncName(r.func)},
-                        {"bytes", r.bytes}, {"count", r.count}, {"time_us", r.time_us}, {"algbw_gbs", algbw},
+                        {"bytes", r.bytes}, {"count", r.count}, {"root", r.root}, {"time_us", r.time_us}, {"algbw_gbs", algbw},
                         {"busbw_gbs", busbw}, {"wrong", r.wrong}};
     if (o.compare_profiler) {
       j["time_off_us"] = r.time_off_us;
