@@ -22,6 +22,23 @@ static_assert(sizeof(kEventNames) / sizeof(kEventNames[0]) == static_cast<size_t
 
 bool IsOpType(EventType t) { return t == EventType::kColl || t == EventType::kP2p; }
 
+// NCCL's func/datatype/algo/proto strings are static literals: remember each pointer's parse in a
+// direct-mapped cache (pointer << 8 | value in one atomic word, so a hit is always consistent) and
+// skip the strcmp chains on the event path.
+template <class T, T (*Parse)(const char*)>
+T CachedParse(const char* s) {
+  static std::atomic<uint64_t> cache[64];
+  if (s == nullptr) return Parse(s);
+  const auto p = reinterpret_cast<uint64_t>(s);
+  std::atomic<uint64_t>& e = cache[(p >> 3) & 63];
+  const uint64_t v = e.load(std::memory_order_relaxed);
+  if ((v >> 8) == p) return static_cast<T>(v & 0xff);
+  T parsed = Parse(s);
+  if (p < (1ull << 56)) e.store((p << 8) | static_cast<uint64_t>(parsed), std::memory_order_relaxed);
+  return parsed;
+}
+int DatatypeSizeInt(const char* s) { return DatatypeSize(s); }
+
 }  // namespace
 
 const char* DropName(Drop d) { return kDropNames[static_cast<int>(d)]; }
@@ -89,8 +106,8 @@ void* CommContext::StartOp(const EventDesc& d) {
   }
   const bool is_coll = d.type == EventType::kColl;
   const OpKind kind = is_coll ? OpKind::kColl : OpKind::kP2p;
-  const Func func = ParseFunc(d.func);
-  const int type_size = DatatypeSize(d.datatype);
+  const Func func = CachedParse<Func, ParseFunc>(d.func);
+  const int type_size = CachedParse<int, DatatypeSizeInt>(d.datatype);
   const bool is_send = !is_coll && func == Func::kSend;
   uint64_t seq;
   if (is_coll) {
@@ -126,8 +143,8 @@ void* CommContext::StartOp(const EventDesc& d) {
   op->proxy_ops_done.Set(0);
   op->kind.Set(static_cast<uint8_t>(kind));
   op->func.Set(static_cast<uint8_t>(func));
-  op->algo.Set(static_cast<uint8_t>(is_coll ? ParseAlgo(d.algo) : Algo::kNone));
-  op->proto.Set(static_cast<uint8_t>(is_coll ? ParseProto(d.proto) : Proto::kNone));
+  op->algo.Set(static_cast<uint8_t>(is_coll ? CachedParse<Algo, ParseAlgo>(d.algo) : Algo::kNone));
+  op->proto.Set(static_cast<uint8_t>(is_coll ? CachedParse<Proto, ParseProto>(d.proto) : Proto::kNone));
   op->type_size.Set(static_cast<uint8_t>(type_size));
   op->is_send.Set(is_send);
   op->op_state.Set(static_cast<uint8_t>(OpState::kEnqueued));
@@ -231,8 +248,8 @@ void CommContext::Release(EventSlot* s) {
   if (parent != nullptr) Release(parent);
 }
 
-void CommContext::OpVote(Op* op) {
-  if (op->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) Complete(op);
+void CommContext::OpVote(Op* op, uint64_t now_ns) {
+  if (op->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) Complete(op, now_ns != 0 ? now_ns : MonotonicNs());
 }
 
 void CommContext::Stop(void* handle) {
@@ -247,17 +264,23 @@ void CommContext::Stop(void* handle) {
   Op* op = s->op;
   if (HandleIsKernel(handle)) {
     const uint16_t done = op->kernel_done.Add(1);
-    if (done == op->kernel_started.Get() || done == op->channels.Get()) op->host_kernel_end.Set(MonotonicNs());
-    if (!HandleOwnsRef(handle)) owner->OpVote(op);
+    uint64_t now = 0;
+    if (done == op->kernel_started.Get() || done == op->channels.Get()) {
+      now = MonotonicNs();
+      op->host_kernel_end.Set(now);
+    }
+    if (!HandleOwnsRef(handle)) owner->OpVote(op, now);
     Release(s);
     return;
   }
   switch (s->type) {
     case EventType::kColl:
-    case EventType::kP2p:
-      op->enqueued_ns.Set(MonotonicNs());
-      owner->OpVote(op);
+    case EventType::kP2p: {
+      const uint64_t now = MonotonicNs();
+      op->enqueued_ns.Set(now);
+      owner->OpVote(op, now);
       break;
+    }
     case EventType::kProxyOp:
       if (op != nullptr) op->proxy_ops_done.Add(1);
       break;
@@ -293,8 +316,7 @@ void CommContext::Record(void* handle, const StateUpdate& u) {
   }
 }
 
-void CommContext::Complete(Op* op) {
-  const uint64_t now = MonotonicNs();
+void CommContext::Complete(Op* op, uint64_t now) {
   op->end_ns.Set(now);
   op->op_state.Set(static_cast<uint8_t>(OpState::kCompleted));
   OpRecord rec = ReadOp(*op, now);

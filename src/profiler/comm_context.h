@@ -89,8 +89,8 @@ class CommContext final : public CommSource {
   void* StartChild(const EventDesc& d, EventSlot* parent);
   EventSlot* AcquireParent(void* parent_handle);
   static void Release(EventSlot* s);
-  void OpVote(Op* op);
-  void Complete(Op* op);
+  void OpVote(Op* op, uint64_t now_ns);  // now_ns 0: read the clock if needed
+  void Complete(Op* op, uint64_t now_ns);
   void OnKernelStop(EventSlot* coll, uint64_t ptimer_end, bool has_ptimer);
   OpRecord ReadOp(const Op& op, uint64_t now_ns) const;
 
