@@ -38,6 +38,8 @@ std::vector<MetricFamily> CollectMetricFamilies() {
   MetricFamily start = Gauge("ncclscope_process_start_time_seconds", "Unix time at which the plugin was loaded");
   start.metric.push_back(GaugeValue(kStartSeconds, {}));
   out.push_back(std::move(start));
+  AppendProfilerFamilies(&out);
+  AppendNetFamilies(&out);
   return out;
 }
 

@@ -11,6 +11,10 @@ namespace ncclscope {
 
 std::vector<prometheus::MetricFamily> CollectMetricFamilies();
 
+// The parts, one per snapshot source.
+void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out);
+void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out);
+
 }  // namespace ncclscope
 
 #endif  // NCCLSCOPE_EXPORTERS_PROMETHEUS_METRIC_FAMILIES_H_

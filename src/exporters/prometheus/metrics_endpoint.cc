@@ -95,7 +95,9 @@ void MetricsEndpoint::Start() {
 void MetricsEndpoint::WriteSdFile() {
   const std::string dir = Params().Str(ParamId::kSdDir);
   if (dir.empty()) return;
-  const std::string target = HostName() + ":" + std::to_string(port());
+  // Prometheus must reach the address we bound: the host name when bound to all interfaces.
+  const std::string bind = Params().Str(ParamId::kPromBind);
+  const std::string target = (bind == "0.0.0.0" ? HostName() : bind) + ":" + std::to_string(port());
   sd_file_ = dir + "/ncclscope-" + HostName() + "-" + std::to_string(getpid()) + ".json";
   const std::string tmp = sd_file_ + ".tmp";
   nlohmann::json sd = nlohmann::json::array();

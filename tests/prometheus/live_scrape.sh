@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Tier 5: a real Prometheus server (Debian's) discovers every rank of a running ncclscope-sim job through the
+# file_sd target files ncclscope writes (NCCLSCOPE_SD_DIR), scrapes them, and answers queries on ncclscope's
+# metrics: every rank is up, and the net counters of the job's traffic are there and growing.
+set -euo pipefail
+sim=$1 libdir=$2
+if ! command -v prometheus >/dev/null; then
+  echo "SKIP: the prometheus server is not installed (scripts/install-deps.sh installs it)"; exit 77
+fi
+work=$(mktemp -d /tmp/ncclscope-prom-XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+mkdir -p "$work/sd" "$work/data"
+cat >"$work/prometheus.yml" <<YML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: ncclscope
+    file_sd_configs: [{files: ['$work/sd/*.json'], refresh_interval: 1s}]
+YML
+port=$((20000 + RANDOM % 20000))
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
+  --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
+pids+=($!)
+
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+NCCLSCOPE_SD_DIR="$work/sd" NCCLSCOPE_PROM_PORT=0 NCCLSCOPE_PROM_BIND=127.0.0.1 NCCLSCOPE_SOCKET_IFNAME=lo \
+  "$sim" --ranks 2 --comms 1 --ops allreduce --sizes 1M:1M --iters 1000000 >"$work/sim.log" 2>&1 &
+pids+=($!)
+
+query() { curl -sf --get "http://127.0.0.1:$port/api/v1/query" --data-urlencode "query=$1"; }
+value() { query "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'; }
+
+deadline=$((SECONDS + 60))
+up=""
+while [ $SECONDS -lt $deadline ]; do
+  up=$(value 'count(up{job="ncclscope"} == 1)' 2>/dev/null || true)
+  [ "$up" = "2" ] && break
+  sleep 1
+done
+if [ "$up" != "2" ]; then
+  echo "FAIL: Prometheus does not see 2 healthy ncclscope targets (saw '${up}')"
+  ls -l "$work/sd"; tail -20 "$work/sim.log"; tail -5 "$work/prometheus.log"; exit 1
+fi
+echo "Prometheus scrapes both ranks through file_sd"
+sleep 4
+rate=$(value 'sum(rate(ncclscope_nic_sent_bytes_total{job="ncclscope"}[3s]))')
+info=$(value 'count(ncclscope_build_info{job="ncclscope"})')
+echo "sum(rate(ncclscope_nic_sent_bytes_total[3s])) = ${rate:-none} B/s; build_info series: ${info:-none}"
+python3 -c "import sys; sys.exit(0 if float('${rate:-0}') > 0 else 1)" || { echo "FAIL: no net traffic in Prometheus"; exit 1; }
+[ "$info" = "2" ] || { echo "FAIL: expected 2 ncclscope_build_info series"; exit 1; }
+echo "PASS: live Prometheus scrape"
