@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/clock.h"
+#include "core/tsan_lock.h"
 
 namespace ncclscope {
 
@@ -15,22 +16,22 @@ CommRegistry& CommRegistry::Instance() {
 }
 
 void CommRegistry::Add(CommSource* source) {
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   sources_.push_back(source);
 }
 
 void CommRegistry::Remove(CommSource* source) {
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   sources_.erase(std::remove(sources_.begin(), sources_.end(), source), sources_.end());
 }
 
 void CommRegistry::SetProcessSource(ProcessCounterSource* source) {
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   process_ = source;
 }
 
 size_t CommRegistry::size() const {
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   return sources_.size();
 }
 
@@ -39,7 +40,7 @@ ProcessSnapshot CommRegistry::Snapshot() const {
   out.pid = static_cast<int>(getpid());
   out.monotonic_ns = MonotonicNs();
   out.realtime_ns = RealtimeNs();
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   out.comms.resize(sources_.size());
   for (size_t i = 0; i < sources_.size(); ++i) sources_[i]->Fill(&out.comms[i]);
   if (process_ != nullptr) process_->FillProcess(&out);
@@ -48,7 +49,7 @@ ProcessSnapshot CommRegistry::Snapshot() const {
 
 std::vector<CommSnapshot> CommRegistry::CollectStalls(uint64_t now_ns, uint64_t timeout_ns) {
   std::vector<CommSnapshot> out;
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   for (CommSource* s : sources_) {
     CommSnapshot snap;
     if (s->CheckStall(now_ns, timeout_ns, &snap)) out.push_back(std::move(snap));
@@ -57,14 +58,14 @@ std::vector<CommSnapshot> CommRegistry::CollectStalls(uint64_t now_ns, uint64_t 
 }
 
 void CommRegistry::AddDumpHook(CommDumpHook hook) {
-  absl::MutexLock lock(&hooks_mu_);
+  AnnotatedLock lock(&hooks_mu_);
   if (std::find(hooks_.begin(), hooks_.end(), hook) == hooks_.end()) hooks_.push_back(hook);
 }
 
 void CommRegistry::RunDumpHooks(const CommSnapshot& snap, DumpReason reason) const {
   std::vector<CommDumpHook> hooks;
   {
-    absl::MutexLock lock(&hooks_mu_);
+    AnnotatedLock lock(&hooks_mu_);
     hooks = hooks_;
   }
   for (CommDumpHook h : hooks) h(snap, reason);

@@ -12,11 +12,24 @@
 #include "common/params.h"
 #include "common/runtime.h"
 #include "core/registry.h"
+#include "core/tsan_lock.h"
 #include "profiler/comm_context.h"
 #include "profiler/stall_watch.h"
 
 namespace ncclscope::profiler {
 namespace {
+
+// The runtime serialises Acquire/Release with its own (uninstrumented) absl::Mutex; tell TSan.
+void RuntimeAcquire() {
+  NCCLSCOPE_TSAN_ACQUIRE(&Runtime::Instance());
+  Runtime::Instance().Acquire("profiler");
+  NCCLSCOPE_TSAN_RELEASE(&Runtime::Instance());
+}
+void RuntimeRelease() {
+  NCCLSCOPE_TSAN_ACQUIRE(&Runtime::Instance());
+  Runtime::Instance().Release("profiler");
+  NCCLSCOPE_TSAN_RELEASE(&Runtime::Instance());
+}
 
 // The context table: NCCL's `context` is &g_slots[i]. 4096 live communicators per process is far
 // beyond any real job; init fails cleanly (NCCL continues without us) when it is full.
@@ -53,7 +66,7 @@ ContextConfig CurrentConfig() {
 CommContext* ProcessContext() {
   CommContext* p = g_process.load(std::memory_order_acquire);
   if (p != nullptr) return p;
-  absl::MutexLock lock(&g_mu);
+  AnnotatedLock lock(&g_mu);
   p = g_process.load(std::memory_order_acquire);
   if (p == nullptr) {
     CommInfo info;
@@ -108,7 +121,7 @@ Status Init(const InitArgs& args, void** context) {
   *context = nullptr;
   SetNcclLogger(args.logger);
   Runtime::Instance().RegisterService(&StallWatch::Instance());  // idempotent; also links it in
-  Runtime::Instance().Acquire("profiler");
+  RuntimeAcquire();
   CommContext* ctx = nullptr;
   try {
     ProcessContext();
@@ -122,12 +135,12 @@ Status Init(const InitArgs& args, void** context) {
     info.abi = args.abi != nullptr ? args.abi : "neutral";
     ctx = new CommContext(info, CurrentConfig(), /*is_process=*/false);
   } catch (...) {
-    Runtime::Instance().Release("profiler");
+    RuntimeRelease();
     throw;
   }
   CtxSlot* slot = nullptr;
   {
-    absl::MutexLock lock(&g_mu);
+    AnnotatedLock lock(&g_mu);
     for (int i = 0; i < kMaxContexts && slot == nullptr; ++i) {
       int index = (g_next_slot + i) % kMaxContexts;
       if (g_slots[index].ctx.load(std::memory_order_relaxed) == nullptr) {
@@ -139,7 +152,7 @@ Status Init(const InitArgs& args, void** context) {
   }
   if (slot == nullptr) {
     delete ctx;
-    Runtime::Instance().Release("profiler");
+    RuntimeRelease();
     return SystemError("profiler init: more than 4096 live communicators");
   }
   CommRegistry::Instance().Add(ctx);
@@ -192,7 +205,7 @@ void Finalize(void* context) {
   ctx->Fill(&snap);
   CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kFinalize);
   {
-    absl::MutexLock lock(&g_mu);
+    AnnotatedLock lock(&g_mu);
     if (ctx->TryRetire()) {
       delete ctx;
     } else {
@@ -203,7 +216,7 @@ void Finalize(void* context) {
     }
     SweepRetired();
   }
-  Runtime::Instance().Release("profiler");
+  RuntimeRelease();
 }
 
 size_t ContextMemoryBytes(void* context) {

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/params.h"
 #include "core/registry.h"
+#include "core/tsan_lock.h"
 
 namespace ncclscope::profiler {
 
@@ -24,7 +25,7 @@ ServiceRegistration g_registration(&StallWatch::Instance());
 
 void StallWatch::Start() {
   {
-    absl::MutexLock lock(&mu_);
+    AnnotatedLock lock(&mu_);
     stop_ = false;
   }
   thread_ = std::thread([this] { Run(); });
@@ -32,7 +33,7 @@ void StallWatch::Start() {
 
 void StallWatch::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    AnnotatedLock lock(&mu_);
     stop_ = true;
     cv_.SignalAll();
   }
@@ -40,12 +41,12 @@ void StallWatch::Stop() {
 }
 
 uint64_t StallWatch::ticks() const {
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   return ticks_;
 }
 
 void StallWatch::SetTickForTest(uint64_t tick_ns) {
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   tick_ns_ = tick_ns;
 }
 
@@ -54,8 +55,12 @@ void StallWatch::Run() {
   const uint64_t timeout_ns = static_cast<uint64_t>(Params().Int(ParamId::kStallTimeoutS)) * 1'000'000'000ull;
   for (;;) {
     {
-      absl::MutexLock lock(&mu_);
-      if (!stop_) cv_.WaitWithTimeout(&mu_, absl::Nanoseconds(tick_ns_));
+      AnnotatedLock lock(&mu_);
+      if (!stop_) {
+        NCCLSCOPE_TSAN_RELEASE(&mu_);
+        cv_.WaitWithTimeout(&mu_, absl::Nanoseconds(tick_ns_));
+        NCCLSCOPE_TSAN_ACQUIRE(&mu_);
+      }
       if (stop_) return;
       ++ticks_;
     }
