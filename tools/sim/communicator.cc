@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "logger.h"
@@ -652,6 +653,8 @@ void Communicator::ProgressOp(OpState* op) {
     }
   }
   const bool steps_on = (mask & kStepTrig) != 0;
+  static const int spin = getenv("NCCLSCOPE_SIM_SPIN") ? atoi(getenv("NCCLSCOPE_SIM_SPIN")) : 1000;
+  static const int nap_us = getenv("NCCLSCOPE_SIM_NAP_US") ? atoi(getenv("NCCLSCOPE_SIM_NAP_US")) : 20;
   int idle = 0;
   bool all_done = false;
   while (!all_done && err.empty()) {
@@ -793,8 +796,9 @@ void Communicator::ProgressOp(OpState* op) {
       all_done &= ch.s_done == ns && ch.r_done == nr;
     }
     if (!progressed && !all_done) {
-      // NCCL's proxy spins; on a shared 2-core host we yield, and back off a little when nothing moves.
-      if (++idle > 2000) usleep(20);
+      // NCCL's proxy spins on its own core; rank processes here share a few cores with the plugin's
+      // threads, so after a short spin the progress thread naps (NCCLSCOPE_SIM_SPIN / _NAP_US tune it).
+      if (++idle > spin) usleep(nap_us);
       else sched_yield();
     } else {
       idle = 0;
