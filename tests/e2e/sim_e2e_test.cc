@@ -188,7 +188,12 @@ INSTANTIATE_TEST_SUITE_P(
                       RecorderCase{"2.30", SIM_RECORDER_V4_PATH, 4, 2, 1, 0, "0xFF"},
                       RecorderCase{"2.30", SIM_RECORDER_PATH, 6, 8, 2, 0, "0xFFF"},
                       RecorderCase{"2.30", SIM_RECORDER_PATH, 6, 2, 1, 2, "0x6"},
-                      RecorderCase{"2.28", SIM_RECORDER_PATH, 5, 2, 1, 2, "0xFFF"}));
+                      RecorderCase{"2.28", SIM_RECORDER_PATH, 5, 2, 1, 2, "0xFFF"}),
+    [](const ::testing::TestParamInfo<RecorderCase>& i) {
+      const RecorderCase& c = i.param;
+      return std::string("v") + std::to_string(c.version) + "_" + std::to_string(c.ranks) + "ranks_" +
+             std::to_string(c.comms) + "comms_replay" + std::to_string(c.graph_replay) + "_mask" + (c.mask + 2);
+    });
 
 // ncclscope as both plugins: the profiler's dump of every rank agrees with what the sim did.
 struct ScopeCase {
@@ -246,7 +251,12 @@ TEST_P(SimNcclscope, ProfilerSnapshotAgreesWithSim) {
 
 INSTANTIATE_TEST_SUITE_P(Abis, SimNcclscope,
                          ::testing::Values(ScopeCase{"2.30", "v6", 2, 2, "8:4M"}, ScopeCase{"2.28", "v5", 2, 1, "8:4M"},
-                                           ScopeCase{"2.30", "v6", 8, 2, "8:2M"}, ScopeCase{"2.28", "v5", 8, 1, "8:1M"}));
+                                           ScopeCase{"2.30", "v6", 8, 2, "8:2M"}, ScopeCase{"2.28", "v5", 8, 1, "8:1M"}),
+                         [](const ::testing::TestParamInfo<ScopeCase>& i) {
+                           const ScopeCase& c = i.param;
+                           return std::string(c.abi_name) + "_" + std::to_string(c.ranks) + "ranks_" +
+                                  std::to_string(c.comms) + "comms";
+                         });
 
 TEST(SimFaults, StragglerSlowsEveryCollective) {
   TempDir d;
