@@ -10,6 +10,7 @@
 #include "common/params.h"
 #include "core/registry.h"
 #include "core/tsan_lock.h"
+#include "profiler/dump_signal.h"
 
 namespace ncclscope::profiler {
 
@@ -28,6 +29,7 @@ void StallWatch::Start() {
     AnnotatedLock lock(&mu_);
     stop_ = false;
   }
+  InstallDumpSignal();
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -67,6 +69,11 @@ void StallWatch::Run() {
     // Dumps run outside every lock of ours except the hooks' own.
     std::vector<CommSnapshot> stalled = CommRegistry::Instance().CollectStalls(MonotonicNs(), timeout_ns);
     for (const CommSnapshot& snap : stalled) CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kStall);
+    if (TakeDumpRequest()) {
+      const ProcessSnapshot all = CommRegistry::Instance().Snapshot();
+      for (const CommSnapshot& snap : all.comms) CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kRequest);
+      NCCLSCOPE_INFO(subsys::kProfile, "dumped %zu communicators on request", all.comms.size());
+    }
   }
 }
 

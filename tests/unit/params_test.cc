@@ -53,7 +53,7 @@ TEST_F(ParamsTest, DefaultsParseAndMatchTheDeclaredText) {
   EXPECT_EQ(v.Int(ParamId::kStallTimeoutS), 30);
   EXPECT_EQ(v.Int(ParamId::kFrDepth), 2048);
   EXPECT_EQ(v.Str(ParamId::kTransport), "auto");
-  EXPECT_FALSE(v.Bool(ParamId::kTrace));
+  EXPECT_TRUE(v.Bool(ParamId::kDumpOnFinalize));
   EXPECT_FALSE(v.IsSet(ParamId::kFrDepth));
 }
 
@@ -70,13 +70,13 @@ TEST_F(ParamsTest, EveryDeclaredDefaultIsValidForItsKind) {
 TEST_F(ParamsTest, GoodValuesOfEachKind) {
   ParamValues v = Parse({{"NCCLSCOPE_FR_DEPTH", "4096"},
                          {"NCCLSCOPE_EVENT_MASK", "0x7ff"},
-                         {"NCCLSCOPE_TRACE", "yes"},
+                         {"NCCLSCOPE_DUMP_ON_FINALIZE", "no"},
                          {"NCCLSCOPE_TRANSPORT", "TCP"},
                          {"NCCLSCOPE_DUMP_DIR", "/tmp/x"}});
   EXPECT_TRUE(warnings_.empty());
   EXPECT_EQ(v.Int(ParamId::kFrDepth), 4096);
   EXPECT_EQ(v.Int(ParamId::kEventMask), 0x7ff);
-  EXPECT_TRUE(v.Bool(ParamId::kTrace));
+  EXPECT_FALSE(v.Bool(ParamId::kDumpOnFinalize));
   EXPECT_EQ(v.Str(ParamId::kTransport), "tcp");  // canonical spelling of the choice
   EXPECT_EQ(v.Str(ParamId::kDumpDir), "/tmp/x");
 }
@@ -110,9 +110,9 @@ TEST_F(ParamsTest, IntegerWithTrailingGarbageWarns) {
 }
 
 TEST_F(ParamsTest, BadBooleanWarnsAndKeepsDefault) {
-  ParamValues v = Parse({{"NCCLSCOPE_TRACE", "maybe"}});
-  EXPECT_FALSE(v.Bool(ParamId::kTrace));
-  ExpectWarned(warnings_, "NCCLSCOPE_TRACE", "maybe", "0");
+  ParamValues v = Parse({{"NCCLSCOPE_DUMP_ON_FINALIZE", "maybe"}});
+  EXPECT_TRUE(v.Bool(ParamId::kDumpOnFinalize));
+  ExpectWarned(warnings_, "NCCLSCOPE_DUMP_ON_FINALIZE", "maybe", "1");
 }
 
 TEST_F(ParamsTest, BadEnumWarnsAndKeepsDefault) {

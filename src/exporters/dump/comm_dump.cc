@@ -169,6 +169,7 @@ void CommDumpHook(const CommSnapshot& snap, DumpReason reason) {
   try {
     const std::string& dir = Params().Str(ParamId::kDumpDir);
     if (dir.empty()) return;
+    if (reason == DumpReason::kFinalize && !Params().Bool(ParamId::kDumpOnFinalize)) return;
     std::string path;
     Status s = WriteCommDump(snap, dir, &path);
     if (!s.ok()) {
