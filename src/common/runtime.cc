@@ -2,6 +2,7 @@
 
 #include "common/log.h"
 #include "common/params.h"
+#include "common/tsan_lock.h"
 
 namespace ncclscope {
 
@@ -12,7 +13,7 @@ Runtime& Runtime::Instance() {
 }
 
 void Runtime::RegisterService(Service* service) {
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   for (int i = 0; i < num_services_; ++i) {
     if (services_[i] == service) return;
   }
@@ -25,7 +26,7 @@ void Runtime::RegisterService(Service* service) {
 }
 
 void Runtime::Acquire(const char* who) {
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   if (users_++ > 0) return;
   ++cycles_;
   ReloadParams();
@@ -36,7 +37,7 @@ void Runtime::Acquire(const char* who) {
 }
 
 void Runtime::Release(const char* who) {
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   if (users_ == 0) {
     NCCLSCOPE_WARN(subsys::kInit, "runtime: release by %s without a matching acquire", who);
     return;
@@ -48,12 +49,12 @@ void Runtime::Release(const char* who) {
 }
 
 int Runtime::users() const {
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   return users_;
 }
 
 uint64_t Runtime::cycles() const {
-  absl::MutexLock lock(&mu_);
+  AnnotatedLock lock(&mu_);
   return cycles_;
 }
 

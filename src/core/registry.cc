@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "common/clock.h"
-#include "core/tsan_lock.h"
+#include "common/tsan_lock.h"
 
 namespace ncclscope {
 

@@ -12,7 +12,7 @@
 #include "common/params.h"
 #include "common/runtime.h"
 #include "core/registry.h"
-#include "core/tsan_lock.h"
+#include "common/tsan_lock.h"
 #include "profiler/comm_context.h"
 #include "profiler/stall_watch.h"
 

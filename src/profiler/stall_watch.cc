@@ -9,7 +9,7 @@
 #include "common/log.h"
 #include "common/params.h"
 #include "core/registry.h"
-#include "core/tsan_lock.h"
+#include "common/tsan_lock.h"
 #include "profiler/dump_signal.h"
 
 namespace ncclscope::profiler {
