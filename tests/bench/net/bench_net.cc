@@ -1,0 +1,356 @@
+// bench_net: loopback bandwidth through the BUILT plugin (ncclNetPlugin_v12, dlopen'ed as NCCL does)
+// next to a plain TCP socket pair measured in the same run, for 64 KiB .. 256 MiB messages; small-message
+// latency (p50, p99 of half a ping-pong); CPU seconds per GB moved (both processes, all threads).
+// Each side is its own process. Usage: bench_net [--quick] [--sizes-max=BYTES]
+// Honours NCCLSCOPE_NET_NSOCKS / NCCLSCOPE_NET_NTHREADS (the plugin's tunables) for sweeps.
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ncclscope/abi/net.h"
+
+namespace {
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double CpuSelf() {
+  rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+}
+
+void Die(const char* what) {
+  fprintf(stderr, "bench_net: %s\n", what);
+  exit(2);
+}
+
+void Quiet(ncclscope_log_level_t level, unsigned long, const char*, int, const char* fmt, ...) {
+  if (level != NCCLSCOPE_LOG_WARN) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+void WriteAll(int fd, const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  while (n) {
+    ssize_t k = write(fd, c, n);
+    if (k <= 0) Die("pipe write");
+    c += k;
+    n -= k;
+  }
+}
+void ReadAll(int fd, void* p, size_t n) {
+  char* c = static_cast<char*>(p);
+  while (n) {
+    ssize_t k = read(fd, c, n);
+    if (k <= 0) Die("pipe read");
+    c += k;
+    n -= k;
+  }
+}
+
+struct Plan {
+  std::vector<size_t> sizes;
+  size_t bytes_per_size;
+  int lat_iters;
+};
+
+int Iters(const Plan& p, size_t size) {
+  return static_cast<int>(std::max<size_t>(4, p.bytes_per_size / size));
+}
+
+// ---------- plain TCP pair: one blocking stream ----------
+// Returns {seconds, cpu seconds (both sides)} for the bandwidth run of each size, and latencies.
+struct Result {
+  std::vector<double> secs, cpu;
+  std::vector<double> lat_us;
+};
+
+void PlainServer(int ctl, const Plan& plan) {
+  int ls = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || listen(ls, 1) != 0) Die("plain listen");
+  socklen_t len = sizeof(a);
+  getsockname(ls, reinterpret_cast<sockaddr*>(&a), &len);
+  WriteAll(ctl, &a, sizeof(a));
+  int fd = accept(ls, nullptr, nullptr);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  size_t maxs = *std::max_element(plan.sizes.begin(), plan.sizes.end());
+  std::vector<char> buf(maxs);
+  for (size_t s : plan.sizes) {
+    int n = Iters(plan, s);
+    for (int i = 0; i < n; ++i) {
+      size_t got = 0;
+      while (got < s) {
+        ssize_t k = recv(fd, buf.data() + got, s - got, 0);
+        if (k <= 0) Die("plain recv");
+        got += k;
+      }
+    }
+    char ack = 1;
+    send(fd, &ack, 1, 0);
+  }
+  for (int i = 0; i < plan.lat_iters; ++i) {
+    char b[8];
+    size_t got = 0;
+    while (got < 8) got += recv(fd, b + got, 8 - got, 0);
+    send(fd, b, 8, 0);
+  }
+  close(fd);
+  close(ls);
+}
+
+Result PlainClient(int ctl, const Plan& plan) {
+  sockaddr_in a;
+  ReadAll(ctl, &a, sizeof(a));
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) Die("plain connect");
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  size_t maxs = *std::max_element(plan.sizes.begin(), plan.sizes.end());
+  std::vector<char> buf(maxs, 1);
+  Result r;
+  for (size_t s : plan.sizes) {
+    int n = Iters(plan, s);
+    double t0 = Now();
+    for (int i = 0; i < n; ++i) {
+      size_t sent = 0;
+      while (sent < s) {
+        ssize_t k = send(fd, buf.data() + sent, s - sent, 0);
+        if (k <= 0) Die("plain send");
+        sent += k;
+      }
+    }
+    char ack;
+    recv(fd, &ack, 1, 0);
+    r.secs.push_back(Now() - t0);
+  }
+  for (int i = 0; i < plan.lat_iters; ++i) {
+    char b[8] = {0};
+    double t0 = Now();
+    send(fd, b, 8, 0);
+    size_t got = 0;
+    while (got < 8) got += recv(fd, b + got, 8 - got, 0);
+    r.lat_us.push_back((Now() - t0) * 1e6 / 2);
+  }
+  close(fd);
+  return r;
+}
+
+// ---------- through the plugin ----------
+const ncclscope_net_v12_t* LoadPlugin() {
+  void* lib = dlopen(NCCLSCOPE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) Die(dlerror());
+  auto* t = static_cast<const ncclscope_net_v12_t*>(dlsym(lib, "ncclNetPlugin_v12"));
+  if (t == nullptr) Die("ncclNetPlugin_v12 missing");
+  return t;
+}
+
+void Wait(const ncclscope_net_v12_t* t, void* req) {
+  int done = 0, sizes[64];
+  while (!done) {
+    if (t->test(req, &done, sizes) != 0) Die("test failed");
+    if (!done && getenv("BENCH_SLEEP")) usleep(50); else if (!done) sched_yield();  // NCCL's progress thread yields when idle
+  }
+}
+
+constexpr int kDepth = 4;  // requests in flight, like NCCL's pipelined steps
+
+void PluginServer(int ctl, const Plan& plan) {
+  const ncclscope_net_v12_t* t = LoadPlugin();
+  void* ctx = nullptr;
+  ncclscope_net_comm_config_t cfg{-1};
+  if (t->init(&ctx, 1, &cfg, Quiet, nullptr) != 0) Die("init");
+  char handle[128];
+  void* lc = nullptr;
+  if (t->listen(ctx, 0, handle, &lc) != 0) Die("listen");
+  WriteAll(ctl, handle, sizeof(handle));
+  void* rc = nullptr;
+  ncclscope_net_device_handle_t* dh = nullptr;
+  while (rc == nullptr) {
+    if (t->accept(lc, &rc, &dh) != 0) Die("accept");
+  }
+  size_t maxs = *std::max_element(plan.sizes.begin(), plan.sizes.end());
+  std::vector<char> buf(maxs * kDepth);
+  int tag = 0;
+  for (size_t s : plan.sizes) {
+    int n = Iters(plan, s);
+    void* reqs[kDepth] = {};
+    for (int i = 0; i < n + kDepth; ++i) {
+      int k = i % kDepth;
+      if (reqs[k] != nullptr) Wait(t, reqs[k]);
+      reqs[k] = nullptr;
+      if (i >= n) continue;
+      void* data = buf.data() + k * maxs;
+      size_t cap = s;
+      void* mh = nullptr;
+      while (reqs[k] == nullptr) {
+        if (t->irecv(rc, 1, &data, &cap, &tag, &mh, nullptr, &reqs[k]) != 0) Die("irecv");
+      }
+    }
+    char ack = 1;
+    WriteAll(ctl, &ack, 1);
+  }
+  for (int i = 0; i < plan.lat_iters; ++i) {
+    void* data = buf.data();
+    size_t cap = 8;
+    void* mh = nullptr;
+    void* req = nullptr;
+    while (req == nullptr) t->irecv(rc, 1, &data, &cap, &tag, &mh, nullptr, &req);
+    Wait(t, req);
+    char ack = 1;
+    WriteAll(ctl, &ack, 1);
+  }
+  t->closeRecv(rc);
+  t->closeListen(lc);
+  t->finalize(ctx);
+}
+
+Result PluginClient(int ctl, const Plan& plan) {
+  const ncclscope_net_v12_t* t = LoadPlugin();
+  void* ctx = nullptr;
+  ncclscope_net_comm_config_t cfg{-1};
+  if (t->init(&ctx, 1, &cfg, Quiet, nullptr) != 0) Die("init");
+  char handle[128];
+  ReadAll(ctl, handle, sizeof(handle));
+  void* sc = nullptr;
+  ncclscope_net_device_handle_t* dh = nullptr;
+  while (sc == nullptr) {
+    if (t->connect(ctx, 0, handle, &sc, &dh) != 0) Die("connect");
+  }
+  size_t maxs = *std::max_element(plan.sizes.begin(), plan.sizes.end());
+  std::vector<char> buf(maxs * kDepth, 1);
+  Result r;
+  for (size_t s : plan.sizes) {
+    int n = Iters(plan, s);
+    double t0 = Now();
+    void* reqs[kDepth] = {};
+    for (int i = 0; i < n + kDepth; ++i) {
+      int k = i % kDepth;
+      if (reqs[k] != nullptr) Wait(t, reqs[k]);
+      reqs[k] = nullptr;
+      if (i >= n) continue;
+      while (reqs[k] == nullptr) {
+        if (t->isend(sc, buf.data() + k * maxs, s, 0, nullptr, nullptr, &reqs[k]) != 0) Die("isend");
+      }
+    }
+    char ack;
+    ReadAll(ctl, &ack, 1);  // the receiver has every byte
+    r.secs.push_back(Now() - t0);
+  }
+  // Latency: one-way completion of an 8-byte message, timed as half of (send -> receiver ack).
+  for (int i = 0; i < plan.lat_iters; ++i) {
+    double t0 = Now();
+    void* req = nullptr;
+    while (req == nullptr) t->isend(sc, buf.data(), 8, 0, nullptr, nullptr, &req);
+    Wait(t, req);
+    char ack;
+    ReadAll(ctl, &ack, 1);
+    r.lat_us.push_back((Now() - t0) * 1e6 / 2);
+  }
+  t->closeSend(sc);
+  t->finalize(ctx);
+  return r;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))];
+}
+
+// Runs server in a child and client here; returns client timings plus CPU of both processes.
+template <class Server, class Client>
+Result RunPairBench(Server server, Client client, const Plan& plan, double* cpu_total) {
+  int sv[2];
+  socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(sv[1]);
+    server(sv[0], plan);
+    _exit(0);
+  }
+  close(sv[0]);
+  double c0 = CpuSelf();
+  Result r = client(sv[1], plan);
+  double c1 = CpuSelf();
+  int status;
+  rusage ru;
+  wait4(pid, &status, 0, &ru);
+  close(sv[1]);
+  *cpu_total = (c1 - c0) + ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+               ru.ru_stime.tv_usec * 1e-6;
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("NCCLSCOPE_SOCKET_IFNAME", "lo", 0);
+  setenv("NCCLSCOPE_TRANSPORT", "tcp", 0);
+  setenv("NCCLSCOPE_PROM_PORT", "-1", 0);
+  Plan plan;
+  plan.bytes_per_size = size_t{1} << 30;
+  plan.lat_iters = 2000;
+  size_t max_size = size_t{256} << 20;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--quick") == 0) {
+      plan.bytes_per_size = size_t{256} << 20;
+      plan.lat_iters = 500;
+    } else if (strncmp(argv[i], "--sizes-max=", 12) == 0) {
+      max_size = strtoull(argv[i] + 12, nullptr, 0);
+    }
+  }
+  size_t min_size = getenv("BENCH_MIN") ? strtoull(getenv("BENCH_MIN"), nullptr, 0) : (64 << 10);
+  for (size_t s = min_size; s <= max_size; s *= 4) plan.sizes.push_back(s);
+  size_t total = 0;
+  for (size_t s : plan.sizes) total += Iters(plan, s) * s;
+
+  double plain_cpu = 0, plugin_cpu = 0;
+  Result plain = RunPairBench(PlainServer, PlainClient, plan, &plain_cpu);
+  Result plugin = RunPairBench(PluginServer, PluginClient, plan, &plugin_cpu);
+
+  const char* ns = getenv("NCCLSCOPE_NET_NSOCKS");
+  printf("bench_net: loopback, %ld online CPUs, plugin sockets/connection %s, %d requests in flight\n",
+         sysconf(_SC_NPROCESSORS_ONLN), ns ? ns : "default", kDepth);
+  printf("%10s %14s %14s %8s\n", "size", "plain GB/s", "plugin GB/s", "ratio");
+  for (size_t i = 0; i < plan.sizes.size(); ++i) {
+    double bytes = static_cast<double>(Iters(plan, plan.sizes[i])) * plan.sizes[i];
+    double a = bytes / plain.secs[i] / 1e9, b = bytes / plugin.secs[i] / 1e9;
+    char label[32];
+    if (plan.sizes[i] >= (1u << 20)) snprintf(label, sizeof(label), "%zu MiB", plan.sizes[i] >> 20);
+    else snprintf(label, sizeof(label), "%zu KiB", plan.sizes[i] >> 10);
+    printf("%10s %14.2f %14.2f %7.2fx\n", label, a, b, b / a);
+  }
+  printf("8-byte latency (half round trip): plain p50 %.1f us p99 %.1f us; plugin p50 %.1f us p99 %.1f us\n",
+         Percentile(plain.lat_us, 0.5), Percentile(plain.lat_us, 0.99), Percentile(plugin.lat_us, 0.5),
+         Percentile(plugin.lat_us, 0.99));
+  printf("CPU seconds per GB moved (both processes): plain %.3f, plugin %.3f\n", plain_cpu / (total / 1e9),
+         plugin_cpu / (total / 1e9));
+  return 0;
+}
