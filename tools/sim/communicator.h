@@ -91,7 +91,6 @@ class Communicator {
   void* StartEvent(const ncclscope_profiler_descr_v6_t& d);
   void StopEvent(void* h);
   void Record(void* h, ncclscope_profiler_state_t s, ncclscope_profiler_state_args_t* a);
-  bool Submit(OpState* op, std::string* error);
   void EmitHostCallbackEvents(OpState* op, uint64_t seq, bool replay);
 
   CommConfig cfg_;
