@@ -316,3 +316,28 @@ TEST(SimOverhead, ProfilerOnOffAtOneMiB) {
 }
 
 }  // namespace
+
+namespace {
+
+// Older NCCL releases bind older net tables (2.19: v8, 2.24: v9, 2.26: v10, 2.28: v11): the same job through each.
+class SimNetVersions : public ::testing::TestWithParam<int> {};
+
+TEST_P(SimNetVersions, DataPathThroughOlderNetTables) {
+  TempDir d;
+  int v = GetParam();
+  SimRun r = RunSim(std::string("--json --ranks 2 --comms 2 ") + kAllOps + " --sizes 8:2M --factor 32 --iters 2 --warmup 0" +
+                        " --net-max-version " + std::to_string(v),
+                    std::string("NCCLSCOPE_DUMP_DIR=") + d.path(), d.path());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.j["wrong"], 0);
+  EXPECT_EQ(r.j["net"], "ncclscope (ncclNetPlugin_v" + std::to_string(v) + ")");
+  if (!PluginHasProfiler()) GTEST_SKIP() << "no ncclProfiler_v* in the plugin yet";
+  int dumps = 0;
+  for (const auto& e : fs::directory_iterator(d.path())) dumps += e.path().filename().string().rfind("ncclscope-comm-", 0) == 0;
+  EXPECT_EQ(dumps, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, SimNetVersions, ::testing::Values(8, 9, 10, 11),
+                         [](const ::testing::TestParamInfo<int>& i) { return "v" + std::to_string(i.param); });
+
+}  // namespace

@@ -37,7 +37,7 @@ const char* Usage() {
          "         [--sizes MIN:MAX] [--factor F] [--iters I] [--warmup W] [--channels K] [--step-bytes B]\n"
          "         [--abi 2.28|2.30] [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
          "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--timeout S] [--expect-hang]\n"
-         "         [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
+         "         [--net-max-version 8..12] [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
          "Starts N rank processes (RANK, WORLD_SIZE, LOCAL_RANK set as torchrun does) that load the plugins as\n"
          "NCCL does and run ring collectives over the net plugin, checking every byte. Plugin names default to\n"
          "ncclscope (NCCL_NET_PLUGIN / NCCL_PROFILER_PLUGIN when set), resolved through LD_LIBRARY_PATH.\n"
@@ -72,6 +72,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
     else if (a == "--channels") o->channels = atoi(v.c_str());
     else if (a == "--factor") o->factor = atoi(v.c_str());
     else if (a == "--timeout") o->timeout_s = atof(v.c_str());
+    else if (a == "--net-max-version") o->net_max_version = atoi(v.c_str());
     else if (a == "--graph-replay") o->graph_replay = atoi(v.c_str());
     else if (a == "--compare-profiler") o->compare_profiler = atoi(v.c_str());
     else if (a == "--rank") o->rank = atoi(v.c_str());
@@ -119,6 +120,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
       return false;
     }
   }
+  if (o->net_max_version < 8 || o->net_max_version > 12) { *error = "--net-max-version must be 8..12"; return false; }
   if (o->ranks < 2 || o->ranks > 256) { *error = "--ranks must be 2..256"; return false; }
   if (o->comms < 1 || o->comms > 16) { *error = "--comms must be 1..16"; return false; }
   if (o->channels < 1 || o->channels > 64) { *error = "--channels must be 1..64 (MAXCHANNELS)"; return false; }

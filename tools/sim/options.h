@@ -33,6 +33,7 @@ struct Options {
   Fault straggle, hang, kill;
   double timeout_s = 300;
   bool expect_hang = false;
+  int net_max_version = 12;  // --net-max-version: emulate an older NCCL's newest net ABI
   int graph_replay = 0;      // replays per captured op
   int compare_profiler = 0;  // on/off alternations per size, 0 = off
   int rank = -1;             // one rank per invocation (with --root)

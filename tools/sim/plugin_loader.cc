@@ -311,9 +311,10 @@ NetApi* PluginHost::AcquireNet(std::string* error) {
     }
     NetApi api;
     for (const auto& sym : NetProbeOrder(version_)) {
+      int v = atoi(sym.c_str() + strlen("ncclNetPlugin_v"));
+      if (v > net_max_version_) continue;
       void* t = dlsym(h, sym.c_str());
       if (t == nullptr) continue;
-      int v = atoi(sym.c_str() + strlen("ncclNetPlugin_v"));
       if (v < 8) {
         *error = opened + ": found only " + sym + ", which the sim cannot drive (it supports net v8..v12)";
         dlclose(h);

@@ -81,6 +81,8 @@ class PluginHost {
   void Configure(NcclVersion v, std::string net_value, std::string profiler_value, bool net_value_set,
                  bool profiler_value_set);
   NcclVersion version() const { return version_; }
+  // Emulates an older NCCL whose newest net ABI is `v` (8..12): symbols above it are not probed.
+  void SetNetMaxVersion(int v) { net_max_version_ = v; }
 
   // At each communicator init: loads (once) and returns the net API; an error string on failure.
   NetApi* AcquireNet(std::string* error);
@@ -101,6 +103,7 @@ class PluginHost {
   int net_refs_ = 0, prof_refs_ = 0;
   bool prof_failed_ = false;
   bool net_load_init_done_ = false;
+  int net_max_version_ = 12;
   NetApi net_;
   ProfilerApi prof_;
 };

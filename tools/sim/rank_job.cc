@@ -202,6 +202,7 @@ std::string Hex(uint64_t v) {
 int RunRank(const Options& o, int rank, const std::string& rendezvous) {
   SetLogRank(rank);
   PluginHost::Instance().Configure(o.abi, o.net_plugin, o.profiler_plugin, o.net_set, o.profiler_set);
+  PluginHost::Instance().SetNetMaxVersion(o.net_max_version);
   BootstrapClient world;
   std::string err;
   if (!world.Connect(rendezvous, 60, &err)) {
