@@ -298,6 +298,11 @@ TEST(SimFaults, KillIsReportedWithTheDeadPeer) {
   EXPECT_NE(r.err.find("peer"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("rank 0: AllReduce failed"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("TIMEOUT"), std::string::npos) << r.err;
+  // Survivors end through the error path, never by a crash of their own (nothing may crash the host job).
+  size_t pos = 0;
+  int by_signal = 0;
+  while ((pos = r.err.find(": killed by signal", pos)) != std::string::npos) ++by_signal, ++pos;
+  EXPECT_EQ(by_signal, 1) << r.err;
 }
 
 TEST(SimOverhead, ProfilerOnOffAtOneMiB) {
