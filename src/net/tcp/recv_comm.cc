@@ -200,7 +200,7 @@ TcpRecvComm::Progress TcpRecvComm::ProgressSocket(int s) {
       want = sizeof(ChunkHeader) - k.header_done;
     } else {
       dst = k.dest;
-      want = k.remaining;
+      want = std::min<uint64_t>(k.remaining, 1 << 20);
     }
     ssize_t n = recv(k.fd, dst, want, MSG_DONTWAIT);
     if (n > 0) {

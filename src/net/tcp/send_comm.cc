@@ -10,6 +10,9 @@
 #include "common/log.h"
 
 namespace ncclscope::net::tcp {
+namespace {
+constexpr uint64_t kMaxIo = 1 << 20;
+}  // namespace
 
 TcpSendComm::TcpSendComm(std::vector<int> fds, std::string peer, const TcpConfig& cfg, const NetContext* ctx,
                          const std::string& nic)
@@ -180,7 +183,8 @@ TcpSendComm::Progress TcpSendComm::ProgressSocket(int s) {
       iov[niov++] = {reinterpret_cast<char*>(&k.header) + k.header_done, sizeof(ChunkHeader) - k.header_done};
     }
     if (k.payload_done < k.length) {
-      iov[niov++] = {e.data + k.offset + k.payload_done, k.length - k.payload_done};
+      // Bounded calls keep each helper's turn short, so the other sockets' helpers interleave on few cores.
+      iov[niov++] = {e.data + k.offset + k.payload_done, std::min<uint64_t>(k.length - k.payload_done, kMaxIo)};
     }
     msghdr msg{};
     msg.msg_iov = iov;

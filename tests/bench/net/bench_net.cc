@@ -103,6 +103,8 @@ void PlainServer(int ctl, const Plan& plan) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   size_t maxs = *std::max_element(plan.sizes.begin(), plan.sizes.end());
   std::vector<char> buf(maxs);
+  char ready = 1;
+  WriteAll(ctl, &ready, 1);
   for (size_t s : plan.sizes) {
     int n = Iters(plan, s);
     for (int i = 0; i < n; ++i) {
@@ -135,6 +137,8 @@ Result PlainClient(int ctl, const Plan& plan) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   size_t maxs = *std::max_element(plan.sizes.begin(), plan.sizes.end());
   std::vector<char> buf(maxs, 1);
+  char ready;
+  ReadAll(ctl, &ready, 1);
   Result r;
   for (size_t s : plan.sizes) {
     int n = Iters(plan, s);
@@ -197,8 +201,12 @@ void PluginServer(int ctl, const Plan& plan) {
     if (t->accept(lc, &rc, &dh) != 0) Die("accept");
   }
   size_t maxs = *std::max_element(plan.sizes.begin(), plan.sizes.end());
-  std::vector<char> buf(maxs * kDepth);
+  // One buffer shared by the requests in flight (as ib_write_bw does): the same working set as the
+  // plain pair, so the comparison measures the transport, not the cache footprint of the bench.
+  std::vector<char> buf(maxs);
   int tag = 0;
+  char ready = 1;
+  WriteAll(ctl, &ready, 1);  // buffers touched: the sender may start its clock
   for (size_t s : plan.sizes) {
     int n = Iters(plan, s);
     void* reqs[kDepth] = {};
@@ -207,7 +215,7 @@ void PluginServer(int ctl, const Plan& plan) {
       if (reqs[k] != nullptr) Wait(t, reqs[k]);
       reqs[k] = nullptr;
       if (i >= n) continue;
-      void* data = buf.data() + k * maxs;
+      void* data = buf.data();
       size_t cap = s;
       void* mh = nullptr;
       while (reqs[k] == nullptr) {
@@ -245,7 +253,9 @@ Result PluginClient(int ctl, const Plan& plan) {
     if (t->connect(ctx, 0, handle, &sc, &dh) != 0) Die("connect");
   }
   size_t maxs = *std::max_element(plan.sizes.begin(), plan.sizes.end());
-  std::vector<char> buf(maxs * kDepth, 1);
+  std::vector<char> buf(maxs, 1);
+  char ready;
+  ReadAll(ctl, &ready, 1);
   Result r;
   for (size_t s : plan.sizes) {
     int n = Iters(plan, s);
@@ -257,7 +267,7 @@ Result PluginClient(int ctl, const Plan& plan) {
       reqs[k] = nullptr;
       if (i >= n) continue;
       while (reqs[k] == nullptr) {
-        if (t->isend(sc, buf.data() + k * maxs, s, 0, nullptr, nullptr, &reqs[k]) != 0) Die("isend");
+        if (t->isend(sc, buf.data(), s, 0, nullptr, nullptr, &reqs[k]) != 0) Die("isend");
       }
     }
     char ack;
