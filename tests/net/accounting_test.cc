@@ -159,7 +159,8 @@ TEST(NetAccountingErrors, RefusedConnectCountedAsConnectError) {
         CHILD_CHECK(net->CloseListen(lc) == 0);
         void* sc = nullptr;
         CHILD_CHECK(ConnectLoop(*net, handle, &sc, 10) == NCCLSCOPE_REMOTE_ERROR);
-        const NetStatsRow* nic = Find(SnapshotNetStats(), true, 0);
+        NetStatsSnapshot snap = SnapshotNetStats();
+        const NetStatsRow* nic = Find(snap, true, 0);
         CHILD_CHECK(nic != nullptr);
         CHILD_CHECK(nic->errors[static_cast<int>(NetErrorKind::kConnect)] == 1);
         CHILD_CHECK(net->Finalize() == 0);

@@ -18,7 +18,9 @@ TcpRecvComm::TcpRecvComm(std::vector<int> fds, std::string peer, const TcpConfig
 }
 
 Status TcpRecvComm::Start() {
-  return StartHelpers([this](int t) { HelperLoop(t); });
+  Status s = StartHelpers([this](int t) { HelperLoop(t); });
+  if (!s.ok()) StopHelpers([] {});  // join the helpers that did start before the comm is destroyed
+  return s;
 }
 
 Status TcpRecvComm::Close() {

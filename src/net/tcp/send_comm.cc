@@ -22,7 +22,14 @@ TcpSendComm::TcpSendComm(std::vector<int> fds, std::string peer, const TcpConfig
 }
 
 Status TcpSendComm::Start() {
-  return StartHelpers([this](int t) { HelperLoop(t); });
+  Status s = StartHelpers([this](int t) { HelperLoop(t); });
+  if (!s.ok()) {  // join the helpers that did start before the comm is destroyed
+    StopHelpers([this] {
+      wake_.fetch_add(1, std::memory_order_release);
+      wake_.notify_all();
+    });
+  }
+  return s;
 }
 
 Status TcpSendComm::Close() {
