@@ -158,7 +158,12 @@ TEST_P(LoadCycle, TwoHundredCyclesLeakNothing) {
   EXPECT_EQ(CountEntries("/proc/self/fd"), fds0) << "file descriptors leaked";
   const long growth = RssKiB() - rss0;
   printf("net v%d: 200 cycles, threads %d, fds %d, RSS growth %ld KiB\n", net_version, threads0, fds0, growth);
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's quarantine keeps freed memory resident, so RSS says nothing here; LeakSanitizer checks leaks.
+  printf("RSS bound not checked under AddressSanitizer (quarantine); LeakSanitizer covers leaks\n");
+#else
   EXPECT_LT(growth, 1024) << "memory grew by " << growth << " KiB over 200 cycles";
+#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryNetVersion, LoadCycle, ::testing::Values(8, 9, 10, 11, 12),

@@ -13,8 +13,17 @@
 extern "C" {
 #endif
 
+/* NCCL passes these enums as plain ints and may pass values we do not know (a newer state, say). In C++
+ * an enum without a fixed underlying type cannot hold such values (UBSan flags the load), so C++ sees
+ * them with `int` as the underlying type; the layout is identical. */
+#ifdef __cplusplus
+#define NCCLSCOPE_INT_ENUM enum : int
+#else
+#define NCCLSCOPE_INT_ENUM enum
+#endif
+
 /* ncclResult_t. NCCL_TIMEOUT exists from NCCL 2.30 on; never return it to 2.28. */
-typedef enum {
+typedef NCCLSCOPE_INT_ENUM {
   NCCLSCOPE_SUCCESS = 0,
   NCCLSCOPE_UNHANDLED_CUDA_ERROR = 1,
   NCCLSCOPE_SYSTEM_ERROR = 2,
@@ -27,7 +36,7 @@ typedef enum {
 } ncclscope_result_t;
 
 /* ncclDebugLogLevel. */
-typedef enum {
+typedef NCCLSCOPE_INT_ENUM {
   NCCLSCOPE_LOG_NONE = 0,
   NCCLSCOPE_LOG_VERSION = 1,
   NCCLSCOPE_LOG_WARN = 2,

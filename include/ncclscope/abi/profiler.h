@@ -32,7 +32,7 @@ enum {
 };
 
 /* ncclProfilerEventState_t: one numbering for every version, passed as an int-sized enum. */
-typedef enum {
+typedef NCCLSCOPE_INT_ENUM {
   NCCLSCOPE_STATE_PROXY_OP_SEND_POSTED = 0, /* 0-7: deprecated, not emitted since v4 */
   NCCLSCOPE_STATE_PROXY_OP_RECV_DONE = 7,
   NCCLSCOPE_STATE_PROXY_STEP_SEND_GPU_WAIT = 8,
