@@ -1,8 +1,8 @@
 // ncclNetPlugin_v10 (NCCL 2.26+): init takes the profiler callback, connect a config, isend/irecv
-// profiler handles; still no finalize (no runtime reference is held). Translates only.
-#include "ncclscope/abi/layout_asserts.h"
-#include "common/gate.h"
+// profiler handles; still no finalize (no runtime reference is held). Translates only; shared slots are in
+// shared_entry_points.cc.
 #include "net/abi/adapter_common.h"
+#include "net/abi/shared_entry_points.h"
 
 namespace ncclscope::net::abi {
 namespace {
@@ -19,8 +19,6 @@ ncclscope_result_t Init(ncclscope_logger_t log, ncclscope_profiler_callback_t pr
   });
 }
 
-ncclscope_result_t Devices(int* n) { return NetGate("v10.devices", [&] { return net::Devices(n); }); }
-
 ncclscope_result_t GetProps(int dev, ncclscope_net_properties_v9_t* out) {
   return NetGate("v10.getProperties", [&] {
     const NetProperties* p;
@@ -31,52 +29,11 @@ ncclscope_result_t GetProps(int dev, ncclscope_net_properties_v9_t* out) {
   });
 }
 
-ncclscope_result_t Listen(int dev, void* handle, void** lc) {
-  return NetGate("v10.listen", [&] { return net::Listen(LegacyContext(), dev, handle, lc); });
-}
-
 // The v10 config (traffic class) has no effect on TCP; it is accepted and ignored.
 ncclscope_result_t Connect(int dev, ncclscope_net_comm_config_t*, void* handle, void** sc,
-                           ncclscope_net_device_handle_t**) {
-  return NetGate("v10.connect", [&] { return net::Connect(LegacyContext(), dev, handle, sc); });
+                           ncclscope_net_device_handle_t** dev_comm) {
+  return shared::LegacyConnect(dev, handle, sc, dev_comm);
 }
-
-ncclscope_result_t Accept(void* lc, void** rc, ncclscope_net_device_handle_t**) {
-  return NetGate("v10.accept", [&] { return net::Accept(lc, rc); });
-}
-
-ncclscope_result_t RegMr(void* comm, void* data, size_t size, int type, void** mh) {
-  return NetGate("v10.regMr", [&] { return net::RegMr(comm, data, size, type, -1, 0, mh); });
-}
-
-ncclscope_result_t RegMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t off, int fd, void** mh) {
-  return NetGate("v10.regMrDmaBuf", [&] { return net::RegMr(comm, data, size, type, fd, off, mh); });
-}
-
-ncclscope_result_t DeregMr(void* comm, void* mh) {
-  return NetGate("v10.deregMr", [&] { return net::DeregMr(comm, mh); });
-}
-
-ncclscope_result_t Isend(void* sc, void* data, size_t size, int tag, void* mh, void* ph, void** req) {
-  return NetGate("v10.isend", [&] { return net::Isend(sc, data, size, tag, mh, ph, req); });
-}
-
-ncclscope_result_t Irecv(void* rc, int n, void** data, size_t* sizes, int* tags, void** mhs, void** phs,
-                         void** req) {
-  return NetGate("v10.irecv", [&] { return net::Irecv(rc, n, data, sizes, tags, mhs, phs, req); });
-}
-
-ncclscope_result_t Iflush(void* rc, int n, void** data, int* sizes, void** mhs, void** req) {
-  return NetGate("v10.iflush", [&] { return net::Iflush(rc, n, data, sizes, mhs, req); });
-}
-
-ncclscope_result_t Test(void* req, int* done, int* sizes) {
-  return NetGate("v10.test", [&] { return net::Test(req, done, sizes); });
-}
-
-ncclscope_result_t CloseSend(void* c) { return NetGate("v10.closeSend", [&] { return net::CloseSend(c); }); }
-ncclscope_result_t CloseRecv(void* c) { return NetGate("v10.closeRecv", [&] { return net::CloseRecv(c); }); }
-ncclscope_result_t CloseListen(void* c) { return NetGate("v10.closeListen", [&] { return net::CloseListen(c); }); }
 
 }  // namespace
 }  // namespace ncclscope::net::abi
@@ -84,21 +41,21 @@ ncclscope_result_t CloseListen(void* c) { return NetGate("v10.closeListen", [&] 
 extern "C" __attribute__((visibility("default"))) const ncclscope_net_v10_t ncclNetPlugin_v10 = {
     "ncclscope",
     ncclscope::net::abi::Init,
-    ncclscope::net::abi::Devices,
+    ncclscope::net::abi::shared::Devices,
     ncclscope::net::abi::GetProps,
-    ncclscope::net::abi::Listen,
+    ncclscope::net::abi::shared::LegacyListen,
     ncclscope::net::abi::Connect,
-    ncclscope::net::abi::Accept,
-    ncclscope::net::abi::RegMr,
-    ncclscope::net::abi::RegMrDmaBuf,
-    ncclscope::net::abi::DeregMr,
-    ncclscope::net::abi::Isend,
-    ncclscope::net::abi::Irecv,
-    ncclscope::net::abi::Iflush,
-    ncclscope::net::abi::Test,
-    ncclscope::net::abi::CloseSend,
-    ncclscope::net::abi::CloseRecv,
-    ncclscope::net::abi::CloseListen,
+    ncclscope::net::abi::shared::Accept,
+    ncclscope::net::abi::shared::RegMr,
+    ncclscope::net::abi::shared::RegMrDmaBuf,
+    ncclscope::net::abi::shared::DeregMr,
+    ncclscope::net::abi::shared::Isend,
+    ncclscope::net::abi::shared::Irecv,
+    ncclscope::net::abi::shared::Iflush,
+    ncclscope::net::abi::shared::Test,
+    ncclscope::net::abi::shared::CloseSend,
+    ncclscope::net::abi::shared::CloseRecv,
+    ncclscope::net::abi::shared::CloseListen,
     nullptr,  // getDeviceMr: no device offload
     nullptr,  // irecvConsumed: no device offload
     nullptr,  // makeVDevice: no NIC fusion

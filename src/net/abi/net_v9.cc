@@ -1,7 +1,7 @@
-// ncclNetPlugin_v9 (NCCL 2.24+): size_t sizes, NIC fusion slot, no profiler callback, no finalize. Translates only.
-#include "ncclscope/abi/layout_asserts.h"
-#include "common/gate.h"
+// ncclNetPlugin_v9 (NCCL 2.24+): sizes become size_t, makeVDevice appears (NULL: no NIC fusion); still no
+// profiler callback and no finalize. Translates only; shared slots are in shared_entry_points.cc.
 #include "net/abi/adapter_common.h"
+#include "net/abi/shared_entry_points.h"
 
 namespace ncclscope::net::abi {
 namespace {
@@ -17,8 +17,6 @@ ncclscope_result_t Init(ncclscope_logger_t log) {
   });
 }
 
-ncclscope_result_t Devices(int* n) { return NetGate("v9.devices", [&] { return net::Devices(n); }); }
-
 ncclscope_result_t GetProps(int dev, ncclscope_net_properties_v9_t* out) {
   return NetGate("v9.getProperties", [&] {
     const NetProperties* p;
@@ -29,49 +27,13 @@ ncclscope_result_t GetProps(int dev, ncclscope_net_properties_v9_t* out) {
   });
 }
 
-ncclscope_result_t Listen(int dev, void* handle, void** lc) {
-  return NetGate("v9.listen", [&] { return net::Listen(LegacyContext(), dev, handle, lc); });
-}
-
-ncclscope_result_t Connect(int dev, void* handle, void** sc, ncclscope_net_device_handle_t**) {
-  return NetGate("v9.connect", [&] { return net::Connect(LegacyContext(), dev, handle, sc); });
-}
-
-ncclscope_result_t Accept(void* lc, void** rc, ncclscope_net_device_handle_t**) {
-  return NetGate("v9.accept", [&] { return net::Accept(lc, rc); });
-}
-
-ncclscope_result_t RegMr(void* comm, void* data, size_t size, int type, void** mh) {
-  return NetGate("v9.regMr", [&] { return net::RegMr(comm, data, size, type, -1, 0, mh); });
-}
-
-ncclscope_result_t RegMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t off, int fd, void** mh) {
-  return NetGate("v9.regMrDmaBuf", [&] { return net::RegMr(comm, data, size, type, fd, off, mh); });
-}
-
-ncclscope_result_t DeregMr(void* comm, void* mh) {
-  return NetGate("v9.deregMr", [&] { return net::DeregMr(comm, mh); });
-}
-
 ncclscope_result_t Isend(void* sc, void* data, size_t size, int tag, void* mh, void** req) {
-  return NetGate("v9.isend", [&] { return net::Isend(sc, data, size, tag, mh, nullptr, req); });
+  return shared::Isend(sc, data, size, tag, mh, nullptr, req);
 }
 
 ncclscope_result_t Irecv(void* rc, int n, void** data, size_t* sizes, int* tags, void** mhs, void** req) {
-  return NetGate("v9.irecv", [&] { return net::Irecv(rc, n, data, sizes, tags, mhs, nullptr, req); });
+  return shared::Irecv(rc, n, data, sizes, tags, mhs, nullptr, req);
 }
-
-ncclscope_result_t Iflush(void* rc, int n, void** data, int* sizes, void** mhs, void** req) {
-  return NetGate("v9.iflush", [&] { return net::Iflush(rc, n, data, sizes, mhs, req); });
-}
-
-ncclscope_result_t Test(void* req, int* done, int* sizes) {
-  return NetGate("v9.test", [&] { return net::Test(req, done, sizes); });
-}
-
-ncclscope_result_t CloseSend(void* c) { return NetGate("v9.closeSend", [&] { return net::CloseSend(c); }); }
-ncclscope_result_t CloseRecv(void* c) { return NetGate("v9.closeRecv", [&] { return net::CloseRecv(c); }); }
-ncclscope_result_t CloseListen(void* c) { return NetGate("v9.closeListen", [&] { return net::CloseListen(c); }); }
 
 }  // namespace
 }  // namespace ncclscope::net::abi
@@ -79,21 +41,21 @@ ncclscope_result_t CloseListen(void* c) { return NetGate("v9.closeListen", [&] {
 extern "C" __attribute__((visibility("default"))) const ncclscope_net_v9_t ncclNetPlugin_v9 = {
     "ncclscope",
     ncclscope::net::abi::Init,
-    ncclscope::net::abi::Devices,
+    ncclscope::net::abi::shared::Devices,
     ncclscope::net::abi::GetProps,
-    ncclscope::net::abi::Listen,
-    ncclscope::net::abi::Connect,
-    ncclscope::net::abi::Accept,
-    ncclscope::net::abi::RegMr,
-    ncclscope::net::abi::RegMrDmaBuf,
-    ncclscope::net::abi::DeregMr,
+    ncclscope::net::abi::shared::LegacyListen,
+    ncclscope::net::abi::shared::LegacyConnect,
+    ncclscope::net::abi::shared::Accept,
+    ncclscope::net::abi::shared::RegMr,
+    ncclscope::net::abi::shared::RegMrDmaBuf,
+    ncclscope::net::abi::shared::DeregMr,
     ncclscope::net::abi::Isend,
     ncclscope::net::abi::Irecv,
-    ncclscope::net::abi::Iflush,
-    ncclscope::net::abi::Test,
-    ncclscope::net::abi::CloseSend,
-    ncclscope::net::abi::CloseRecv,
-    ncclscope::net::abi::CloseListen,
+    ncclscope::net::abi::shared::Iflush,
+    ncclscope::net::abi::shared::Test,
+    ncclscope::net::abi::shared::CloseSend,
+    ncclscope::net::abi::shared::CloseRecv,
+    ncclscope::net::abi::shared::CloseListen,
     nullptr,  // getDeviceMr: no device offload
     nullptr,  // irecvConsumed: no device offload
     nullptr,  // makeVDevice: no NIC fusion
