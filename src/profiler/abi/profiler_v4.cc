@@ -13,50 +13,7 @@ void TranslateV4(const ncclscope_profiler_descr_v4_t* e, EventDesc* d) {
   d->type = EventTypeFromBit(e->type);
   // v4 has no API events: those bits mean nothing here.
   if (d->type > EventType::kNetPlugin) d->type = EventType::kUnknown;
-  d->parent = e->parentObj;
-  d->rank = e->rank;
-  switch (d->type) {
-    case EventType::kColl:
-      d->has_seq = true;
-      d->seq = e->coll.seqNumber;
-      d->func = e->coll.func;
-      d->datatype = e->coll.datatype;
-      d->count = e->coll.count;
-      d->root_or_peer = e->coll.root;
-      d->nchannels = e->coll.nChannels;
-      d->algo = e->coll.algo;
-      d->proto = e->coll.proto;
-      break;
-    case EventType::kP2p:
-      d->func = e->p2p.func;
-      d->datatype = e->p2p.datatype;
-      d->count = e->p2p.count;
-      d->root_or_peer = e->p2p.peer;
-      d->nchannels = e->p2p.nChannels;
-      break;
-    case EventType::kProxyOp:
-      d->pid = e->proxyOp.pid;
-      d->channel = e->proxyOp.channelId;
-      d->peer = e->proxyOp.peer;
-      d->nsteps = e->proxyOp.nSteps;
-      d->chunk_size = e->proxyOp.chunkSize;
-      d->is_send = e->proxyOp.isSend != 0;
-      break;
-    case EventType::kProxyStep:
-      d->step = e->proxyStep.step;
-      break;
-    case EventType::kKernelCh:
-      d->channel = e->kernelCh.channelId;
-      d->has_ptimer = true;
-      d->ptimer = e->kernelCh.pTimer;
-      break;
-    case EventType::kNetPlugin:
-      d->net_id = e->netPlugin.id;
-      d->net_data = e->netPlugin.data;
-      break;
-    default:
-      break;
-  }
+  TranslateSharedArms(e, d);
 }
 
 ncclscope_result_t InitV4(void** context, int* eActivationMask, const char* commName, uint64_t commHash, int nNodes,

@@ -8,6 +8,56 @@
 
 namespace ncclscope::profiler::abi {
 
+// The arms v4, v5 and v6 share under the same names and offsets (coll, p2p, proxyOp, proxyStep,
+// kernelCh, netPlugin), read from any version's descriptor type; d->type must already be set.
+template <class Descr>
+void TranslateSharedArms(const Descr* e, EventDesc* d) {
+  d->parent = e->parentObj;
+  d->rank = e->rank;
+  switch (d->type) {
+    case EventType::kColl:
+      d->has_seq = true;
+      d->seq = e->coll.seqNumber;
+      d->func = e->coll.func;
+      d->datatype = e->coll.datatype;
+      d->count = e->coll.count;
+      d->root_or_peer = e->coll.root;
+      d->nchannels = e->coll.nChannels;
+      d->algo = e->coll.algo;
+      d->proto = e->coll.proto;
+      break;
+    case EventType::kP2p:
+      d->func = e->p2p.func;
+      d->datatype = e->p2p.datatype;
+      d->count = e->p2p.count;
+      d->root_or_peer = e->p2p.peer;
+      d->nchannels = e->p2p.nChannels;
+      break;
+    case EventType::kProxyOp:
+      d->pid = e->proxyOp.pid;
+      d->channel = e->proxyOp.channelId;
+      d->peer = e->proxyOp.peer;
+      d->nsteps = e->proxyOp.nSteps;
+      d->chunk_size = e->proxyOp.chunkSize;
+      d->is_send = e->proxyOp.isSend != 0;
+      break;
+    case EventType::kProxyStep:
+      d->step = e->proxyStep.step;
+      break;
+    case EventType::kKernelCh:
+      d->channel = e->kernelCh.channelId;
+      d->has_ptimer = true;
+      d->ptimer = e->kernelCh.pTimer;
+      break;
+    case EventType::kNetPlugin:
+      d->net_id = e->netPlugin.id;
+      d->net_data = e->netPlugin.data;
+      break;
+    default:
+      break;
+  }
+}
+
 void TranslateV5(const ncclscope_profiler_descr_v5_t* e, EventDesc* d);
 StateUpdate TranslateState(ncclscope_profiler_state_t state, const ncclscope_profiler_state_args_t* args);
 ncclscope_result_t InitV5V6(const char* abi, void** context, uint64_t commId, int* eActivationMask,
