@@ -49,4 +49,10 @@ info=$(value 'count(ncclscope_build_info{job="ncclscope"})')
 echo "sum(rate(ncclscope_nic_sent_bytes_total[3s])) = ${rate:-none} B/s; build_info series: ${info:-none}"
 python3 -c "import sys; sys.exit(0 if float('${rate:-0}') > 0 else 1)" || { echo "FAIL: no net traffic in Prometheus"; exit 1; }
 [ "$info" = "2" ] || { echo "FAIL: expected 2 ncclscope_build_info series"; exit 1; }
+# Every dashboard query runs against the live server; the ones that must show this job's data do
+# (bus bandwidth, latency, operations, NIC throughput, sequence lag).
+for d in "$(dirname "$0")"/../../dashboards/*.json; do
+  python3 "$(dirname "$0")/../dashboards/check_dashboard.py" "$d" --prometheus "http://127.0.0.1:$port" \
+    --require 3,4,5,6,7 || exit 1
+done
 echo "PASS: live Prometheus scrape"
