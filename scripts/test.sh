@@ -21,13 +21,13 @@ ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
 
 echo "=== ASan+UBSan: unit and ABI tests ==="
 configure build-asan -DNCCLSCOPE_SANITIZE=address -DNCCLSCOPE_BUILD_BENCHMARKS=OFF
-ninja -C build-asan -j"$jobs"
+ninja -C build-asan -j"$jobs" tests_unit_abi
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'unit|abi' --timeout 900
 
 echo "=== TSan: concurrency tests ==="
 configure build-tsan -DNCCLSCOPE_SANITIZE=thread -DNCCLSCOPE_BUILD_BENCHMARKS=OFF
-ninja -C build-tsan -j"$jobs"
+ninja -C build-tsan -j"$jobs" tests_concurrency
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L concurrency --timeout 900
 echo "=== all test tiers passed ==="
