@@ -2,6 +2,7 @@
 // watches them, ends the job on a kill or a hang with a report and a non-zero exit) or, with --rank/--root or
 // when started by the launcher, one rank process.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,9 +40,13 @@ int Launch(const Options& o) {
   std::vector<int> status(o.ranks, 0);
   std::vector<bool> ended(o.ranks, false);
   std::string port = addr.substr(addr.rfind(':') + 1);
+  const pid_t launcher = getpid();
   for (int r = 0; r < o.ranks; ++r) {
     pid_t pid = fork();
     if (pid == 0) {
+      // A rank never outlives its launcher (killed by a test harness or a user's Ctrl-C).
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != launcher) _exit(1);
       setenv("RANK", std::to_string(r).c_str(), 1);
       setenv("WORLD_SIZE", std::to_string(o.ranks).c_str(), 1);
       setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
