@@ -342,8 +342,12 @@ int RunRank(const Options& o, int rank, const std::string& rendezvous) {
   } else {
     printf("# Out of bounds values : %ld %s\n", total_wrong, total_wrong ? "FAILED" : "OK");
     printf("# Avg bus bandwidth    : %.3f GB/s\n", avg_bw);
-    printf("# Profiler dumps: %s (ncclscope-comm-<commHash>-rank<rank>.json at each communicator's finalize)\n",
-           dump_dir ? dump_dir : "NCCLSCOPE_DUMP_DIR unset: the profiler's default (./ncclscope-<job id>)");
+    if (dump_dir != nullptr && *dump_dir != '\0') {
+      printf("# Profiler dumps: %s (ncclscope-comm-<commHash>-rank<rank>.json at each communicator's finalize)\n",
+             dump_dir);
+    } else {
+      printf("# Profiler dumps: none (set NCCLSCOPE_DUMP_DIR to get one per communicator and rank)\n");
+    }
   }
   fflush(stdout);
   return total_wrong ? 1 : 0;
