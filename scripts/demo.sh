@@ -13,28 +13,31 @@ ninja -C build -j"$jobs" ncclscope_plugin ncclscope-sim ncclscope-loadcheck
 out=${NCCLSCOPE_DEMO_DIR:-$PWD/ncclscope-demo}
 rm -rf "$out" && mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export NCCLSCOPE_DUMP_DIR="$out" NCCLSCOPE_SOCKET_IFNAME=lo NCCLSCOPE_PROM_BIND=127.0.0.1
+export NCCLSCOPE_SOCKET_IFNAME=lo NCCLSCOPE_PROM_BIND=127.0.0.1
 
 echo "=== can this host load the plugin? ==="
 build/bin/ncclscope-loadcheck build/lib/libnccl-net-ncclscope.so
 
+export NCCLSCOPE_DUMP_DIR="$out"
+
 echo "=== ncclscope-sim: 4 ranks, 2 communicators, ncclscope as net + profiler plugin ==="
-build/bin/ncclscope-sim --ranks 4 --comms 2 --ops allreduce,allgather,reducescatter,broadcast,sendrecv \
-  --sizes 8:4M --iters 20 --net-plugin ncclscope --profiler-plugin ncclscope
+build/bin/ncclscope-sim --ranks 4 --comms 2 --ops all \
+  --sizes 8:4M --factor 8 --iters 5 --net-plugin ncclscope --profiler-plugin ncclscope
 
 echo "=== what ncclscope recorded ==="
 echo "per-communicator dumps (one per communicator and rank, written at finalize): $out"
 ls -1 "$out"
-first=$(ls "$out"/ncclscope-comm-*.json 2>/dev/null | head -n 1 || true)
-if [ -n "$first" ]; then
-  python3 - "$first" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-print(f"{sys.argv[1]}: comm {d['comm_hash']} rank {d['rank']}/{d['nranks']} (profiler ABI {d['abi']})")
-for op in d["ops"]:
-    print(f"  {op['kind']:5} {op['func']:14} ops {op['count']:6}  bytes {op['bytes']:>14}  last seq {op.get('last_seq')}")
-print("  flight recorder:", len(d["flight_recorder"]["completed"]), "completed,",
-      len(d["flight_recorder"]["in_flight"]), "in flight; dropped:", d["dropped"])
+python3 - "$out" <<'PY'
+import glob, json, os, sys
+dumps = [json.load(open(f)) for f in sorted(glob.glob(os.path.join(sys.argv[1], "ncclscope-comm-*.json")))]
+print(f"{'communicator':20} {'rank':>4} {'abi':>3} {'operations':>10} {'bytes':>14}  last seq per collective")
+for d in sorted(dumps, key=lambda d: (d["comm_hash"], d["rank"])):
+    ops = sum(o["count"] for o in d["ops"])
+    nbytes = sum(o["bytes"] for o in d["ops"])
+    seqs = " ".join(f"{o['func']}={o['last_seq']}" for o in d["ops"] if o["kind"] == "coll")
+    print(f"{d['comm_hash']:20} {d['rank']:>4} {d['abi']:>3} {ops:>10} {nbytes:>14}  {seqs}")
+fr = dumps[0]["flight_recorder"] if dumps else {"completed": [], "in_flight": []}
+print(f"flight recorder of the first: {len(fr['completed'])} completed, {len(fr['in_flight'])} in flight;",
+      "dropped events:", sum(sum(d["dropped"].values()) for d in dumps))
 PY
-fi
 echo "metrics: each rank serves Prometheus text at http://127.0.0.1:<9850 + LOCAL_RANK>/metrics while it runs"
