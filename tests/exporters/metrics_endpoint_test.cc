@@ -65,16 +65,23 @@ TEST_F(MetricsEndpointTest, ForkedChildDoesNotKeepThePort) {
   Runtime::Instance().Acquire("fork test");
   const int port = MetricsEndpoint::Instance().port();
   ASSERT_GT(port, 0);
-  int pipefd[2];
+  int pipefd[2], ready[2];
   ASSERT_EQ(pipe(pipefd), 0);
+  ASSERT_EQ(pipe(ready), 0);
   pid_t child = fork();
   if (child == 0) {  // a DataLoader-style worker: forked, no exec, lives on
     close(pipefd[1]);
+    // fork() has returned here, so the atfork child handlers have run: tell the parent.
+    (void)!write(ready[1], "r", 1);
     char c;
     (void)!read(pipefd[0], &c, 1);
     _exit(0);
   }
   close(pipefd[0]);
+  close(ready[1]);
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  close(ready[0]);
   Runtime::Instance().Release("fork test");
   // The parent's endpoint is gone; the port must be free although the child still lives.
   setenv("NCCLSCOPE_PROM_PORT", std::to_string(port).c_str(), 1);
