@@ -8,25 +8,7 @@ namespace ncclscope::net::abi {
 namespace {
 
 ncclscope_result_t Init(ncclscope_logger_t log, ncclscope_profiler_callback_t prof) {
-  SetNcclLogger(log);
-  return NetGate("ncclNetPlugin_v10.init", [&] {
-    InitArgs a;
-    a.abi_version = 10;
-    a.logger = log;
-    a.profiler_cb = prof;
-    NetContext* ctx;
-    return net::Init(a, &ctx);
-  });
-}
-
-ncclscope_result_t GetProps(int dev, ncclscope_net_properties_v9_t* out) {
-  return NetGate("v10.getProperties", [&] {
-    const NetProperties* p;
-    NCCLSCOPE_RETURN_IF_ERROR(LookUp(dev, &p));
-    FillV8Fields(*p, out);
-    FillV9Fields<ncclscope_net_properties_v9_t, NCCLSCOPE_NET_MAX_DEVS_PER_NIC_V9>(*p, out);
-    return Status::Ok();
-  });
+  return shared::LegacyInit(10, log, prof);
 }
 
 // The v10 config (traffic class) has no effect on TCP; it is accepted and ignored.
@@ -42,7 +24,7 @@ extern "C" __attribute__((visibility("default"))) const ncclscope_net_v10_t nccl
     "ncclscope",
     ncclscope::net::abi::Init,
     ncclscope::net::abi::shared::Devices,
-    ncclscope::net::abi::GetProps,
+    ncclscope::net::abi::shared::GetPropertiesV9,
     ncclscope::net::abi::shared::LegacyListen,
     ncclscope::net::abi::Connect,
     ncclscope::net::abi::shared::Accept,

@@ -7,14 +7,7 @@ namespace ncclscope::net::abi {
 namespace {
 
 ncclscope_result_t Init(ncclscope_logger_t log) {
-  SetNcclLogger(log);
-  return NetGate("ncclNetPlugin_v8.init", [&] {
-    InitArgs a;
-    a.abi_version = 8;
-    a.logger = log;
-    NetContext* ctx;
-    return net::Init(a, &ctx);
-  });
+  return shared::LegacyInit(8, log, nullptr);
 }
 
 ncclscope_result_t GetProps(int dev, ncclscope_net_properties_v8_t* out) {

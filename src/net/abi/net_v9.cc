@@ -7,24 +7,7 @@ namespace ncclscope::net::abi {
 namespace {
 
 ncclscope_result_t Init(ncclscope_logger_t log) {
-  SetNcclLogger(log);
-  return NetGate("ncclNetPlugin_v9.init", [&] {
-    InitArgs a;
-    a.abi_version = 9;
-    a.logger = log;
-    NetContext* ctx;
-    return net::Init(a, &ctx);
-  });
-}
-
-ncclscope_result_t GetProps(int dev, ncclscope_net_properties_v9_t* out) {
-  return NetGate("v9.getProperties", [&] {
-    const NetProperties* p;
-    NCCLSCOPE_RETURN_IF_ERROR(LookUp(dev, &p));
-    FillV8Fields(*p, out);
-    FillV9Fields<ncclscope_net_properties_v9_t, NCCLSCOPE_NET_MAX_DEVS_PER_NIC_V9>(*p, out);
-    return Status::Ok();
-  });
+  return shared::LegacyInit(9, log, nullptr);
 }
 
 ncclscope_result_t Isend(void* sc, void* data, size_t size, int tag, void* mh, void** req) {
@@ -42,7 +25,7 @@ extern "C" __attribute__((visibility("default"))) const ncclscope_net_v9_t ncclN
     "ncclscope",
     ncclscope::net::abi::Init,
     ncclscope::net::abi::shared::Devices,
-    ncclscope::net::abi::GetProps,
+    ncclscope::net::abi::shared::GetPropertiesV9,
     ncclscope::net::abi::shared::LegacyListen,
     ncclscope::net::abi::shared::LegacyConnect,
     ncclscope::net::abi::shared::Accept,

@@ -1,5 +1,7 @@
 #include "net/abi/shared_entry_points.h"
 
+#include "net/abi/adapter_common.h"
+
 namespace ncclscope::net::abi::shared {
 
 ncclscope_result_t Devices(int* n) { return NetGate("net.devices", [&] { return net::Devices(n); }); }
@@ -31,6 +33,29 @@ ncclscope_result_t Test(void* req, int* done, int* sizes) {
 ncclscope_result_t CloseSend(void* c) { return NetGate("net.closeSend", [&] { return net::CloseSend(c); }); }
 ncclscope_result_t CloseRecv(void* c) { return NetGate("net.closeRecv", [&] { return net::CloseRecv(c); }); }
 ncclscope_result_t CloseListen(void* c) { return NetGate("net.closeListen", [&] { return net::CloseListen(c); }); }
+
+ncclscope_result_t LegacyInit(int abi_version, ncclscope_logger_t log, ncclscope_profiler_callback_t prof) {
+  SetNcclLogger(log);
+  const std::string entry = "ncclNetPlugin_v" + std::to_string(abi_version) + ".init";
+  return NetGate(entry.c_str(), [&] {
+    InitArgs a;
+    a.abi_version = abi_version;
+    a.logger = log;
+    a.profiler_cb = prof;
+    NetContext* ctx;
+    return net::Init(a, &ctx);
+  });
+}
+
+ncclscope_result_t GetPropertiesV9(int dev, ncclscope_net_properties_v9_t* out) {
+  return NetGate("net.getProperties", [&] {
+    const NetProperties* p;
+    NCCLSCOPE_RETURN_IF_ERROR(LookUp(dev, &p));
+    FillV8Fields(*p, out);
+    FillV9Fields<ncclscope_net_properties_v9_t, NCCLSCOPE_NET_MAX_DEVS_PER_NIC_V9>(*p, out);
+    return Status::Ok();
+  });
+}
 
 ncclscope_result_t LegacyListen(int dev, void* handle, void** lc) {
   return NetGate("net.listen", [&] { return net::Listen(LegacyContext(), dev, handle, lc); });

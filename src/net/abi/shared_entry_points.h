@@ -23,7 +23,10 @@ ncclscope_result_t CloseSend(void* c);
 ncclscope_result_t CloseRecv(void* c);
 ncclscope_result_t CloseListen(void* c);
 
-// v8-v10: no ctx; listen and connect use the process-wide legacy context.
+// v8-v10: init once per load (prof is NULL before v10), no ctx; listen and connect use the process-wide
+// legacy context. v9 and v10 share their properties struct.
+ncclscope_result_t LegacyInit(int abi_version, ncclscope_logger_t log, ncclscope_profiler_callback_t prof);
+ncclscope_result_t GetPropertiesV9(int dev, ncclscope_net_properties_v9_t* out);
 ncclscope_result_t LegacyListen(int dev, void* handle, void** lc);
 ncclscope_result_t LegacyConnect(int dev, void* handle, void** sc, ncclscope_net_device_handle_t** dev_comm);
 
