@@ -4,6 +4,7 @@
 #include "ncclscope/abi/layout_asserts.h"
 #include "ncclscope/abi/profiler.h"
 #include "common/gate.h"
+#include "profiler/abi/record_calls.h"
 #include "profiler/abi/translate.h"
 #include "profiler/profiler.h"
 
@@ -47,7 +48,8 @@ StateUpdate TranslateState(ncclscope_profiler_state_t state, const ncclscope_pro
 
 ncclscope_result_t InitV5V6(const char* abi, void** context, uint64_t commId, int* eActivationMask,
                             const char* commName, int nNodes, int nranks, int rank, ncclscope_logger_t logfn) {
-  return ProfilerInitGate("ncclProfiler init", [&] {
+  const int mask_in = eActivationMask != nullptr ? *eActivationMask : 0;
+  ncclscope_result_t rc = ProfilerInitGate("ncclProfiler init", [&] {
     InitArgs a;
     a.comm_hash = commId;
     a.comm_name = commName;
@@ -59,19 +61,28 @@ ncclscope_result_t InitV5V6(const char* abi, void** context, uint64_t commId, in
     a.activation_mask = eActivationMask;
     return Init(a, context);
   });
+  if (record::Recorder* r = record::Recorder::Get()) {
+    RecordInit(r, abi, context != nullptr ? *context : nullptr, commId, mask_in, eActivationMask, commName, nNodes,
+               nranks, rank, rc);
+  }
+  return rc;
 }
 
 ncclscope_result_t StopEventAbi(void* eHandle) {
+  // Recorded before the call: once stopped, the handle's address may be handed out again.
+  if (record::Recorder* r = record::Recorder::Get()) RecordStop(r, eHandle);
   return ProfilerEventGate("ncclProfiler stopEvent", [&] { StopEvent(eHandle); });
 }
 
 ncclscope_result_t RecordEventStateAbi(void* eHandle, ncclscope_profiler_state_t eState,
                                        ncclscope_profiler_state_args_t* eStateArgs) {
+  if (record::Recorder* r = record::Recorder::Get()) RecordState(r, eHandle, eState, eStateArgs);
   return ProfilerEventGate("ncclProfiler recordEventState",
                            [&] { RecordEventState(eHandle, TranslateState(eState, eStateArgs)); });
 }
 
 ncclscope_result_t FinalizeAbi(void* context) {
+  if (record::Recorder* r = record::Recorder::Get()) RecordFinalize(r, context);
   return ProfilerEventGate("ncclProfiler finalize", [&] { Finalize(context); });
 }
 
@@ -83,7 +94,7 @@ ncclscope_result_t InitV5(void** context, uint64_t commId, int* eActivationMask,
 }
 
 ncclscope_result_t StartEventV5(void* context, void** eHandle, ncclscope_profiler_descr_v5_t* eDescr) {
-  return ProfilerEventGate("ncclProfiler_v5 startEvent", [&] {
+  ncclscope_result_t rc = ProfilerEventGate("ncclProfiler_v5 startEvent", [&] {
     if (eHandle == nullptr) return;
     *eHandle = nullptr;
     if (eDescr == nullptr) return;
@@ -91,6 +102,10 @@ ncclscope_result_t StartEventV5(void* context, void** eHandle, ncclscope_profile
     TranslateV5(eDescr, &d);
     *eHandle = StartEvent(context, d);
   });
+  if (record::Recorder* r = record::Recorder::Get()) {
+    RecordStart(r, 5, context, eDescr, eHandle != nullptr ? *eHandle : nullptr);
+  }
+  return rc;
 }
 
 }  // namespace

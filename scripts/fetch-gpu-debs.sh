@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Fills DIR (default .deps, ignored by git) with what tests/gpu/device_proof.sh needs on a GPU machine that
+# cannot install anything: Debian's .deb files of our build dependencies (unpacked there, never installed)
+# and the CUDA toolkit's nccl.h as a fallback for an NCCL wheel without headers.
+set -euo pipefail
+dir=${1:-.deps}
+mkdir -p "$dir/nccl-include"
+cd "$dir"
+apt-get download libabsl-dev libabsl20220623 prometheus-cpp-dev libprometheus-cpp-core1.0 \
+  libprometheus-cpp-pull1.0 libprometheus-cpp-push1.0 libcivetweb-dev libcivetweb1 civetweb nlohmann-json3-dev \
+  libbenchmark-dev libbenchmark1debian libgtest-dev googletest zlib1g-dev zlib1g libcurl4-openssl-dev libcurl4
+cuda=$(dirname "$(dirname "$(command -v nvcc)")")
+cp "$cuda/include/nccl.h" nccl-include/
+ls -la

@@ -1,0 +1,220 @@
+#include "common/call_recorder.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/log.h"
+#include "common/params.h"
+
+namespace ncclscope::record {
+namespace {
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void AppendEscaped(std::string* out, const char* s) {
+  out->push_back('"');
+  for (; *s != '\0'; ++s) {
+    unsigned char c = static_cast<unsigned char>(*s);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
+    } else if (c < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof(esc), "\\u%04x", c);
+      out->append(esc);
+    } else {
+      out->push_back(static_cast<char>(c));
+    }
+  }
+  out->push_back('"');
+}
+
+void FlushAtExit() {
+  if (Recorder* r = Recorder::Get()) r->Flush();
+}
+
+}  // namespace
+
+void Line::Key(const char* key) {
+  std::string& b = r_->buf_;
+  if (!first_) b.push_back(',');
+  first_ = false;
+  AppendEscaped(&b, key);
+  b.push_back(':');
+}
+
+Line& Line::Str(const char* key, const char* value) {
+  Key(key);
+  if (value == nullptr) {
+    r_->buf_.append("null");
+  } else {
+    AppendEscaped(&r_->buf_, value);
+  }
+  return *this;
+}
+
+Line& Line::Int(const char* key, int64_t value) {
+  Key(key);
+  r_->buf_.append(std::to_string(value));
+  return *this;
+}
+
+Line& Line::Uint(const char* key, uint64_t value) {
+  Key(key);
+  r_->buf_.append(std::to_string(value));
+  return *this;
+}
+
+Line& Line::Hex(const char* key, uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%" PRIx64, value);
+  return Str(key, text);
+}
+
+Line& Line::Bool(const char* key, bool value) {
+  Key(key);
+  r_->buf_.append(value ? "true" : "false");
+  return *this;
+}
+
+Line& Line::Null(const char* key) {
+  Key(key);
+  r_->buf_.append("null");
+  return *this;
+}
+
+Line& Line::NewId(const char* key, const void* p, char prefix) {
+  if (p == nullptr) return Null(key);
+  uint64_t n = ++r_->next_id_;
+  r_->ids_[reinterpret_cast<uintptr_t>(p)] = Recorder::Id{prefix, n};
+  char text[32];
+  std::snprintf(text, sizeof(text), "%c%" PRIu64, prefix, n);
+  return Str(key, text);
+}
+
+Line& Line::Ref(const char* key, const void* p) {
+  if (p == nullptr) return Null(key);
+  auto it = r_->ids_.find(reinterpret_cast<uintptr_t>(p));
+  char text[32];
+  if (it == r_->ids_.end()) {
+    std::snprintf(text, sizeof(text), "?0x%" PRIxPTR, reinterpret_cast<uintptr_t>(p));
+  } else {
+    std::snprintf(text, sizeof(text), "%c%" PRIu64, it->second.prefix, it->second.number);
+  }
+  return Str(key, text);
+}
+
+Line& Line::Open(const char* key) {
+  Key(key);
+  r_->buf_.push_back('{');
+  first_ = true;
+  return *this;
+}
+
+Line& Line::Close() {
+  r_->buf_.push_back('}');
+  first_ = false;
+  return *this;
+}
+
+Recorder* Recorder::Create() {
+  const std::string& dir = Params().Str(ParamId::kRecordDir);
+  if (dir.empty()) return nullptr;
+  char host[256] = "unknown";
+  gethostname(host, sizeof(host) - 1);
+  std::string path = dir + "/ncclscope-record-" + host + "-" + std::to_string(getpid()) + ".jsonl";
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    NCCLSCOPE_WARN(subsys::kAll, "ncclscope: NCCLSCOPE_RECORD_DIR: cannot create %s: %s; not recording",
+                   path.c_str(), std::strerror(errno));
+    return nullptr;
+  }
+  auto* r = new Recorder(fd, path);  // lives for the process: calls can arrive until exit
+  std::atexit(FlushAtExit);
+  NCCLSCOPE_INFO(subsys::kAll, "ncclscope: recording every plugin call to %s", path.c_str());
+  return r;
+}
+
+Recorder::Recorder(int fd, std::string path) : fd_(fd), path_(std::move(path)), t0_ns_(MonotonicNs()) {
+  char host[256] = "unknown";
+  gethostname(host, sizeof(host) - 1);
+  buf_.reserve(1 << 20);
+  buf_.append("{\"format\":\"ncclscope.record.v1\",\"host\":");
+  AppendEscaped(&buf_, host);
+  buf_.append(",\"pid\":" + std::to_string(getpid()) + ",\"t\":\"ns since this line, CLOCK_MONOTONIC\"}\n");
+}
+
+int Recorder::ThreadIdLocked() {
+  int tid = static_cast<int>(syscall(SYS_gettid));
+  auto [it, added] = threads_.try_emplace(tid, static_cast<int>(threads_.size()) + 1);
+  if (added) {
+    char name[32] = "";
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+    buf_.append("{\"call\":\"thread\",\"tid\":" + std::to_string(it->second) + ",\"name\":");
+    AppendEscaped(&buf_, name);
+    buf_.append("}\n");
+  }
+  return it->second;
+}
+
+Line Recorder::BeginLocked(const char* call) {
+  int tid = ThreadIdLocked();
+  buf_.append("{\"i\":" + std::to_string(next_line_++) + ",\"t\":" + std::to_string(MonotonicNs() - t0_ns_) +
+              ",\"tid\":" + std::to_string(tid) + ",\"call\":");
+  AppendEscaped(&buf_, call);
+  Line line(this);
+  line.first_ = false;
+  return line;
+}
+
+void Recorder::EndLocked() {
+  buf_.append("}\n");
+  if (buf_.size() >= (1 << 20) - 4096) FlushLocked();
+}
+
+void Recorder::FlushLocked() {
+  const char* p = buf_.data();
+  size_t left = buf_.size();
+  while (left > 0) {
+    ssize_t n = write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // disk full: the trace is cut short, the job goes on
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  buf_.clear();
+}
+
+void Recorder::Tally(const void* key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++tallies_[reinterpret_cast<uintptr_t>(key)];
+}
+
+uint64_t Recorder::Take(const void* key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tallies_.find(reinterpret_cast<uintptr_t>(key));
+  if (it == tallies_.end()) return 0;
+  uint64_t n = it->second;
+  tallies_.erase(it);
+  return n;
+}
+
+void Recorder::Flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FlushLocked();
+}
+
+}  // namespace ncclscope::record

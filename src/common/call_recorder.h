@@ -1,0 +1,95 @@
+// Recording mode (NCCLSCOPE_RECORD_DIR): every profiler and net plugin call NCCL makes, in the order the
+// calls finished, as one JSON object per line (format "ncclscope.record.v1"), with the calling thread and
+// its name. Pointers NCCL gets from us (contexts, event handles, comms, requests) become stable ids ("h12",
+// "c1"); a pointer we never handed out is written as "?" plus its value, never dereferenced (PXN parents).
+// This is a capture tool for golden traces, not a production path: one lock serialises the writers.
+// When recording is off, Get() is one load and a branch.
+#ifndef NCCLSCOPE_COMMON_CALL_RECORDER_H_
+#define NCCLSCOPE_COMMON_CALL_RECORDER_H_
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace ncclscope::record {
+
+class Recorder;
+
+// The fields of one line, appended in call order.
+class Line {
+ public:
+  Line& Str(const char* key, const char* value);  // nullptr → null
+  Line& Int(const char* key, int64_t value);
+  Line& Uint(const char* key, uint64_t value);
+  Line& Hex(const char* key, uint64_t value);
+  Line& Ptr(const char* key, const void* p) { return Hex(key, reinterpret_cast<uintptr_t>(p)); }
+  Line& Bool(const char* key, bool value);
+  Line& Null(const char* key);
+  // A pointer we just handed to NCCL: a fresh id with this prefix (a reused address gets a new id).
+  Line& NewId(const char* key, const void* p, char prefix);
+  // A pointer NCCL passed back: its current id, "?0x…" when we never handed it out, null when NULL.
+  Line& Ref(const char* key, const void* p);
+  Line& Open(const char* key);  // a nested object, closed by Close()
+  Line& Close();
+
+ private:
+  friend class Recorder;
+  explicit Line(Recorder* r) : r_(r) {}
+  void Key(const char* key);
+  Recorder* r_;
+  bool first_ = true;
+};
+
+class Recorder {
+ public:
+  // The process's recorder, or nullptr when NCCLSCOPE_RECORD_DIR is unset or the file cannot be opened.
+  static Recorder* Get() {
+    static Recorder* const instance = Create();
+    return instance;
+  }
+
+  // Writes one line {"i":…, "t":…, "tid":…, "call":call, <fill's fields>}.
+  template <class Fill>
+  void Write(const char* call, Fill&& fill) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Line line = BeginLocked(call);
+    fill(line);
+    EndLocked();
+  }
+  // Counts calls that are not worth a line each (a test() that is not done, an isend that must be retried):
+  // Tally(key) adds one; Take(key) returns the count and resets it, for the line that is finally written.
+  void Tally(const void* key);
+  uint64_t Take(const void* key);
+  void Flush();
+  const std::string& path() const { return path_; }
+
+ private:
+  friend class Line;
+  static Recorder* Create();
+  Recorder(int fd, std::string path);
+  Line BeginLocked(const char* call);
+  void EndLocked();
+  void FlushLocked();
+  int ThreadIdLocked();
+
+  std::mutex mu_;
+  int fd_;
+  std::string path_;
+  std::string buf_;
+  uint64_t next_line_ = 0;
+  uint64_t next_id_ = 0;
+  int64_t t0_ns_ = 0;
+  struct Id {
+    char prefix;
+    uint64_t number;
+  };
+  absl::flat_hash_map<uintptr_t, Id> ids_;  // pointer → its latest id
+  absl::flat_hash_map<int, int> threads_;         // kernel tid → small id
+  absl::flat_hash_map<uintptr_t, uint64_t> tallies_;
+};
+
+}  // namespace ncclscope::record
+
+#endif  // NCCLSCOPE_COMMON_CALL_RECORDER_H_

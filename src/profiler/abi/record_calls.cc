@@ -1,0 +1,66 @@
+#include "profiler/abi/record_calls.h"
+
+namespace ncclscope::profiler::abi {
+
+void RecordInit(record::Recorder* r, const char* abi, void* context, uint64_t comm_id, int mask_in,
+                const int* mask_out, const char* name, int nnodes, int nranks, int rank, int result) {
+  r->Write("init", [&](record::Line& l) {
+    l.Str("abi", abi).Hex("commId", comm_id).Str("commName", name).Int("nNodes", nnodes);
+    l.Int("nranks", nranks).Int("rank", rank).Hex("maskIn", static_cast<uint32_t>(mask_in));
+    if (mask_out != nullptr) {
+      l.Hex("maskOut", static_cast<uint32_t>(*mask_out));
+    } else {
+      l.Null("maskOut");
+    }
+    l.Int("result", result).NewId("ctx", context, 'c');
+  });
+}
+
+void RecordFinalize(record::Recorder* r, void* context) {
+  r->Write("finalize", [&](record::Line& l) { l.Ref("ctx", context); });
+  r->Flush();
+}
+
+void RecordStop(record::Recorder* r, void* handle) {
+  r->Write("stopEvent", [&](record::Line& l) { l.Ref("handle", handle); });
+}
+
+void RecordState(record::Recorder* r, void* handle, int state, const ncclscope_profiler_state_args_t* args) {
+  r->Write("recordEventState", [&](record::Line& l) {
+    l.Ref("handle", handle).Int("state", state);
+    if (args == nullptr) {
+      l.Null("args");
+    } else if (state >= NCCLSCOPE_STATE_PROXY_CTRL_IDLE && state <= NCCLSCOPE_STATE_PROXY_CTRL_APPEND_END) {
+      l.Open("args").Int("appendedProxyOps", args->proxyCtrl.appendedProxyOps).Close();
+    } else if (state == NCCLSCOPE_STATE_KERNEL_CH_STOP) {
+      l.Open("args").Uint("pTimer", args->kernelCh.pTimer).Close();
+    } else if (state == NCCLSCOPE_STATE_NET_PLUGIN_UPDATE) {
+      l.Open("args").Ptr("data", args->netPlugin.data).Close();
+    } else {
+      l.Open("args").Uint("transSize", args->proxyStep.transSize).Close();
+    }
+  });
+}
+
+void RecordCeArms(record::Line& l, uint64_t type, const ncclscope_profiler_descr_v6_t* e) {
+  switch (type) {
+    case NCCLSCOPE_PROFILE_CE_COLL:
+      l.Open("ceColl").Uint("seqNumber", e->ceColl.seqNumber).Str("func", e->ceColl.func);
+      l.Uint("count", e->ceColl.count).Int("root", e->ceColl.root).Str("datatype", e->ceColl.datatype);
+      l.Str("syncStrategy", e->ceColl.syncStrategy).Bool("intraBatchSync", e->ceColl.intraBatchSync);
+      l.Uint("batchSize", e->ceColl.batchSize).Uint("numBatches", e->ceColl.numBatches);
+      l.Uint("ceSeqNum", e->ceColl.ceSeqNum).Ptr("stream", e->ceColl.stream).Close();
+      break;
+    case NCCLSCOPE_PROFILE_CE_SYNC:
+      l.Open("ceSync").Bool("isComplete", e->ceCollSync.isComplete).Int("nRanks", e->ceCollSync.nRanks).Close();
+      break;
+    case NCCLSCOPE_PROFILE_CE_BATCH:
+      l.Open("ceBatch").Int("numOps", e->ceCollBatch.numOps).Uint("totalBytes", e->ceCollBatch.totalBytes);
+      l.Bool("useIntraSync", e->ceCollBatch.useIntraSync).Close();
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace ncclscope::profiler::abi

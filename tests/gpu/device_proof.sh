@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One command for a lent GPU machine on which nothing can be installed: build ncclscope against Debian
+# packages carried as .deb files (unpacked into a private prefix, never installed), then run the real-NCCL
+# proof (run_real_nccl.sh) and the benchmarks, and leave a log and a tarball of everything in OUT_DIR.
+# Usage: device_proof.sh DEBS_DIR OUT_DIR    (DEBS_DIR: scripts/fetch-gpu-debs.sh fills one)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+debs=$(cd "${1:?usage: device_proof.sh DEBS_DIR OUT_DIR}" && pwd)
+out=${2:?usage: device_proof.sh DEBS_DIR OUT_DIR}
+mkdir -p "$out"
+exec > >(tee "$out/log.txt") 2>&1
+echo "=== machine ==="
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+grep PRETTY_NAME /etc/os-release; nproc; g++ --version | head -1; cmake --version | head -1; nvcc --version | tail -2
+python3 -c 'import torch; print("torch", torch.__version__, "NCCL", torch.cuda.nccl.version())' 2>&1 | tail -1
+
+prefix=/tmp/ncclscope-deps
+rm -rf "$prefix" && mkdir -p "$prefix"
+for f in "$debs"/*.deb; do dpkg -x "$f" "$prefix"; done
+export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export NCCLSCOPE_NCCL_INCLUDE=$debs/nccl-include
+build=/tmp/ncclscope-build
+configure() {
+  rm -rf "$build"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix/usr" "$@" \
+    >"$out/configure.txt" 2>&1
+}
+echo "=== build ==="
+if configure; then
+  echo "configured with every component"
+elif configure -DNCCLSCOPE_BUILD_TESTS=OFF -DNCCLSCOPE_BUILD_BENCHMARKS=OFF -DNCCLSCOPE_WITH_PROMETHEUS=OFF; then
+  echo "configured the plugin core only (full configure failed: see configure.txt)"
+else
+  tail -30 "$out/configure.txt"; exit 1
+fi
+grep -E "absl_DIR|prometheus-cpp_DIR" "$build/CMakeCache.txt"
+# Only what the proof runs: the plugin and the two benchmarks (the test suite runs on CI machines).
+targets=ncclscope_plugin
+for t in bench_net bench_profiler; do ninja -C "$build" -t targets all | grep -q "^$t:" && targets+=" $t"; done
+time ninja -C "$build" -j"$(nproc)" $targets >"$out/build.txt" 2>&1 || { tail -40 "$out/build.txt"; exit 1; }
+echo "built: $(ls "$build"/lib/libnccl-*)"
+
+echo "=== real NCCL ==="
+"$root/tests/gpu/run_real_nccl.sh" "$build/lib" "$out/proof"
+proof_rc=$?
+echo "run_real_nccl.sh exit status $proof_rc"
+
+if [ -x "$build/bin/bench_net" ]; then
+  echo "=== bench_net ($(nproc) CPUs) ==="
+  timeout 300 "$build/bin/bench_net"
+fi
+if [ -x "$build/bin/bench_profiler" ]; then
+  echo "=== bench_profiler ==="
+  timeout 300 "$build/bin/bench_profiler" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+fi
+tar -C "$out" -czf "$out/proof.tar.gz" proof --exclude=nccl_job --exclude='*/id'
+rm -rf "$out/proof"
+exit $proof_rc
