@@ -105,6 +105,11 @@ Line& Line::NewId(const char* key, const void* p, char prefix) {
   return Str(key, text);
 }
 
+Line& Line::SameOrNewId(const char* key, const void* p, char prefix) {
+  if (p != nullptr && r_->ids_.contains(reinterpret_cast<uintptr_t>(p))) return Ref(key, p);
+  return NewId(key, p, prefix);
+}
+
 Line& Line::Ref(const char* key, const void* p) {
   if (p == nullptr) return Null(key);
   auto it = r_->ids_.find(reinterpret_cast<uintptr_t>(p));
@@ -210,6 +215,22 @@ uint64_t Recorder::Take(const void* key) {
   uint64_t n = it->second;
   tallies_.erase(it);
   return n;
+}
+
+bool Recorder::Repeat(const void* key, uint64_t signature) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, added] = last_signature_.try_emplace(reinterpret_cast<uintptr_t>(key), signature);
+  if (!added && it->second == signature) {
+    ++tallies_[reinterpret_cast<uintptr_t>(key)];
+    return true;
+  }
+  it->second = signature;
+  return false;
+}
+
+void Recorder::Forget(const void* key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_signature_.erase(reinterpret_cast<uintptr_t>(key));
 }
 
 void Recorder::Flush() {

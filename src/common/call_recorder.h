@@ -29,6 +29,8 @@ class Line {
   Line& Null(const char* key);
   // A pointer we just handed to NCCL: a fresh id with this prefix (a reused address gets a new id).
   Line& NewId(const char* key, const void* p, char prefix);
+  // A pointer that may already have an id (e.g. a comm handed back as its own memory handle): keep it.
+  Line& SameOrNewId(const char* key, const void* p, char prefix);
   // A pointer NCCL passed back: its current id, "?0x…" when we never handed it out, null when NULL.
   Line& Ref(const char* key, const void* p);
   Line& Open(const char* key);  // a nested object, closed by Close()
@@ -62,6 +64,10 @@ class Recorder {
   // Tally(key) adds one; Take(key) returns the count and resets it, for the line that is finally written.
   void Tally(const void* key);
   uint64_t Take(const void* key);
+  // True (and tallied under `key`) when `signature` equals the last one seen for `key`: a repeat to fold.
+  bool Repeat(const void* key, uint64_t signature);
+  // Forgets `key`'s signature (its object is gone; the address may come back as a new object).
+  void Forget(const void* key);
   void Flush();
   const std::string& path() const { return path_; }
 
@@ -88,6 +94,7 @@ class Recorder {
   absl::flat_hash_map<uintptr_t, Id> ids_;  // pointer → its latest id
   absl::flat_hash_map<int, int> threads_;         // kernel tid → small id
   absl::flat_hash_map<uintptr_t, uint64_t> tallies_;
+  absl::flat_hash_map<uintptr_t, uint64_t> last_signature_;
 };
 
 }  // namespace ncclscope::record

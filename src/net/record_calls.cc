@@ -66,7 +66,7 @@ void RecordRegMr(record::Recorder* r, void* comm, size_t size, int type, int dma
                  const Status& s) {
   r->Write("net.regMr", [&](record::Line& l) {
     l.Ref("comm", comm).Uint("size", size).Int("type", type).Bool("dmabuf", dmabuf_fd >= 0);
-    l.NewId("mhandle", mhandle, 'm');
+    l.SameOrNewId("mhandle", mhandle, 'm');
     Result(l, s);
   });
 }

@@ -36,7 +36,8 @@ fi
 grep -E "absl_DIR|prometheus-cpp_DIR" "$build/CMakeCache.txt"
 # Only what the proof runs: the plugin and the two benchmarks (the test suite runs on CI machines).
 targets=ncclscope_plugin
-for t in bench_net bench_profiler; do ninja -C "$build" -t targets all | grep -q "^$t:" && targets+=" $t"; done
+all_targets=$(ninja -C "$build" -t targets all)  # not piped into grep -q: SIGPIPE would fail the pipeline
+for t in bench_net bench_profiler; do grep -q "^$t:" <<<"$all_targets" && targets+=" $t"; done
 time ninja -C "$build" -j"$(nproc)" $targets >"$out/build.txt" 2>&1 || { tail -40 "$out/build.txt"; exit 1; }
 echo "built: $(ls "$build"/lib/libnccl-*)"
 
@@ -53,6 +54,6 @@ if [ -x "$build/bin/bench_profiler" ]; then
   echo "=== bench_profiler ==="
   timeout 300 "$build/bin/bench_profiler" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 fi
-tar -C "$out" -czf "$out/proof.tar.gz" proof --exclude=nccl_job --exclude='*/id'
+tar -C "$out" --exclude=nccl_job --exclude='*/id' -czf "$out/proof.tar.gz" proof
 rm -rf "$out/proof"
 exit $proof_rc

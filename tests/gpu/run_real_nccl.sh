@@ -41,19 +41,20 @@ job() {
   shift 2
   mkdir -p "$dir"; rm -f "$dir/id"
   for r in 0 1; do
-    env ${JOB_ENV:-} NCCL_HOSTID="ncclscope-host-$r" NCCL_NET_PLUGIN=ncclscope NCCL_PROFILER_PLUGIN=$profiler \
+    env NCCL_HOSTID="ncclscope-host-$r" NCCL_NET_PLUGIN=ncclscope NCCL_PROFILER_PLUGIN=$profiler \
       NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV,PROFILE NCCLSCOPE_DUMP_DIR="$dir" \
       NCCLSCOPE_PROM_TEXTFILE_DIR="$dir" NCCLSCOPE_SOCKET_IFNAME=lo NCCLSCOPE_TRANSPORT=tcp LOCAL_RANK=$r \
-      timeout 120 "$out/nccl_job" $r 2 "$dir/id" "$@" >"$dir/rank$r.log" 2>&1 &
+      ${JOB_ENV:-} timeout 120 "$out/nccl_job" $r 2 "$dir/id" "$@" >"$dir/rank$r.log" 2>&1 &
   done
   wait
   grep -h "^nccl_job:" "$dir/rank0.log" "$dir/rank1.log"
 }
 
-echo "=== overhead: profiler on vs off, 3 runs each, 20 all-reduces per size ==="
+echo "=== overhead: profiler on vs off (and NCCL's own socket transport), 3 runs each, 20 all-reduces per size ==="
 for rep in 1 2 3; do
   job "on$rep" ncclscope timing 20 1048576 67108864
   job "off$rep" none timing 20 1048576 67108864
+  JOB_ENV="NCCL_NET_PLUGIN=none NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo" job "socket$rep" none timing 20 1048576 67108864
 done
 
 echo "=== golden traces (every event type recorded) ==="
