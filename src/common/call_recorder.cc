@@ -1,6 +1,7 @@
 #include "common/call_recorder.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -231,6 +232,29 @@ bool Recorder::Repeat(const void* key, uint64_t signature) {
 void Recorder::Forget(const void* key) {
   std::lock_guard<std::mutex> lock(mu_);
   last_signature_.erase(reinterpret_cast<uintptr_t>(key));
+}
+
+namespace {
+constexpr size_t kTokenRegionBytes = size_t{1} << 32;  // 256 M tokens of 16 bytes before wrapping around
+}  // namespace
+
+void* Recorder::Wrap(void* handle) {
+  if (handle == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (token_base_ == 0) {
+    void* region = mmap(nullptr, kTokenRegionBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (region == MAP_FAILED) return handle;  // no tokens: record our handles as they are
+    token_base_ = reinterpret_cast<uintptr_t>(region);
+  }
+  uintptr_t token = token_base_ + 16 * (next_token_++ % (kTokenRegionBytes / 16));
+  tokens_[token] = handle;
+  return reinterpret_cast<void*>(token);
+}
+
+void* Recorder::Unwrap(const void* token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tokens_.find(reinterpret_cast<uintptr_t>(token));
+  return it != tokens_.end() ? it->second : const_cast<void*>(token);
 }
 
 void Recorder::Flush() {

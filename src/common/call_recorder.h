@@ -68,6 +68,13 @@ class Recorder {
   bool Repeat(const void* key, uint64_t signature);
   // Forgets `key`'s signature (its object is gone; the address may come back as a new object).
   void Forget(const void* key);
+  // Event handles in recording mode: NCCL gets a fresh token per event instead of our handle (ours can be
+  // shared, e.g. one per operation for all its KernelCh events), so the trace tells NCCL's events apart.
+  // Tokens are addresses in a reserved, inaccessible region: never a real pointer, never dereferenced.
+  // A token stays valid after its event stops (NCCL starts children of stopped parents): ~40 bytes per
+  // event for the life of the process, which is why recording is for captures, not for production.
+  void* Wrap(void* handle);             // nullptr stays nullptr
+  void* Unwrap(const void* token);      // our handle; anything that is no token (NULL, PXN) comes back as is
   void Flush();
   const std::string& path() const { return path_; }
 
@@ -95,6 +102,9 @@ class Recorder {
   absl::flat_hash_map<int, int> threads_;         // kernel tid → small id
   absl::flat_hash_map<uintptr_t, uint64_t> tallies_;
   absl::flat_hash_map<uintptr_t, uint64_t> last_signature_;
+  absl::flat_hash_map<uintptr_t, void*> tokens_;  // token → our handle
+  uintptr_t token_base_ = 0;
+  uint64_t next_token_ = 0;
 };
 
 }  // namespace ncclscope::record

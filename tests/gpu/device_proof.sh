@@ -11,7 +11,7 @@ mkdir -p "$out"
 exec > >(tee "$out/log.txt") 2>&1
 echo "=== machine ==="
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-grep PRETTY_NAME /etc/os-release; nproc; g++ --version | head -1; cmake --version | head -1; nvcc --version | tail -2
+grep PRETTY_NAME /etc/os-release; nproc; echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"; g++ --version | head -1; cmake --version | head -1; nvcc --version | tail -2
 python3 -c 'import torch; print("torch", torch.__version__, "NCCL", torch.cuda.nccl.version())' 2>&1 | tail -1
 
 prefix=/tmp/ncclscope-deps

@@ -47,13 +47,9 @@ extern "C" ncclscope_result_t SimProfilerCallback(void** eHandle, int type, void
     case NCCLSCOPE_NET_EVENT_STOP:
     case NCCLSCOPE_NET_EVENT_UPDATE:
     case NCCLSCOPE_NET_EVENT_UPDATE_AND_STOP: {
-      // NCCL forwards these to the one loaded profiler, whichever communicator; no NULL check, as NCCL.
-      ProfilerApi* p = nullptr;
-      if (pHandle != nullptr) {
-        auto* ph = static_cast<PHandle*>(pHandle);
-        if (ph->op != nullptr) p = ph->op->comm->profiler();
-      }
-      if (p == nullptr) return NCCLSCOPE_SUCCESS;
+      // NCCL forwards these to the one loaded profiler, whichever communicator, and ignores pHandle.
+      ProfilerApi* p = PluginHost::Instance().LoadedProfiler();
+      if (p == nullptr || *eHandle == nullptr) return NCCLSCOPE_SUCCESS;
       if (type != NCCLSCOPE_NET_EVENT_STOP) {
         ncclscope_profiler_state_args_t a;
         a.netPlugin.data = extData;
@@ -204,6 +200,13 @@ bool Communicator::Init(const CommConfig& cfg, std::string* error) {
     return false;
   }
   RunOnService([&] {
+    // As real NCCL 2.28.9 does on its service thread (golden traces): properties and flow hints per connection.
+    for (int c = 0; c < cfg.channels; ++c) {
+      std::string name;
+      int type = 0, recvs = 0, speed = 0;
+      net_->GetProperties(0, &name, &type, &recvs, &speed);
+      net_->SetNetAttr(net_ctx_, 2, ~0u, ~0u, ~0u);
+    }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     for (;;) {
       bool pending = false;

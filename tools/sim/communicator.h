@@ -87,7 +87,9 @@ class Communicator {
   void ServiceLoop();
   void ProgressLoop();
   void ProgressOp(OpState* op);
-  void ProxyCtrl(ncclscope_profiler_state_t s, int appended);
+  void* ProxyCtrlStart(ncclscope_profiler_state_t s, int appended);
+  void ProxyCtrlState(void* h, ncclscope_profiler_state_t s, int appended);
+  void ProxyCtrlStop(void* h);
   void* StartEvent(const ncclscope_profiler_descr_v6_t& d);
   void StopEvent(void* h);
   void Record(void* h, ncclscope_profiler_state_t s, ncclscope_profiler_state_args_t* a);

@@ -179,6 +179,19 @@ ncclscope_result_t NetApi::CloseSend(void* c) { NET_DISPATCH(return t->closeSend
 ncclscope_result_t NetApi::CloseRecv(void* c) { NET_DISPATCH(return t->closeRecv(c)); }
 ncclscope_result_t NetApi::CloseListen(void* c) { NET_DISPATCH(return t->closeListen(c)); }
 
+ncclscope_result_t NetApi::SetNetAttr(void* ctx, int flows, uint32_t op, uint32_t algo, uint32_t proto) {
+  if (version < 11) return NCCLSCOPE_SUCCESS;
+  ncclscope_net_attr_t a;
+  memset(&a, 0xFF, sizeof(a));  // unset fields are -1, as NCCL leaves them
+  a.sendCommAttr.maxFlowsPerPeer = a.sendCommAttr.minFlowsPerPeer = flows;
+  a.recvCommAttr.maxFlowsPerPeer = a.recvCommAttr.minFlowsPerPeer = flows;
+  a.op = op;
+  a.algo = algo;
+  a.proto = proto;
+  if (version == 11) return As<ncclscope_net_v11_t>(table)->setNetAttr(ctx, &a);
+  return As<ncclscope_net_v12_t>(table)->setNetAttr(ctx, &a);
+}
+
 // ---- ProfilerApi --------------------------------------------------------------------------------------
 const char* ProfilerApi::Name() const {
   const char* n = version == 4 ? As<ncclscope_profiler_v4_t>(table)->name
@@ -409,12 +422,14 @@ ProfilerApi* PluginHost::AcquireProfiler(std::string* reason) {
              opened.c_str());
   }
   ++prof_refs_;
+  loaded_prof_.store(&prof_, std::memory_order_release);
   return &prof_;
 }
 
 void PluginHost::ReleaseProfiler() {
   std::lock_guard<std::mutex> lock(g_mu);
   if (prof_refs_ > 0 && --prof_refs_ == 0 && prof_lib_ != nullptr) {
+    loaded_prof_.store(nullptr, std::memory_order_release);
     dlclose(prof_lib_);
     prof_lib_ = nullptr;
   }

@@ -8,6 +8,7 @@
 #ifndef NCCLSCOPE_TOOLS_SIM_PLUGIN_LOADER_H_
 #define NCCLSCOPE_TOOLS_SIM_PLUGIN_LOADER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -53,6 +54,9 @@ class NetApi {
   ncclscope_result_t CloseSend(void* c);
   ncclscope_result_t CloseRecv(void* c);
   ncclscope_result_t CloseListen(void* c);
+  // v11+: flows per peer for both directions and the masks of the operation about to run (1 << ncclFunc,
+  // 1 << algorithm, 1 << protocol; all ones = any); a no-op before v11.
+  ncclscope_result_t SetNetAttr(void* ctx, int flows, uint32_t op, uint32_t algo, uint32_t proto);
   bool PerCommInit() const { return version >= 11; }
 };
 
@@ -90,6 +94,9 @@ class PluginHost {
   // After the net: loads the profiler (refcounted), NULL if none / failed (sticky), with a reason.
   ProfilerApi* AcquireProfiler(std::string* reason);
   void ReleaseProfiler();
+  // The loaded profiler, or NULL: where NCCL's net-plugin callback sends stop and update events, whatever
+  // pHandle says (our net plugin passes NULL with them, as real NCCL allows).
+  ProfilerApi* LoadedProfiler() { return loaded_prof_.load(std::memory_order_acquire); }
   // Net v8–v10 have one init per load: the host emulates per-comm init for them.
   bool NetLoadInitDone() const { return net_load_init_done_; }
   void SetNetLoadInitDone() { net_load_init_done_ = true; }
@@ -106,6 +113,7 @@ class PluginHost {
   int net_max_version_ = 12;
   NetApi net_;
   ProfilerApi prof_;
+  std::atomic<ProfilerApi*> loaded_prof_{nullptr};
 };
 
 }  // namespace ncclscope::sim

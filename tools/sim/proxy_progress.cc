@@ -14,30 +14,44 @@
 
 namespace ncclscope::sim {
 
-void Communicator::ProxyCtrl(ncclscope_profiler_state_t s, int appended) {
+// One ProxyCtrl event per progress-thread phase, as real NCCL 2.28.9 emits them (golden traces): Idle and
+// Active alone, Sleep then Wakeup on one event, Append then AppendEnd (with the number of ops) on one event.
+void* Communicator::ProxyCtrlStart(ncclscope_profiler_state_t s, int appended) {
   // ProxyCtrl reads the live mask for every event.
-  if (prof_ == nullptr || (__atomic_load_n(ActivationMask(), __ATOMIC_RELAXED) & NCCLSCOPE_PROFILE_PROXY_CTRL) == 0) return;
+  if (prof_ == nullptr || (__atomic_load_n(ActivationMask(), __ATOMIC_RELAXED) & NCCLSCOPE_PROFILE_PROXY_CTRL) == 0) {
+    return nullptr;
+  }
   void* h = StartEvent(Descr(NCCLSCOPE_PROFILE_PROXY_CTRL, nullptr, 0));
+  ProxyCtrlState(h, s, appended);
+  return h;
+}
+
+void Communicator::ProxyCtrlState(void* h, ncclscope_profiler_state_t s, int appended) {
+  if (h == nullptr) return;
   ncclscope_profiler_state_args_t a;
   a.proxyCtrl.appendedProxyOps = appended;
   Record(h, s, &a);
-  StopEvent(h);
+}
+
+void Communicator::ProxyCtrlStop(void* h) {
+  if (h != nullptr) StopEvent(h);
 }
 
 void Communicator::ProgressLoop() {
   pthread_setname_np(pthread_self(), "NCCL Progress");
-  ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_IDLE, 0);
+  ProxyCtrlStop(ProxyCtrlStart(NCCLSCOPE_STATE_PROXY_CTRL_IDLE, 0));
   for (;;) {
     std::vector<OpState*> ops;
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (queue_.empty() && !stop_) {
         lock.unlock();
-        ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_SLEEP, 0);
+        void* sleep = ProxyCtrlStart(NCCLSCOPE_STATE_PROXY_CTRL_SLEEP, 0);
         lock.lock();
         cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         lock.unlock();
-        ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_WAKEUP, 0);
+        ProxyCtrlState(sleep, NCCLSCOPE_STATE_PROXY_CTRL_WAKEUP, 0);
+        ProxyCtrlStop(sleep);
         lock.lock();
       }
       if (stop_ && queue_.empty()) return;
@@ -46,11 +60,12 @@ void Communicator::ProgressLoop() {
         queue_.pop_front();
       }
     }
-    ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_APPEND, 0);
-    ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_APPEND_END, static_cast<int>(ops.size()));
-    ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_ACTIVE, 0);
+    void* append = ProxyCtrlStart(NCCLSCOPE_STATE_PROXY_CTRL_APPEND, 0);
+    ProxyCtrlState(append, NCCLSCOPE_STATE_PROXY_CTRL_APPEND_END, static_cast<int>(ops.size()));
+    ProxyCtrlStop(append);
+    ProxyCtrlStop(ProxyCtrlStart(NCCLSCOPE_STATE_PROXY_CTRL_ACTIVE, 0));
     for (OpState* op : ops) ProgressOp(op);
-    ProxyCtrl(NCCLSCOPE_STATE_PROXY_CTRL_IDLE, 0);
+    ProxyCtrlStop(ProxyCtrlStart(NCCLSCOPE_STATE_PROXY_CTRL_IDLE, 0));
   }
 }
 
@@ -59,6 +74,15 @@ void Communicator::ProgressOp(OpState* op) {
   const int n = cfg_.nranks;
   const size_t es = sizeof(float);
   std::string err;
+  // Real NCCL 2.28.9 tells the net plugin what runs next on the proxy thread: 1 << ncclFunc (Broadcast 0,
+  // AllGather 2, ReduceScatter 3, AllReduce 4, Send 6, Recv 7), 1 << algorithm (Ring 1), 1 << protocol (Simple 2).
+  static constexpr uint32_t kNcclFuncBit[] = {1u << 4, 1u << 2, 1u << 3, 1u << 0};
+  if (op->func == Func::kSendRecv) {
+    net_->SetNetAttr(net_ctx_, 2, 1u << 6, ~0u, ~0u);
+    net_->SetNetAttr(net_ctx_, 2, 1u << 7, ~0u, ~0u);
+  } else {
+    net_->SetNetAttr(net_ctx_, 2, kNcclFuncBit[static_cast<int>(op->func)], 1u << 1, 1u << 2);
+  }
   // The "GPU" side of the kernel: initial copies into the output.
   switch (op->func) {
     case Func::kAllReduce:

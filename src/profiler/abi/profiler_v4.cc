@@ -3,7 +3,6 @@
 #include "ncclscope/abi/layout_asserts.h"
 #include "ncclscope/abi/profiler.h"
 #include "common/gate.h"
-#include "profiler/abi/record_calls.h"
 #include "profiler/abi/translate.h"
 #include "profiler/profiler.h"
 
@@ -23,18 +22,7 @@ ncclscope_result_t InitV4(void** context, int* eActivationMask, const char* comm
 }
 
 ncclscope_result_t StartEventV4(void* context, void** eHandle, ncclscope_profiler_descr_v4_t* eDescr) {
-  ncclscope_result_t rc = ProfilerEventGate("ncclProfiler_v4 startEvent", [&] {
-    if (eHandle == nullptr) return;
-    *eHandle = nullptr;
-    if (eDescr == nullptr) return;
-    EventDesc d;
-    TranslateV4(eDescr, &d);
-    *eHandle = StartEvent(context, d);
-  });
-  if (record::Recorder* r = record::Recorder::Get()) {
-    RecordStart(r, 4, context, eDescr, eHandle != nullptr ? *eHandle : nullptr);
-  }
-  return rc;
+  return StartEventAbi(4, "ncclProfiler_v4 startEvent", &TranslateV4, context, eHandle, eDescr);
 }
 
 }  // namespace

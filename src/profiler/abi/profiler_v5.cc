@@ -4,7 +4,6 @@
 #include "ncclscope/abi/layout_asserts.h"
 #include "ncclscope/abi/profiler.h"
 #include "common/gate.h"
-#include "profiler/abi/record_calls.h"
 #include "profiler/abi/translate.h"
 #include "profiler/profiler.h"
 
@@ -70,15 +69,19 @@ ncclscope_result_t InitV5V6(const char* abi, void** context, uint64_t commId, in
 
 ncclscope_result_t StopEventAbi(void* eHandle) {
   // Recorded before the call: once stopped, the handle's address may be handed out again.
-  if (record::Recorder* r = record::Recorder::Get()) RecordStop(r, eHandle);
-  return ProfilerEventGate("ncclProfiler stopEvent", [&] { StopEvent(eHandle); });
+  record::Recorder* r = record::Recorder::Get();
+  if (r == nullptr) return ProfilerEventGate("ncclProfiler stopEvent", [&] { StopEvent(eHandle); });
+  RecordStop(r, eHandle);
+  return ProfilerEventGate("ncclProfiler stopEvent", [&] { StopEvent(r->Unwrap(eHandle)); });
 }
 
 ncclscope_result_t RecordEventStateAbi(void* eHandle, ncclscope_profiler_state_t eState,
                                        ncclscope_profiler_state_args_t* eStateArgs) {
-  if (record::Recorder* r = record::Recorder::Get()) RecordState(r, eHandle, eState, eStateArgs);
-  return ProfilerEventGate("ncclProfiler recordEventState",
-                           [&] { RecordEventState(eHandle, TranslateState(eState, eStateArgs)); });
+  record::Recorder* r = record::Recorder::Get();
+  if (r != nullptr) RecordState(r, eHandle, eState, eStateArgs);
+  return ProfilerEventGate("ncclProfiler recordEventState", [&] {
+    RecordEventState(r != nullptr ? r->Unwrap(eHandle) : eHandle, TranslateState(eState, eStateArgs));
+  });
 }
 
 ncclscope_result_t FinalizeAbi(void* context) {
@@ -94,18 +97,7 @@ ncclscope_result_t InitV5(void** context, uint64_t commId, int* eActivationMask,
 }
 
 ncclscope_result_t StartEventV5(void* context, void** eHandle, ncclscope_profiler_descr_v5_t* eDescr) {
-  ncclscope_result_t rc = ProfilerEventGate("ncclProfiler_v5 startEvent", [&] {
-    if (eHandle == nullptr) return;
-    *eHandle = nullptr;
-    if (eDescr == nullptr) return;
-    EventDesc d;
-    TranslateV5(eDescr, &d);
-    *eHandle = StartEvent(context, d);
-  });
-  if (record::Recorder* r = record::Recorder::Get()) {
-    RecordStart(r, 5, context, eDescr, eHandle != nullptr ? *eHandle : nullptr);
-  }
-  return rc;
+  return StartEventAbi(5, "ncclProfiler_v5 startEvent", &TranslateV5, context, eHandle, eDescr);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include "ncclscope/abi/layout_asserts.h"
 #include "ncclscope/abi/profiler.h"
 #include "common/gate.h"
-#include "profiler/abi/record_calls.h"
 #include "profiler/abi/translate.h"
 #include "profiler/profiler.h"
 
@@ -34,18 +33,7 @@ void TranslateV6(const ncclscope_profiler_descr_v6_t* e, EventDesc* d) {
 }
 
 ncclscope_result_t StartEventV6(void* context, void** eHandle, ncclscope_profiler_descr_v6_t* eDescr) {
-  ncclscope_result_t rc = ProfilerEventGate("ncclProfiler_v6 startEvent", [&] {
-    if (eHandle == nullptr) return;
-    *eHandle = nullptr;
-    if (eDescr == nullptr) return;
-    EventDesc d;
-    TranslateV6(eDescr, &d);
-    *eHandle = StartEvent(context, d);
-  });
-  if (record::Recorder* r = record::Recorder::Get()) {
-    RecordStart(r, 6, context, eDescr, eHandle != nullptr ? *eHandle : nullptr);
-  }
-  return rc;
+  return StartEventAbi(6, "ncclProfiler_v6 startEvent", &TranslateV6, context, eHandle, eDescr);
 }
 
 }  // namespace

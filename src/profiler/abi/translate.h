@@ -3,8 +3,11 @@
 #ifndef NCCLSCOPE_PROFILER_ABI_TRANSLATE_H_
 #define NCCLSCOPE_PROFILER_ABI_TRANSLATE_H_
 
+#include "common/gate.h"
 #include "ncclscope/abi/profiler.h"
+#include "profiler/abi/record_calls.h"
 #include "profiler/event.h"
+#include "profiler/profiler.h"
 
 namespace ncclscope::profiler::abi {
 
@@ -56,6 +59,26 @@ void TranslateSharedArms(const Descr* e, EventDesc* d) {
     default:
       break;
   }
+}
+
+// startEvent of ABI version `v`: translate, start, and in recording mode swap NCCL's tokens for our handles
+// (the parent) and our handle for a fresh token (the new event), then record the call.
+template <class Descr>
+ncclscope_result_t StartEventAbi(int v, const char* entry, void (*translate)(const Descr*, EventDesc*),
+                                 void* context, void** eHandle, Descr* eDescr) {
+  record::Recorder* r = record::Recorder::Get();
+  ncclscope_result_t rc = ProfilerEventGate(entry, [&] {
+    if (eHandle == nullptr) return;
+    *eHandle = nullptr;
+    if (eDescr == nullptr) return;
+    EventDesc d;
+    translate(eDescr, &d);
+    if (r != nullptr) d.parent = r->Unwrap(d.parent);
+    *eHandle = StartEvent(context, d);
+    if (r != nullptr) *eHandle = r->Wrap(*eHandle);
+  });
+  if (r != nullptr) RecordStart(r, v, context, eDescr, eHandle != nullptr ? *eHandle : nullptr);
+  return rc;
 }
 
 void TranslateV5(const ncclscope_profiler_descr_v5_t* e, EventDesc* d);
