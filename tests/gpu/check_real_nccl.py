@@ -38,8 +38,8 @@ def prom_values(path):
     return vals
 
 
-# --- the profiler's view of the timing job: 3 warm-ups + 20 timed all-reduces per size ---
-sizes, per_size = [1048576, 67108864], 23
+# --- the profiler's view of the timing job: 3 warm-ups + 40 timed all-reduces per size ---
+sizes, per_size = [1048576, 67108864], 43
 on1 = os.path.join(out, "on1")
 dumps = sorted(glob.glob(os.path.join(on1, "ncclscope-comm-*.json")))
 check(len(dumps) == 2, f"one dump per rank in on1 ({len(dumps)} found)")
@@ -59,7 +59,7 @@ for f in dumps:
     sources = {r["timing_source"] for r in fr}
     check(sources == {"gpu"}, f"{name}: every completed operation timed by the GPU (sources {sources})")
     for size in sizes:
-        durs = [r["duration_ns"] / 1000 for r in fr if r["bytes"] == size][-20:]
+        durs = [r["duration_ns"] / 1000 for r in fr if r["bytes"] == size][-40:]
         cuda = statistics.median(times.get(size, [float("nan")]))
         ours = statistics.median(durs) if durs else float("nan")
         # Back-to-back operations: a CUDA-event time per op is the kernel's duration plus launch gaps.

@@ -50,11 +50,11 @@ job() {
   grep -h "^nccl_job:" "$dir/rank0.log" "$dir/rank1.log"
 }
 
-echo "=== overhead: profiler on vs off (and NCCL's own socket transport), 3 runs each, 20 all-reduces per size ==="
+echo "=== overhead: profiler on vs off (and NCCL's own socket transport), 3 runs each, 40 all-reduces per size ==="
 for rep in 1 2 3; do
-  job "on$rep" ncclscope timing 20 1048576 67108864
-  job "off$rep" none timing 20 1048576 67108864
-  JOB_ENV="NCCL_NET_PLUGIN=none NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo" job "socket$rep" none timing 20 1048576 67108864
+  job "on$rep" ncclscope timing 40 1048576 67108864
+  job "off$rep" none timing 40 1048576 67108864
+  JOB_ENV="NCCL_NET_PLUGIN=none NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo" job "socket$rep" none timing 40 1048576 67108864
 done
 
 echo "=== golden traces (every event type recorded) ==="
