@@ -12,6 +12,17 @@ static_assert(sizeof(kFuncNames) / sizeof(kFuncNames[0]) == static_cast<size_t>(
 
 bool Eq(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
 
+struct DatatypeInfo {
+  const char* name;
+  int size;
+};
+constexpr DatatypeInfo kDatatypes[] = {
+    {"ncclInt8", 1},      {"ncclChar", 1},    {"ncclUint8", 1},   {"Unknown", 1},        {"ncclFloat8e4m3", 1},
+    {"ncclFloat8e5m2", 1}, {"ncclFloat16", 2}, {"ncclHalf", 2},    {"ncclBfloat16", 2},   {"ncclInt32", 4},
+    {"ncclInt", 4},       {"ncclUint32", 4},  {"ncclFloat32", 4}, {"ncclFloat", 4},      {"ncclInt64", 8},
+    {"ncclUint64", 8},    {"ncclFloat64", 8}, {"ncclDouble", 8}};
+constexpr size_t kDatatypeCount = sizeof(kDatatypes) / sizeof(kDatatypes[0]);
+
 }  // namespace
 
 Func ParseFunc(const char* s) {
@@ -42,20 +53,17 @@ Proto ParseProto(const char* s) {
   return Proto::kOther;
 }
 
-int DatatypeSize(const char* s) {
-  if (s == nullptr) return 1;
-  if (std::strncmp(s, "ncclInt8", 8) == 0 || Eq(s, "ncclChar") || Eq(s, "ncclUint8") || Eq(s, "Unknown") ||
-      std::strncmp(s, "ncclFloat8", 10) == 0) {
-    return 1;
+uint8_t ParseDatatype(const char* s) {
+  if (s == nullptr) return kUnknownDatatype;
+  for (size_t i = 0; i < kDatatypeCount; ++i) {
+    if (Eq(s, kDatatypes[i].name)) return static_cast<uint8_t>(i);
   }
-  if (Eq(s, "ncclFloat16") || Eq(s, "ncclHalf") || Eq(s, "ncclBfloat16")) return 2;
-  if (Eq(s, "ncclInt32") || Eq(s, "ncclInt") || Eq(s, "ncclUint32") || Eq(s, "ncclFloat32") ||
-      Eq(s, "ncclFloat")) {
-    return 4;
-  }
-  if (Eq(s, "ncclInt64") || Eq(s, "ncclUint64") || Eq(s, "ncclFloat64") || Eq(s, "ncclDouble")) return 8;
-  return 1;
+  return kUnknownDatatype;
 }
+
+const char* DatatypeName(uint8_t index) { return index < kDatatypeCount ? kDatatypes[index].name : ""; }
+
+int DatatypeSizeOf(uint8_t index) { return index < kDatatypeCount ? kDatatypes[index].size : 1; }
 
 const char* FuncName(Func f) {
   size_t i = static_cast<size_t>(f);

@@ -40,8 +40,14 @@ enum class OpState : uint8_t { kEnqueued = 0, kKernelStarted = 1, kNetProgress =
 Func ParseFunc(const char* s);
 Algo ParseAlgo(const char* s);
 Proto ParseProto(const char* s);
-// Bytes per element of NCCL's datatype strings ("ncclFloat32", …); "Unknown" is ncclUint8 → 1.
-int DatatypeSize(const char* s);
+// NCCL's datatype strings ("ncclFloat32", …; "Unknown" is how NCCL prints ncclUint8) as indexes into one
+// table; an unknown string is kUnknownDatatype, whose name matches nothing and whose size is 1.
+inline constexpr uint8_t kUnknownDatatype = 0xff;
+uint8_t ParseDatatype(const char* s);
+const char* DatatypeName(uint8_t index);
+int DatatypeSizeOf(uint8_t index);
+// Bytes per element of a datatype string.
+inline int DatatypeSize(const char* s) { return DatatypeSizeOf(ParseDatatype(s)); }
 
 const char* FuncName(Func f);
 const char* AlgoName(Algo a);

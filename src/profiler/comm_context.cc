@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -25,19 +26,22 @@ bool IsOpType(EventType t) { return t == EventType::kColl || t == EventType::kP2
 // NCCL's func/datatype/algo/proto strings are static literals: remember each pointer's parse in a
 // direct-mapped cache (pointer << 8 | value in one atomic word, so a hit is always consistent) and
 // skip the strcmp chains on the event path.
-template <class T, T (*Parse)(const char*)>
+template <class T, T (*Parse)(const char*), const char* (*Name)(T)>
 T CachedParse(const char* s) {
   static std::atomic<uint64_t> cache[64];
   if (s == nullptr) return Parse(s);
   const auto p = reinterpret_cast<uint64_t>(s);
   std::atomic<uint64_t>& e = cache[(p >> 3) & 63];
   const uint64_t v = e.load(std::memory_order_relaxed);
-  if ((v >> 8) == p) return static_cast<T>(v & 0xff);
+  // A hit is confirmed against the cached value's own name: an address that now holds another string (a
+  // reloaded library, a caller's buffer reused) is parsed again rather than misreported.
+  if ((v >> 8) == p && std::strcmp(s, Name(static_cast<T>(v & 0xff))) == 0) return static_cast<T>(v & 0xff);
   T parsed = Parse(s);
-  if (p < (1ull << 56)) e.store((p << 8) | static_cast<uint64_t>(parsed), std::memory_order_relaxed);
+  if (p < (1ull << 56) && std::strcmp(s, Name(parsed)) == 0) {
+    e.store((p << 8) | static_cast<uint64_t>(parsed), std::memory_order_relaxed);
+  }
   return parsed;
 }
-int DatatypeSizeInt(const char* s) { return DatatypeSize(s); }
 
 }  // namespace
 
@@ -106,8 +110,8 @@ void* CommContext::StartOp(const EventDesc& d) {
   }
   const bool is_coll = d.type == EventType::kColl;
   const OpKind kind = is_coll ? OpKind::kColl : OpKind::kP2p;
-  const Func func = CachedParse<Func, ParseFunc>(d.func);
-  const int type_size = CachedParse<int, DatatypeSizeInt>(d.datatype);
+  const Func func = CachedParse<Func, ParseFunc, FuncName>(d.func);
+  const int type_size = DatatypeSizeOf(CachedParse<uint8_t, ParseDatatype, DatatypeName>(d.datatype));
   const bool is_send = !is_coll && func == Func::kSend;
   uint64_t seq;
   if (is_coll) {
@@ -143,8 +147,8 @@ void* CommContext::StartOp(const EventDesc& d) {
   op->proxy_ops_done.Set(0);
   op->kind.Set(static_cast<uint8_t>(kind));
   op->func.Set(static_cast<uint8_t>(func));
-  op->algo.Set(static_cast<uint8_t>(is_coll ? CachedParse<Algo, ParseAlgo>(d.algo) : Algo::kNone));
-  op->proto.Set(static_cast<uint8_t>(is_coll ? CachedParse<Proto, ParseProto>(d.proto) : Proto::kNone));
+  op->algo.Set(static_cast<uint8_t>(is_coll ? CachedParse<Algo, ParseAlgo, AlgoName>(d.algo) : Algo::kNone));
+  op->proto.Set(static_cast<uint8_t>(is_coll ? CachedParse<Proto, ParseProto, ProtoName>(d.proto) : Proto::kNone));
   op->type_size.Set(static_cast<uint8_t>(type_size));
   op->is_send.Set(is_send);
   op->op_state.Set(static_cast<uint8_t>(OpState::kEnqueued));

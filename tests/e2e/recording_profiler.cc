@@ -214,7 +214,10 @@ ncclscope_result_t Finalize(void* context) {
         break;
       case NCCLSCOPE_PROFILE_PROXY_CTRL:
         if (e.parent != nullptr) bad(e, "has a parent");
-        if (e.states.size() != 1 || e.states[0] < 13 || e.states[0] > 18) bad(e, "states " + States(e.states));
+        // One event per progress-thread phase, as real NCCL 2.28.9 emits them (tests/data/golden).
+        if (const std::string s = States(e.states); s != "13" && s != "14" && s != "15,16" && s != "17,18") {
+          bad(e, "states " + s);
+        }
         break;
       default:
         break;

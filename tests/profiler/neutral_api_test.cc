@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +87,37 @@ TEST(NeutralApi, SeveralCommsFromOneThreadLikeCommInitAll) {
   EXPECT_EQ(seen, 4);
   for (int r = 0; r < 4; ++r) Finalize(ctx[r]);
   EXPECT_EQ(Find(CommRegistry::Instance().Snapshot(), 0xabc0), nullptr);
+}
+
+// Names are cached by address; one address that later holds another name must not be misreported (found by
+// replaying golden traces back to back: each replay's strings reused the previous one's freed addresses).
+TEST(NeutralApi, ANameAtAReusedAddressIsParsedAgain) {
+  void* ctx = InitComm(0xc8u, 0, 2);
+  char func[16], dtype[16];
+  auto run = [&](const char* f, const char* t, uint64_t seq) {
+    std::snprintf(func, sizeof(func), "%s", f);
+    std::snprintf(dtype, sizeof(dtype), "%s", t);
+    EventDesc c;
+    c.type = EventType::kColl;
+    c.has_seq = true;
+    c.seq = seq;
+    c.func = func;
+    c.datatype = dtype;
+    c.count = 1000;
+    StopEvent(StartEvent(ctx, c));  // no channels: completes at enqueue
+  };
+  run("AllReduce", "ncclFloat32", 0);
+  run("AllGather", "ncclFloat64", 0);
+  const CommSnapshot* s = nullptr;
+  ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+  s = Find(snap, 0xc8u);
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->completed.size(), 2u);
+  EXPECT_EQ(s->completed[0].func, Func::kAllReduce);
+  EXPECT_EQ(s->completed[0].bytes, 4000u);
+  EXPECT_EQ(s->completed[1].func, Func::kAllGather);
+  EXPECT_EQ(s->completed[1].bytes, 8000u * 2);  // AllGather counts per rank, 2 ranks
+  Finalize(ctx);
 }
 
 TEST(NeutralApi, CpuOnlyDurationsStayOutOfLatency) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "logger.h"
 #include "op_state.h"
@@ -373,15 +374,29 @@ bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int
   // Host callback: Group and Coll/P2p events around the proxy-op upload.
   if (f == Func::kReduceScatter) op->scratch.assign(send, send + count * cfg_.nranks);
   Plan(op, cfg_.rank, cfg_.nranks, cfg_.channels, cfg_.step_bytes);
-  EmitHostCallbackEvents(op, seq, false);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(op);
+  auto host_callback = [&] {
+    EmitHostCallbackEvents(op, seq, false);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(op);
+    }
+    cv_.notify_one();
+    if (f != Func::kSendRecv) StopEvent(op->task_ev[0]);  // Coll stops at enqueue, not at completion
+    StopEvent(op->group_ev);
+  };
+  if (cfg_.graph_captured) {
+    // Under capture real NCCL (2.28.9 golden trace) emits only the API events on the app thread; Group and
+    // Coll/P2p come from the CUDA host-function thread of each launch (here the first launch follows at once).
+    StopEvent(group_api);
+    std::thread host_fn([&] {
+      pthread_setname_np(pthread_self(), "cuda-hostfn");
+      host_callback();
+    });
+    host_fn.join();
+  } else {
+    host_callback();
+    StopEvent(group_api);
   }
-  cv_.notify_one();
-  if (f != Func::kSendRecv) StopEvent(op->task_ev[0]);  // Coll stops at enqueue, not at completion
-  StopEvent(op->group_ev);
-  StopEvent(group_api);
   // The stream synchronize.
   std::unique_lock<std::mutex> lock(op->mu);
   op->cv.wait(lock, [&] { return op->done; });
