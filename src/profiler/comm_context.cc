@@ -142,7 +142,7 @@ void* CommContext::StartOp(const EventDesc& d) {
   op->steps_done.Set(0);
   op->channels.Set(static_cast<uint16_t>(nch));
   op->kernel_started.Set(0);
-  op->kernel_done.Set(0);
+  op->kernel_extra_done.Set(0);
   op->proxy_ops_started.Set(0);
   op->proxy_ops_done.Set(0);
   op->kind.Set(static_cast<uint8_t>(kind));
@@ -153,7 +153,7 @@ void* CommContext::StartOp(const EventDesc& d) {
   op->is_send.Set(is_send);
   op->op_state.Set(static_cast<uint8_t>(OpState::kEnqueued));
   op->kernel_mode.Set(kernel_mode);
-  const int votes = 1 + (kernel_mode ? nch : 0);
+  const int votes = Votes(*op);
   op->remaining.store(votes, std::memory_order_relaxed);
   op->state.store(Op::kInFlight, std::memory_order_release);
 
@@ -225,22 +225,32 @@ void* CommContext::StartKernelCh(const EventDesc& d) {
   bool own_ref = !op->kernel_mode.Get() || k > op->channels.Get();
   if (own_ref && AcquireParent(d.parent) == nullptr) return nullptr;
   if (k == 1) {
-    const uint64_t now = MonotonicNs();
-    op->host_kernel_start.Set(now);
     op->op_state.Max(static_cast<uint8_t>(OpState::kKernelStarted));
-    if (d.has_ptimer && d.ptimer != 0) {
-      int64_t off = static_cast<int64_t>(now - d.ptimer);
-      int64_t cur = gpu_offset_.load(std::memory_order_relaxed);
-      while (off < cur && !gpu_offset_.compare_exchange_weak(cur, off, std::memory_order_relaxed)) {
-      }
+    // A host clock read costs 25-130 ns in a VM (kvm-clock fences the pipeline): with a GPU timer and a
+    // calibrated offset the host time is derived, and the GPU-to-host offset is re-sampled every 16th op.
+    const bool has_gpu = d.has_ptimer && d.ptimer != 0;
+    const int64_t cur = gpu_offset_.load(std::memory_order_relaxed);
+    if (has_gpu && cur != INT64_MAX && op->arrival.Get() % 16 != 0) {
+      op->host_kernel_start.Set(d.ptimer + static_cast<uint64_t>(cur));
+    } else {
+      const uint64_t now = MonotonicNs();
+      op->host_kernel_start.Set(now);
+      if (has_gpu) CalibrateGpuOffset(static_cast<int64_t>(now - d.ptimer));
     }
   }
   if (d.has_ptimer && d.ptimer != 0) op->gpu_start.Min(d.ptimer);
   return EncodeHandle(p, HandleGen(d.parent), /*kernel=*/true, own_ref);
 }
 
-void CommContext::Release(EventSlot* s) {
-  if (s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+// The smallest host-minus-GPU time seen: the GPU timer's epoch on the host clock, give or take the launch delay.
+void CommContext::CalibrateGpuOffset(int64_t sample) {
+  int64_t cur = gpu_offset_.load(std::memory_order_relaxed);
+  while (sample < cur && !gpu_offset_.compare_exchange_weak(cur, sample, std::memory_order_relaxed)) {
+  }
+}
+
+void CommContext::Release(EventSlot* s, int32_t n) {
+  if (s->refs.fetch_sub(n, std::memory_order_acq_rel) != n) return;
   // Last reference: this thread owns the slot until Free publishes it as free.
   EventSlot* parent = s->parent;
   CommContext* owner = s->owner;
@@ -252,8 +262,12 @@ void CommContext::Release(EventSlot* s) {
   if (parent != nullptr) Release(parent);
 }
 
-void CommContext::OpVote(Op* op, uint64_t now_ns) {
-  if (op->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) Complete(op, now_ns != 0 ? now_ns : MonotonicNs());
+bool CommContext::OpVote(Op* op, uint64_t now_ns) {
+  if (op->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+  if (now_ns == 0) now_ns = MonotonicNs();
+  if (op->kernel_mode.Get()) op->host_kernel_end.Set(now_ns);
+  Complete(op, now_ns);
+  return true;
 }
 
 void CommContext::Stop(void* handle) {
@@ -267,14 +281,17 @@ void CommContext::Stop(void* handle) {
   CommContext* owner = s->owner;
   Op* op = s->op;
   if (HandleIsKernel(handle)) {
-    const uint16_t done = op->kernel_done.Add(1);
-    uint64_t now = 0;
-    if (done == op->kernel_started.Get() || done == op->channels.Get()) {
-      now = MonotonicNs();
-      op->host_kernel_end.Set(now);
+    if (HandleOwnsRef(handle)) {  // a KernelCh beyond the announced channels: no vote, its own reference
+      op->kernel_extra_done.Add(1);
+      Release(s);
+      return;
     }
-    if (!HandleOwnsRef(handle)) owner->OpVote(op, now);
-    Release(s);
+    // One vote per announced channel and no reference traffic: the vote that completes the operation drops
+    // all of its votes' references at once. Its host end time comes from the GPU end once calibrated.
+    const uint64_t gpu_end = op->gpu_end.Get();
+    const int64_t off = owner->gpu_offset_.load(std::memory_order_relaxed);
+    const uint64_t now = gpu_end != 0 && off != INT64_MAX ? gpu_end + static_cast<uint64_t>(off) : 0;
+    if (owner->OpVote(op, now)) Release(s, Votes(*op));
     return;
   }
   switch (s->type) {
@@ -282,8 +299,8 @@ void CommContext::Stop(void* handle) {
     case EventType::kP2p: {
       const uint64_t now = MonotonicNs();
       op->enqueued_ns.Set(now);
-      owner->OpVote(op, now);
-      break;
+      if (owner->OpVote(op, now)) Release(s, Votes(*op));
+      return;
     }
     case EventType::kProxyOp:
       if (op != nullptr) op->proxy_ops_done.Add(1);
@@ -363,7 +380,11 @@ OpRecord CommContext::ReadOp(const Op& op, uint64_t now_ns) const {
   if (r.gpu_start_ns != 0 && off != INT64_MAX) r.kernel_start_host_ns = r.gpu_start_ns + off;
   r.peer_or_root = op.peer_or_root.Get();
   r.channels = op.channels.Get();
-  r.kernel_channels_done = op.kernel_done.Get();
+  r.kernel_channels_done = op.kernel_extra_done.Get();
+  if (op.kernel_mode.Get()) {  // announced channels done = votes cast, less the Coll stop's own vote
+    const int32_t cast = Votes(op) - op.remaining.load(std::memory_order_relaxed) - (r.enqueued_ns != 0 ? 1 : 0);
+    r.kernel_channels_done += static_cast<uint16_t>(std::clamp<int32_t>(cast, 0, op.channels.Get()));
+  }
   r.proxy_ops_started = op.proxy_ops_started.Get();
   r.proxy_ops_done = op.proxy_ops_done.Get();
   r.steps_total = op.steps_total.Get();

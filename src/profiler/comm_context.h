@@ -88,10 +88,15 @@ class CommContext final : public CommSource {
   void* StartKernelCh(const EventDesc& d);
   void* StartChild(const EventDesc& d, EventSlot* parent);
   EventSlot* AcquireParent(void* parent_handle);
-  static void Release(EventSlot* s);
-  void OpVote(Op* op, uint64_t now_ns);  // now_ns 0: read the clock if needed
+  // Drops n references; the last one frees the slot (and its Op) and releases the parent.
+  static void Release(EventSlot* s, int32_t n = 1);
+  // Casts one completion vote; the last one completes the op and returns true. now_ns 0: read the clock.
+  bool OpVote(Op* op, uint64_t now_ns);
+  // Completion votes (and the references they hold on the op's slot): the Coll/P2p stop, plus one per
+  // announced channel when KernelCh events time the op.
+  static int32_t Votes(const Op& op) { return 1 + (op.kernel_mode.Get() ? op.channels.Get() : 0); }
+  void CalibrateGpuOffset(int64_t sample);
   void Complete(Op* op, uint64_t now_ns);
-  void OnKernelStop(EventSlot* coll, uint64_t ptimer_end, bool has_ptimer);
   OpRecord ReadOp(const Op& op, uint64_t now_ns) const;
 
   const CommInfo info_;

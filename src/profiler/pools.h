@@ -27,7 +27,7 @@ struct alignas(64) Op {
   RelaxedAtomic<uint64_t> gpu_start, gpu_end, host_kernel_start, host_kernel_end;
   RelaxedAtomic<int32_t> peer_or_root;
   RelaxedAtomic<uint32_t> steps_total, steps_done;
-  RelaxedAtomic<uint16_t> channels, kernel_started, kernel_done, proxy_ops_started, proxy_ops_done;
+  RelaxedAtomic<uint16_t> channels, kernel_started, kernel_extra_done, proxy_ops_started, proxy_ops_done;
   RelaxedAtomic<uint8_t> kind, func, algo, proto, type_size, is_send, op_state, kernel_mode;
   static constexpr uint32_t kFree = 0, kInFlight = 1, kDone = 2;
 };
