@@ -16,17 +16,22 @@ namespace {
 struct Param {
   int version;
   const char* transport;
+  const char* threads = nullptr;  // NCCLSCOPE_NET_NTHREADS: nullptr = the default for this machine's CPUs
 };
 
 std::string ParamName(const ::testing::TestParamInfo<Param>& info) {
-  return std::string(info.param.transport) + "_v" + std::to_string(info.param.version);
+  std::string mode = info.param.threads == nullptr ? "" : std::string(info.param.threads) == "-1" ? "_inline"
+                                                                                                  : "_helpers";
+  return std::string(info.param.transport) + "_v" + std::to_string(info.param.version) + mode;
 }
 
 class NetConformance : public ::testing::TestWithParam<Param> {
  protected:
   int v() const { return GetParam().version; }
   std::vector<std::pair<std::string, std::string>> Env() const {
-    return {{"NCCLSCOPE_TRANSPORT", GetParam().transport}};
+    std::vector<std::pair<std::string, std::string>> env = {{"NCCLSCOPE_TRANSPORT", GetParam().transport}};
+    if (GetParam().threads != nullptr) env.emplace_back("NCCLSCOPE_NET_NTHREADS", GetParam().threads);
+    return env;
   }
   void ExpectOk(const PairResult& r) {
     EXPECT_EQ(r.recv_status, 0) << "receiver child failed (-1 = deadline)";
@@ -460,8 +465,10 @@ TEST_P(NetConformance, OneGiBMessage) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tcp, NetConformance,
+                         // Both data-path modes whatever the CPU count: helper threads, and inline on the
+                         // thread calling test() (the default below 4 CPUs).
                          ::testing::Values(Param{8, "tcp"}, Param{9, "tcp"}, Param{10, "tcp"}, Param{11, "tcp"},
-                                           Param{12, "tcp"}),
+                                           Param{12, "tcp"}, Param{12, "tcp", "2"}, Param{11, "tcp", "-1"}),
                          ParamName);
 
 }  // namespace

@@ -18,7 +18,7 @@ CommBase::CommBase(std::vector<int> fds, std::string peer, const TcpConfig& cfg,
                    const std::string& nic)
     : fds_(std::move(fds)),
       nsocks_(static_cast<int>(fds_.size())),
-      nthreads_(std::max(1, std::min(cfg.nthreads, nsocks_))),
+      nthreads_(std::max(0, std::min(cfg.nthreads, nsocks_))),
       peer_(std::move(peer)),
       cfg_(cfg),
       stats_(StatsFor(nic, ctx)),
@@ -29,6 +29,14 @@ CommBase::CommBase(std::vector<int> fds, std::string peer, const TcpConfig& cfg,
 CommBase::~CommBase() {
   for (int fd : fds_) close(fd);
   stats_.Apply([](NetCounters& c) { c.connections_open.fetch_sub(1, std::memory_order_relaxed); });
+}
+
+bool CommBase::StalledTooLong(uint64_t last_progress_ns, uint64_t now_ns, const char* what) {
+  if (now_ns - last_progress_ns <= static_cast<uint64_t>(cfg_.timeout_ms) * 1000000ull) return false;
+  Fail(RemoteError(std::string(what) + " peer " + peer_ + " made no progress inside a message for " +
+                   std::to_string(cfg_.timeout_ms) + " ms (peer stopped or host silent)"),
+       NetErrorKind::kTimeout);
+  return true;
 }
 
 void CommBase::Fail(const Status& s, NetErrorKind kind) {

@@ -84,6 +84,11 @@ class CommBase {
   void ProfStart(void* phandle, void** event, ncclscope_net_sock_descr_v1_t* descr, int op, size_t length);
   void ProfStop(void** event);
 
+  // Inline mode (no helpers): the progress thread moves the data in Isend/Irecv and Test.
+  bool inline_io() const { return nthreads_ == 0; }
+  // Fails the comm when a socket has been inside a message for longer than the timeout.
+  bool StalledTooLong(uint64_t last_progress_ns, uint64_t now_ns, const char* what);
+
   std::vector<int> fds_;
   int nsocks_;
   int nthreads_;

@@ -114,6 +114,7 @@ Status TcpRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* ta
 Status TcpRecvComm::Slot::Test(int* done, int* sizes) {
   *done = 0;
   if (comm->cts_out_len_ > 0) comm->FlushCts();
+  if (comm->inline_io() && buffers_done.load(std::memory_order_acquire) != n) comm->ProgressInline();
   if (buffers_done.load(std::memory_order_acquire) == n) {
     uint64_t bytes = 0;
     for (int i = 0; i < n; ++i) {
@@ -232,14 +233,30 @@ TcpRecvComm::Progress TcpRecvComm::ProgressSocket(int s) {
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return progressed ? Progress::kProgressed : Progress::kIdle;
     NetErrorKind kind;
-    Fail(ErrnoStatus(errno, "recv", peer_, &kind), kind);
+    // The status first: function arguments are evaluated in no fixed order, and it sets `kind`.
+    const Status failure = ErrnoStatus(errno, "recv", peer_, &kind);
+    Fail(failure, kind);
     return Progress::kFailed;
+  }
+}
+
+void TcpRecvComm::ProgressInline() {
+  bool moved = false;
+  for (int s = 0; s < nsocks_; ++s) {
+    if (socks_[s].eof) continue;
+    Progress p = ProgressSocket(s);
+    if (p == Progress::kFailed) return;
+    moved |= p == Progress::kProgressed;
+  }
+  if (moved) return;
+  const uint64_t now = MonotonicNs();
+  for (int s = 0; s < nsocks_; ++s) {
+    if (socks_[s].in_msg && StalledTooLong(socks_[s].last_progress_ns, now, "receive from")) return;
   }
 }
 
 void TcpRecvComm::HelperLoop(int t) {
   pollfd pfds[kMaxSockets];
-  const uint64_t timeout_ns = static_cast<uint64_t>(cfg_.timeout_ms) * 1000000ull;
   while (!stop_.load(std::memory_order_acquire)) {
     int npoll = 0;
     bool progressed = false;
@@ -260,12 +277,7 @@ void TcpRecvComm::HelperLoop(int t) {
     uint64_t now = MonotonicNs();
     for (int s = t; s < nsocks_; s += nthreads_) {
       const Socket& k = socks_[s];
-      if (k.in_msg && now - k.last_progress_ns > timeout_ns) {
-        Fail(RemoteError("receive from peer " + peer_ + " stalled in the middle of a message for " +
-                         std::to_string(cfg_.timeout_ms) + " ms (peer stopped or host silent)"),
-             NetErrorKind::kTimeout);
-        return;
-      }
+      if (k.in_msg && StalledTooLong(k.last_progress_ns, now, "receive from")) return;
     }
   }
 }

@@ -3,7 +3,8 @@
 // sockets straight into the posted buffers, validating every header against the slot it names (a
 // header for an unknown slot, a message bigger than its buffer, or a connection that ends inside a
 // message is an error naming the peer). Completion is counted per buffer with atomics; Test() reads
-// them. No lock and no allocation after construction.
+// them. With no helpers (inline mode, few CPUs) Test reads the sockets on the calling thread. No lock and no
+// allocation after construction.
 #ifndef NCCLSCOPE_NET_TCP_RECV_COMM_H_
 #define NCCLSCOPE_NET_TCP_RECV_COMM_H_
 
@@ -61,6 +62,7 @@ class TcpRecvComm final : public RecvComm, private CommBase {
   enum class Progress { kIdle, kProgressed, kEof, kFailed };
 
   void HelperLoop(int t);
+  void ProgressInline();  // one non-blocking pass over every socket, on the calling thread
   Progress ProgressSocket(int s);
   bool StartMessage(Socket& k);
   void FinishSlice(Socket& k);

@@ -136,14 +136,19 @@ Status TcpSendComm::Isend(void* data, size_t size, int tag, void*, void* phandle
   stats_.Apply([](NetCounters& k) { k.in_flight.fetch_add(1, std::memory_order_relaxed); });
   ++next_seq_;
   posted_.store(next_seq_, std::memory_order_release);
-  wake_.fetch_add(1, std::memory_order_release);
-  wake_.notify_all();
   *request = &e;
+  if (inline_io()) {
+    ProgressInline();  // start writing now: test() may not come for a while
+  } else {
+    wake_.fetch_add(1, std::memory_order_release);
+    wake_.notify_all();
+  }
   return Status::Ok();
 }
 
 Status TcpSendComm::Entry::Test(int* done, int* sizes) {
   *done = 0;
+  if (comm->inline_io() && slices_done.load(std::memory_order_acquire) != nslices) comm->ProgressInline();
   if (slices_done.load(std::memory_order_acquire) == nslices) {
     uint64_t now = MonotonicNs();
     uint64_t bytes = size;
@@ -201,7 +206,9 @@ TcpSendComm::Progress TcpSendComm::ProgressSocket(int s) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return Progress::kBlocked;
       NetErrorKind kind;
-      Fail(ErrnoStatus(errno, "send", peer_, &kind), kind == NetErrorKind::kRecv ? NetErrorKind::kSend : kind);
+      // The status first: function arguments are evaluated in no fixed order, and it sets `kind`.
+      const Status failure = ErrnoStatus(errno, "send", peer_, &kind);
+      Fail(failure, kind == NetErrorKind::kRecv ? NetErrorKind::kSend : kind);
       return Progress::kFailed;
     }
     progressed = true;
@@ -215,6 +222,20 @@ TcpSendComm::Progress TcpSendComm::ProgressSocket(int s) {
       e.slices_done.fetch_add(1, std::memory_order_acq_rel);
       k.cursor.store(cur + 1, std::memory_order_release);
     }
+  }
+}
+
+void TcpSendComm::ProgressInline() {
+  bool moved = false;
+  for (int s = 0; s < nsocks_; ++s) {
+    Progress p = ProgressSocket(s);
+    if (p == Progress::kFailed) return;
+    moved |= p == Progress::kProgressed;
+  }
+  if (moved) return;
+  const uint64_t now = MonotonicNs();
+  for (int s = 0; s < nsocks_; ++s) {
+    if (socks_[s].in_msg && StalledTooLong(socks_[s].last_progress_ns, now, "send to")) return;
   }
 }
 
@@ -237,12 +258,7 @@ void TcpSendComm::HelperLoop(int t) {
       uint64_t now = MonotonicNs();
       for (int s = t; s < nsocks_; s += nthreads_) {
         const Socket& k = socks_[s];
-        if (k.in_msg && now - k.last_progress_ns > static_cast<uint64_t>(cfg_.timeout_ms) * 1000000ull) {
-          Fail(RemoteError("send to peer " + peer_ + " made no progress for " + std::to_string(cfg_.timeout_ms) +
-                           " ms (peer stopped or host silent)"),
-               NetErrorKind::kTimeout);
-          return;
-        }
+        if (k.in_msg && StalledTooLong(k.last_progress_ns, now, "send to")) return;
       }
       continue;
     }

@@ -2,7 +2,8 @@
 // progress thread) matches the message to a clear-to-send the receiver wrote on socket 0, fills a slot
 // of a fixed ring and publishes it with one release store; each helper walks the ring in order and
 // writes, for every message that has a slice on one of its sockets, a ChunkHeader plus the slice.
-// Test() sees completion when all slices are written. No lock and no allocation after construction;
+// Test() sees completion when all slices are written. With no helpers (inline mode, few CPUs) Isend and
+// Test write on the calling thread instead. No lock and no allocation after construction;
 // helpers sleep on an atomic when idle and in poll() when a socket is full. Failures (reset, broken
 // pipe, TCP_USER_TIMEOUT, no progress within the timeout) are kept in the comm's error slot and
 // returned by the next Isend/Test with the peer's address.
@@ -60,6 +61,7 @@ class TcpSendComm final : public SendComm, private CommBase {
   enum class Progress { kIdle, kProgressed, kBlocked, kFailed };
 
   void HelperLoop(int t);
+  void ProgressInline();  // one non-blocking pass over every socket, on the calling thread
   Progress ProgressSocket(int s);
   Status PullCts();
 

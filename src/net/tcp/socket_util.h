@@ -14,7 +14,7 @@ namespace ncclscope::net::tcp {
 
 struct TcpConfig {
   int nsocks = 2;
-  int nthreads = 2;
+  int nthreads = 2;  // 0: no helpers, the caller of test() moves the data (inline)
   int timeout_ms = 30000;
   int keepalive_s = 30;
   uint64_t min_slice = 64 * 1024;
