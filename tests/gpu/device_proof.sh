@@ -47,8 +47,10 @@ proof_rc=$?
 echo "run_real_nccl.sh exit status $proof_rc"
 
 if [ -x "$build/bin/bench_net" ]; then
-  echo "=== bench_net ($(nproc) CPUs) ==="
+  echo "=== bench_net ($(nproc) CPUs, default: helper threads) ==="
   timeout 300 "$build/bin/bench_net"
+  echo "=== bench_net, inline data path (NCCLSCOPE_NET_NTHREADS=-1) ==="
+  NCCLSCOPE_NET_NTHREADS=-1 timeout 300 "$build/bin/bench_net"
 fi
 if [ -x "$build/bin/bench_profiler" ]; then
   echo "=== bench_profiler ==="
