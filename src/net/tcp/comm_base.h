@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "core/net_stats.h"
 #include "ncclscope/abi/common.h"
@@ -86,7 +87,17 @@ class CommBase {
 
   // Inline mode (no helpers): the progress thread moves the data in Isend/Irecv and Test.
   bool inline_io() const { return nthreads_ == 0; }
-  // Fails the comm when a socket has been inside a message for longer than the timeout.
+  // Fails the comm when one of the sockets first, first + step, ... (each with `in_msg` and
+  // `last_progress_ns`) has been inside a message for longer than the timeout; `what` is "send to" or
+  // "receive from" for the message.
+  template <class Socket>
+  bool AnyStalled(const Socket* socks, int first, int step, const char* what) {
+    const uint64_t now = MonotonicNs();
+    for (int s = first; s < nsocks_; s += step) {
+      if (socks[s].in_msg && StalledTooLong(socks[s].last_progress_ns, now, what)) return true;
+    }
+    return false;
+  }
   bool StalledTooLong(uint64_t last_progress_ns, uint64_t now_ns, const char* what);
 
   std::vector<int> fds_;

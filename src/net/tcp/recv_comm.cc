@@ -248,11 +248,7 @@ void TcpRecvComm::ProgressInline() {
     if (p == Progress::kFailed) return;
     moved |= p == Progress::kProgressed;
   }
-  if (moved) return;
-  const uint64_t now = MonotonicNs();
-  for (int s = 0; s < nsocks_; ++s) {
-    if (socks_[s].in_msg && StalledTooLong(socks_[s].last_progress_ns, now, "receive from")) return;
-  }
+  if (!moved) AnyStalled(socks_, 0, 1, "receive from");
 }
 
 void TcpRecvComm::HelperLoop(int t) {
@@ -274,11 +270,7 @@ void TcpRecvComm::HelperLoop(int t) {
       return;
     }
     poll(pfds, npoll, 100);
-    uint64_t now = MonotonicNs();
-    for (int s = t; s < nsocks_; s += nthreads_) {
-      const Socket& k = socks_[s];
-      if (k.in_msg && StalledTooLong(k.last_progress_ns, now, "receive from")) return;
-    }
+    if (AnyStalled(socks_, t, nthreads_, "receive from")) return;
   }
 }
 

@@ -232,11 +232,7 @@ void TcpSendComm::ProgressInline() {
     if (p == Progress::kFailed) return;
     moved |= p == Progress::kProgressed;
   }
-  if (moved) return;
-  const uint64_t now = MonotonicNs();
-  for (int s = 0; s < nsocks_; ++s) {
-    if (socks_[s].in_msg && StalledTooLong(socks_[s].last_progress_ns, now, "send to")) return;
-  }
+  if (!moved) AnyStalled(socks_, 0, 1, "send to");
 }
 
 void TcpSendComm::HelperLoop(int t) {
@@ -255,11 +251,7 @@ void TcpSendComm::HelperLoop(int t) {
     if (progressed) continue;
     if (nblocked > 0) {
       poll(pfds, nblocked, 100);
-      uint64_t now = MonotonicNs();
-      for (int s = t; s < nsocks_; s += nthreads_) {
-        const Socket& k = socks_[s];
-        if (k.in_msg && StalledTooLong(k.last_progress_ns, now, "send to")) return;
-      }
+      if (AnyStalled(socks_, t, nthreads_, "send to")) return;
       continue;
     }
     wake_.wait(w, std::memory_order_acquire);
