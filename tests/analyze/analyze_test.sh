@@ -33,6 +33,10 @@ job kill --ranks 4 --ops allreduce --sizes 64K:64K --iters 10 --kill 1@3 --timeo
 expect kill 1 "MISSING: rank\(s\) \[1\]"
 job straggle --ranks 4 --ops allreduce --sizes 256K:256K --iters 12 --straggle 3:30
 expect straggle 1 "STRAGGLER: rank 3 arrives last"
+# The dumps real NCCL 2.28.9 left in the golden abort scenario (rank 0 waits in a second all-reduce that
+# rank 1 never issued; recorded on an H100, tests/data/golden/README.md).
+mkdir -p "$work/real_abort" && cp "$(dirname "$0")"/../data/golden/nccl-2.28.9/abort/dumps/*.json "$work/real_abort/"
+expect real_abort 1 "BEHIND: rank\(s\) \[1\] never issued AllReduce seq 1 that rank\(s\) \[0\] are waiting in"
 python3 "$analyze" --trace "$work/trace.json" "$work/healthy" >/dev/null
 python3 -c "import json,sys; t=json.load(open(sys.argv[1])); n=sum(e['ph']=='X' for e in t['traceEvents']); \
 print('merged trace:', n, 'operations'); sys.exit(0 if n >= 4 * 2 * 2 * 3 else 1)" "$work/trace.json" || {
