@@ -7,6 +7,7 @@
 #define NCCLSCOPE_NET_TCP_COMM_BASE_H_
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -85,6 +86,10 @@ class CommBase {
   void ProfStart(void* phandle, void** event, ncclscope_net_sock_descr_v1_t* descr, int op, size_t length);
   void ProfStop(void** event);
 
+  // Bytes moved per socket per call in inline mode, so that one test() never holds NCCL's progress thread
+  // for a whole large message (the rest moves on the next calls); helper threads have no bound.
+  static constexpr int64_t kInlineBytesPerSocket = 2 << 20;
+  static constexpr int64_t kUnbounded = INT64_MAX;
   // Inline mode (no helpers): the progress thread moves the data in Isend/Irecv and Test.
   bool inline_io() const { return nthreads_ == 0; }
   // Fails the comm when one of the sockets first, first + step, ... (each with `in_msg` and

@@ -187,7 +187,7 @@ void TcpRecvComm::FinishSlice(Socket& k) {
   }
 }
 
-TcpRecvComm::Progress TcpRecvComm::ProgressSocket(int s) {
+TcpRecvComm::Progress TcpRecvComm::ProgressSocket(int s, int64_t budget) {
   Socket& k = socks_[s];
   bool progressed = false;
   for (;;) {
@@ -205,9 +205,11 @@ TcpRecvComm::Progress TcpRecvComm::ProgressSocket(int s) {
       dst = k.dest;
       want = std::min<uint64_t>(k.remaining, 1 << 20);
     }
+    if (budget <= 0) return Progress::kProgressed;  // budget spent (inline): the rest on the next call
     ssize_t n = recv(k.fd, dst, want, MSG_DONTWAIT);
     if (n > 0) {
       progressed = true;
+      budget -= n;
       k.last_progress_ns = MonotonicNs();
       if (!k.in_msg) {
         k.header_done += static_cast<uint64_t>(n);
@@ -244,7 +246,7 @@ void TcpRecvComm::ProgressInline() {
   bool moved = false;
   for (int s = 0; s < nsocks_; ++s) {
     if (socks_[s].eof) continue;
-    Progress p = ProgressSocket(s);
+    Progress p = ProgressSocket(s, kInlineBytesPerSocket);
     if (p == Progress::kFailed) return;
     moved |= p == Progress::kProgressed;
   }

@@ -63,7 +63,9 @@ class TcpRecvComm final : public RecvComm, private CommBase {
 
   void HelperLoop(int t);
   void ProgressInline();  // one non-blocking pass over every socket, on the calling thread
-  Progress ProgressSocket(int s);
+  // Moves data on socket s until it would block or about `budget` bytes have moved (the inline path must
+  // not hold NCCL's progress thread for a whole large message; helpers have no bound).
+  Progress ProgressSocket(int s, int64_t budget = kUnbounded);
   bool StartMessage(Socket& k);
   void FinishSlice(Socket& k);
   Status FlushCts();

@@ -169,7 +169,7 @@ Status TcpSendComm::Entry::Test(int* done, int* sizes) {
   return Status::Ok();
 }
 
-TcpSendComm::Progress TcpSendComm::ProgressSocket(int s) {
+TcpSendComm::Progress TcpSendComm::ProgressSocket(int s, int64_t budget) {
   Socket& k = socks_[s];
   bool progressed = false;
   for (;;) {
@@ -201,6 +201,7 @@ TcpSendComm::Progress TcpSendComm::ProgressSocket(int s) {
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = niov;
+    if (budget <= 0) return Progress::kProgressed;  // budget spent (inline): the rest on the next call
     ssize_t n = sendmsg(k.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -212,6 +213,7 @@ TcpSendComm::Progress TcpSendComm::ProgressSocket(int s) {
       return Progress::kFailed;
     }
     progressed = true;
+    budget -= n;
     uint64_t sent = static_cast<uint64_t>(n);
     uint64_t h = std::min<uint64_t>(sent, sizeof(ChunkHeader) - k.header_done);
     k.header_done += h;
@@ -228,7 +230,7 @@ TcpSendComm::Progress TcpSendComm::ProgressSocket(int s) {
 void TcpSendComm::ProgressInline() {
   bool moved = false;
   for (int s = 0; s < nsocks_; ++s) {
-    Progress p = ProgressSocket(s);
+    Progress p = ProgressSocket(s, kInlineBytesPerSocket);
     if (p == Progress::kFailed) return;
     moved |= p == Progress::kProgressed;
   }
