@@ -278,6 +278,7 @@ TEST_P(GoldenTrace, ReplayMatchesTheTrace) {
     fs::remove_all(dump_dir);
     setenv("NCCLSCOPE_DUMP_DIR", dump_dir.c_str(), 1);
     setenv("NCCLSCOPE_EVENT_MASK", "0xFFF", 1);  // the recording's mask: every event type is tracked
+    setenv("NCCLSCOPE_TRACE", "1", 1);
     std::map<std::string, Expected> expected;
     {
       Library lib;
@@ -287,6 +288,7 @@ TEST_P(GoldenTrace, ReplayMatchesTheTrace) {
       expected = replay.Run(dir + "/" + rank);
     }
     unsetenv("NCCLSCOPE_EVENT_MASK");
+    unsetenv("NCCLSCOPE_TRACE");
     ASSERT_FALSE(expected.empty());
     for (const auto& [ctx, e] : expected) {
       char name[96];
@@ -331,6 +333,25 @@ TEST_P(GoldenTrace, ReplayMatchesTheTrace) {
       EXPECT_EQ(timed, e.coll_key.size() - e.in_flight.size());
       // Abort: a collective whose kernel never ended is still in flight in the final dump.
       EXPECT_EQ(j["in_flight_count"].get<uint64_t>(), e.in_flight.size());
+      // NCCLSCOPE_TRACE: the same operations as a Chrome trace, GPU-timed ones spanning their kernel.
+      std::snprintf(name, sizeof(name), "/ncclscope-trace-%016llx-rank%d.json",
+                    static_cast<unsigned long long>(e.comm_id), e.rank);
+      std::ifstream trace_in(dump_dir + name);
+      ASSERT_TRUE(trace_in.good()) << "no trace " << dump_dir + name;
+      const json trace = json::parse(trace_in);
+      size_t spans = 0, gpu_spans = 0;
+      for (const auto& ev : trace["traceEvents"]) {
+        if (ev["ph"] != "X") continue;
+        ++spans;
+        if (ev["args"].value("timing", "") == "gpu") {
+          ++gpu_spans;
+          EXPECT_DOUBLE_EQ(ev["dur"].get<double>(), ev["args"]["duration_ns"].get<double>() / 1e3);
+        }
+      }
+      EXPECT_EQ(spans, j["flight_recorder"]["completed"].size() + j["flight_recorder"]["in_flight"].size());
+      size_t gpu_timed = 0;
+      for (const auto& r : j["flight_recorder"]["completed"]) gpu_timed += r["timing_source"] == "gpu";
+      EXPECT_EQ(gpu_spans, gpu_timed);
     }
     fs::remove_all(dump_dir);
   }

@@ -133,14 +133,14 @@ std::string CommDumpPath(const std::string& dir, uint64_t comm_hash, int rank) {
   return dir + "/ncclscope-comm-" + Hex16(comm_hash) + "-rank" + std::to_string(rank) + ".json";
 }
 
-Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, std::string* path) {
+Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& text,
+                           std::string* path) {
   if (dir.empty()) return InvalidArgument("dump directory is empty");
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return SystemError("cannot create dump directory " + dir + ": " + std::strerror(errno));
   }
-  const std::string final_path = CommDumpPath(dir, snap.comm_hash, snap.rank);
+  const std::string final_path = dir + "/" + name;
   const std::string tmp = final_path + ".tmp." + std::to_string(getpid());
-  const std::string text = CommSnapshotToJson(snap).dump(1) + "\n";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return SystemError("cannot create " + tmp + ": " + std::strerror(errno));
   size_t off = 0;
@@ -163,6 +163,11 @@ Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, std::stri
   }
   if (path != nullptr) *path = final_path;
   return Status::Ok();
+}
+
+Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, std::string* path) {
+  const std::string full = CommDumpPath(dir, snap.comm_hash, snap.rank);
+  return WriteFileAtomically(dir, full.substr(dir.size() + 1), CommSnapshotToJson(snap).dump(1) + "\n", path);
 }
 
 void CommDumpHook(const CommSnapshot& snap, DumpReason reason) {

@@ -17,6 +17,10 @@ namespace ncclscope::dump {
 
 nlohmann::json CommSnapshotToJson(const CommSnapshot& snap);
 std::string CommDumpPath(const std::string& dir, uint64_t comm_hash, int rank);
+// Writes `text` to dir/name through a temporary file and a rename (readers never see half a file); `dir` is
+// created if missing; *path receives the full name.
+Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& text,
+                           std::string* path);
 // Writes the dump into `dir` (created if missing); *path receives the file name.
 Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, std::string* path);
 // The registry hook: writes into NCCLSCOPE_DUMP_DIR when it is set. Installed at load time.
