@@ -114,26 +114,7 @@ void MetricsEndpoint::WriteSdFile() {
   std::rename(tmp.c_str(), sd_file_.c_str());
 }
 
-// The process's final figures for node_exporter's textfile collector (its NIC counters and process
-// counters; communicators are already gone from the registry by then): written atomically.
-static void WriteTextfile() {
-  const std::string dir = Params().Str(ParamId::kPromTextfileDir);
-  if (dir.empty()) return;
-  const std::string path = dir + "/ncclscope-" + HostName() + "-" + std::to_string(getpid()) + ".prom";
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << prometheus::TextSerializer().Serialize(CollectMetricFamilies());
-    if (!out) {
-      NCCLSCOPE_WARN(subsys::kInit, "cannot write the metrics textfile %s", tmp.c_str());
-      return;
-    }
-  }
-  std::rename(tmp.c_str(), path.c_str());
-}
-
 void MetricsEndpoint::Stop() {
-  WriteTextfile();
   if (!sd_file_.empty()) {
     std::remove(sd_file_.c_str());
     sd_file_.clear();

@@ -1,0 +1,38 @@
+// NCCLSCOPE_PROM_TEXTFILE_DIR: the process's metrics as a node_exporter textfile, ncclscope-<host>-<pid>.prom,
+// rewritten atomically every NCCLSCOPE_PROM_TEXTFILE_INTERVAL_S (10 s) while the plugin is in use and once more when the last communicator ends
+// (then only the NIC and process counters are left: communicators leave the registry at finalize). Works with
+// or without the HTTP endpoint (NCCLSCOPE_PROM_PORT=-1). A runtime Service: its thread is joined at the last
+// finalize.
+#ifndef NCCLSCOPE_EXPORTERS_PROMETHEUS_TEXTFILE_WRITER_H_
+#define NCCLSCOPE_EXPORTERS_PROMETHEUS_TEXTFILE_WRITER_H_
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/runtime.h"
+
+namespace ncclscope {
+
+class TextfileWriter final : public Service {
+ public:
+  static TextfileWriter& Instance();
+  const char* name() const override { return "prometheus-textfile"; }
+  void Start() override;
+  void Stop() override;
+
+ private:
+  void Run();
+  void Write();
+
+  std::string path_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ncclscope
+
+#endif  // NCCLSCOPE_EXPORTERS_PROMETHEUS_TEXTFILE_WRITER_H_
