@@ -121,7 +121,8 @@ def diagnose_hang(ranks, nranks):
         findings.append({"kind": "stuck", "ranks": missing or stuck, "text": text})
     for r in stuck:
         oldest = min(in_flight[r], key=lambda x: x.get("arrival", 0))
-        findings.append({"kind": "in_flight", "ranks": [r], "text": f"rank {r}: {describe_in_flight(oldest)}"
+        where = f" on {ranks[r]['host']}" if ranks[r].get("host") else ""
+        findings.append({"kind": "in_flight", "ranks": [r], "text": f"rank {r}{where}: {describe_in_flight(oldest)}"
                          + (" [stall watch fired]" if ranks[r].get("stalled") else "")})
     return findings
 
@@ -180,6 +181,8 @@ def summarize(ranks):
         for k, v in d.get("dropped", {}).items():
             drops[k] = drops.get(k, 0) + v
     return {"comm_name": d0.get("comm_name"), "nranks": d0["nranks"], "ranks_found": sorted(ranks),
+            "hosts": {r: d.get("host") for r, d in sorted(ranks.items())},
+            "dump_reasons": {r: d.get("reason") for r, d in sorted(ranks.items())},
             "functions": [{"kind": k, "func": f, "ops_per_rank": v["ops"], "bytes_per_rank": v["bytes"],
                            "busbw_gbps": (busbw[(k, f)][0] / busbw[(k, f)][1]) if busbw.get((k, f), [0, 0])[1] else None,
                            "last_seq": v["last_seq"]} for (k, f), v in sorted(funcs.items())],
@@ -238,7 +241,10 @@ def print_text(report):
         print(verdict(e))
     for e in report:
         s = e["summary"]
-        print(f"\n== comm {e['comm_hash']}: {len(s['ranks_found'])}/{s['nranks']} ranks")
+        hosts = sorted({h for h in s["hosts"].values() if h})
+        reasons = sorted({x for x in s["dump_reasons"].values() if x})
+        print(f"\n== comm {e['comm_hash']}: {len(s['ranks_found'])}/{s['nranks']} ranks"
+              + (f" on {', '.join(hosts)}" if hosts else "") + (f"; dumps at {', '.join(reasons)}" if reasons else ""))
         for f in e["findings"]:
             print(f"  {f['kind']:9s} {f['text']}")
         print(f"  {'function':16s} {'ops/rank':>9s} {'bytes/rank':>14s} {'busbw GB/s':>11s}  last seq per rank")

@@ -133,6 +133,14 @@ std::string CommDumpPath(const std::string& dir, uint64_t comm_hash, int rank) {
   return dir + "/ncclscope-comm-" + Hex16(comm_hash) + "-rank" + std::to_string(rank) + ".json";
 }
 
+const char* DumpReasonName(DumpReason reason) {
+  switch (reason) {
+    case DumpReason::kStall: return "stall";
+    case DumpReason::kFinalize: return "finalize";
+    default: return "request";
+  }
+}
+
 Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& text,
                            std::string* path) {
   if (dir.empty()) return InvalidArgument("dump directory is empty");
@@ -165,9 +173,17 @@ Status WriteFileAtomically(const std::string& dir, const std::string& name, cons
   return Status::Ok();
 }
 
-Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, std::string* path) {
+Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, DumpReason reason, std::string* path) {
+  nlohmann::json j = CommSnapshotToJson(snap);
+  // Where and why, for reading many ranks' dumps later (ncclscope-analyze prints them).
+  char host[256] = "unknown";
+  gethostname(host, sizeof(host) - 1);
+  j["host"] = host;
+  j["job_id"] = Params().Str(ParamId::kJobId);
+  j["reason"] = DumpReasonName(reason);
   const std::string full = CommDumpPath(dir, snap.comm_hash, snap.rank);
-  return WriteFileAtomically(dir, full.substr(dir.size() + 1), CommSnapshotToJson(snap).dump(1) + "\n", path);
+  return WriteFileAtomically(dir, full.substr(dir.size() + 1), j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                             path);
 }
 
 void CommDumpHook(const CommSnapshot& snap, DumpReason reason) {
@@ -176,12 +192,11 @@ void CommDumpHook(const CommSnapshot& snap, DumpReason reason) {
     if (dir.empty()) return;
     if (reason == DumpReason::kFinalize && !Params().Bool(ParamId::kDumpOnFinalize)) return;
     std::string path;
-    Status s = WriteCommDump(snap, dir, &path);
+    Status s = WriteCommDump(snap, dir, reason, &path);
     if (!s.ok()) {
       NCCLSCOPE_WARN(subsys::kProfile, "ncclscope: communicator dump failed: %s", s.message().c_str());
     } else {
-      NCCLSCOPE_INFO(subsys::kProfile, "ncclscope: wrote %s (%s)", path.c_str(),
-                     reason == DumpReason::kStall ? "stall" : reason == DumpReason::kFinalize ? "finalize" : "request");
+      NCCLSCOPE_INFO(subsys::kProfile, "ncclscope: wrote %s (%s)", path.c_str(), DumpReasonName(reason));
     }
   } catch (const std::exception& e) {
     NCCLSCOPE_WARN(subsys::kProfile, "ncclscope: communicator dump failed: %s", e.what());

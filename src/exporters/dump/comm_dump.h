@@ -21,8 +21,10 @@ std::string CommDumpPath(const std::string& dir, uint64_t comm_hash, int rank);
 // created if missing; *path receives the full name.
 Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& text,
                            std::string* path);
-// Writes the dump into `dir` (created if missing); *path receives the file name.
-Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, std::string* path);
+// "stall", "finalize" or "request" (SIGUSR2 or a tool).
+const char* DumpReasonName(DumpReason reason);
+// Writes the dump into `dir` (created if missing) with the host, job id and reason; *path receives the file name.
+Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, DumpReason reason, std::string* path);
 // The registry hook: writes into NCCLSCOPE_DUMP_DIR when it is set. Installed at load time.
 void CommDumpHook(const CommSnapshot& snap, DumpReason reason);
 
