@@ -1,49 +1,111 @@
 #!/usr/bin/env bash
-# ncclscope-analyze against the dumps of real rank processes (ncclscope-sim through the built plugin):
-# it must call a healthy job healthy (exit 0), name the hung rank, the killed rank and the straggler (exit 1),
-# write a loadable merged trace, and reject a corrupt dump naming the file (exit 2).
+# ncclscope-analyze against the dumps of real rank processes (ncclscope-sim through the built plugin): it must
+# call a healthy job healthy (exit 0, right summary), name the hung rank and the operation (from the stall
+# dumps alone, where the hung rank wrote nothing, and after SIGUSR2 made every live rank dump), the rank behind
+# in a point-to-point chain, the killed rank and the straggler (exit 1), write a loadable merged trace, and
+# reject a corrupt dump naming the file (exit 2).
 set -uo pipefail
 sim=${1:?usage: analyze_test.sh SIM LIB_DIR ANALYZE}
 lib=${2:?usage: analyze_test.sh SIM LIB_DIR ANALYZE}
 analyze=${3:?usage: analyze_test.sh SIM LIB_DIR ANALYZE}
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/ncclscope-analyze-XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${ANALYZE_TEST_KEEP:-}" ] && echo "kept $work" || rm -rf "$work"' EXIT  # ANALYZE_TEST_KEEP=1 keeps the dumps
 fail=0
-job() {  # job NAME SIM_ARGS...: dumps into $work/NAME
+export LD_LIBRARY_PATH=$lib NCCLSCOPE_PROM_PORT=-1 NCCLSCOPE_STALL_TIMEOUT_S=1
+job() {  # job NAME SIM_ARGS...: a sim job that dumps into $work/NAME
   local name=$1
   shift
   mkdir -p "$work/$name"
-  LD_LIBRARY_PATH=$lib NCCLSCOPE_PROM_PORT=-1 NCCLSCOPE_DUMP_DIR="$work/$name" NCCLSCOPE_STALL_TIMEOUT_S=1 \
-    timeout 120 "$sim" "$@" >"$work/$name.sim.log" 2>&1
+  NCCLSCOPE_DUMP_DIR="$work/$name" timeout 120 "$sim" "$@" >"$work/$name.sim.log" 2>&1
 }
-expect() {  # expect NAME STATUS PATTERN: run the analyzer on NAME's dumps
-  local name=$1 want=$2 pattern=$3
+hung_job() {  # hung_job NAME DUMPS SIM_ARGS...: a hanging job; once DUMPS stall dumps exist, copy them to
+  # NAME-stall, then SIGUSR2 every rank process so that the live ones (the hung rank too) dump into NAME
+  local name=$1 want=$2
+  shift 2
+  mkdir -p "$work/$name"
+  NCCLSCOPE_DUMP_DIR="$work/$name" "$sim" "$@" >"$work/$name.sim.log" 2>&1 &
+  local pid=$! n=0
+  for _ in $(seq 100); do
+    n=$(find "$work/$name" -name 'ncclscope-comm-*.json' | wc -l)
+    [ "$n" -ge "$want" ] && break
+    sleep 0.1
+  done
+  sleep 0.2  # let the other stall dumps of the same instant land
+  cp -r "$work/$name" "$work/$name-stall"
+  for p in $(ps -o pid= --ppid "$pid"); do kill -USR2 "$p"; done
+  wait "$pid"  # the sim ends the job at its --timeout; dumps are renamed into place whole
+  [ "$n" -ge "$want" ] || { echo "FAIL: $name: only $n stall dumps"; fail=1; }
+}
+expect() {  # expect NAME STATUS PATTERN...: run the analyzer on NAME's dumps; every PATTERN must match a line
+  local name=$1 want=$2
+  shift 2
   python3 "$analyze" "$work/$name" >"$work/$name.out" 2>&1
   local rc=$?
   echo "--- $name (exit $rc)"
-  head -1 "$work/$name.out"
+  head -2 "$work/$name.out"
   if [ "$rc" != "$want" ]; then echo "FAIL: $name: exit $rc, expected $want"; fail=1; fi
-  if ! grep -qE "$pattern" "$work/$name.out"; then echo "FAIL: $name: no line matches /$pattern/"; cat "$work/$name.out"; fail=1; fi
+  for pattern in "$@"; do
+    if ! grep -qE -- "$pattern" "$work/$name.out"; then
+      echo "FAIL: $name: no line matches /$pattern/"; cat "$work/$name.out"; fail=1
+    fi
+  done
 }
+
+# 5 sizes (64K..1M) x (2 warm-up + 3 iterations) = 25 operations per function and rank; 2,031,616 B x 5.
 job healthy --ranks 4 --comms 2 --ops allreduce,allgather --sizes 64K:1M --iters 3
-expect healthy 0 "healthy, 4/4 ranks"
-job hang --ranks 4 --ops allreduce --sizes 64K:64K --iters 10 --hang 2@3 --timeout 6 --expect-hang
-expect hang 1 "rank\(s\) \[2\] are the likely cause: rank\(s\) \[0, 1, 3\] wait inside AllReduce seq 3"
+expect healthy 0 "^healthy: 2 communicator" "sim-world\): healthy, 4/4 ranks" "sim-split-1\): healthy, 4/4 ranks" \
+  "coll AllReduce +25 +10158080 .* 0:24 1:24 2:24 3:24" "coll AllGather +25 +10158080 " "dropped events: none"
+
+hung_job hang 3 --ranks 4 --ops allreduce --sizes 64K:64K --iters 10 --hang 2@3 --timeout 8 --expect-hang
+expect hang-stall 1 "HANG: rank 2 wrote no dump while ranks 0, 1, 3 wait in AllReduce seq 3" \
+  "^PROBLEM: hang in comm .*: rank 2$" "in_flight rank 0 on .*: AllReduce seq 3 .*stall watch fired"
+expect hang 1 "HANG: rank 2 never issued AllReduce seq 3, which ranks 0, 1, 3 are waiting in" "last AllReduce issued: rank 2: seq 2"
+
+hung_job p2p 3 --ranks 4 --ops sendrecv --sizes 64K:64K --iters 10 --hang 2@3 --timeout 8 --expect-hang
+expect p2p 1 "HANG: rank 2 never posted the operation\(s\) matching rank 1's Send to 2 #4, rank 3's Recv from 2 #4" \
+  "^PROBLEM: hang in comm .*: rank 2$"
+
 job kill --ranks 4 --ops allreduce --sizes 64K:64K --iters 10 --kill 1@3 --timeout 30
-expect kill 1 "MISSING: rank\(s\) \[1\]"
+expect kill 1 "HANG: rank 1 wrote no dump while ranks 0, 2, 3 wait in AllReduce seq 3" "^PROBLEM: hang in comm .*: rank 1$"
+
 job straggle --ranks 4 --ops allreduce --sizes 256K:256K --iters 12 --straggle 3:30
-expect straggle 1 "STRAGGLER: rank 3 arrives last"
+expect straggle 1 "STRAGGLER: rank 3 arrives last in 1[2-4]/1[34] collectives, median [0-9.]+ ms after the first rank"
+
 # The dumps real NCCL 2.28.9 left in the golden abort scenario (rank 0 waits in a second all-reduce that
 # rank 1 never issued; recorded on an H100, tests/data/golden/README.md).
-mkdir -p "$work/real_abort" && cp "$(dirname "$0")"/../data/golden/nccl-2.28.9/abort/dumps/*.json "$work/real_abort/"
-expect real_abort 1 "BEHIND: rank\(s\) \[1\] never issued AllReduce seq 1 that rank\(s\) \[0\] are waiting in"
+mkdir -p "$work/real_abort" && cp "$here"/../data/golden/nccl-2.28.9/abort/dumps/*.json "$work/real_abort/"
+expect real_abort 1 "HANG: rank 1 never issued AllReduce seq 1, which rank 0 is waiting in" "network steps 0/16"
+
+python3 "$analyze" --json "$work/healthy" >"$work/healthy.json"
+rc=$?
+python3 - "$work/healthy.json" <<'PY' || { echo "FAIL: --json (exit $rc)"; fail=1; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["schema"] == "ncclscope.analyze.v1" and r["status"] == "healthy", r["verdict"]
+assert len(r["communicators"]) == 2 and all(c["summary"]["ranks_found"] == [0, 1, 2, 3] for c in r["communicators"])
+print("--- json:", r["verdict"])
+PY
+[ "$rc" = 0 ] || { echo "FAIL: --json exit $rc"; fail=1; }
+
 python3 "$analyze" --trace "$work/trace.json" "$work/healthy" >/dev/null
-python3 -c "import json,sys; t=json.load(open(sys.argv[1])); n=sum(e['ph']=='X' for e in t['traceEvents']); \
-print('merged trace:', n, 'operations'); sys.exit(0 if n >= 4 * 2 * 2 * 3 else 1)" "$work/trace.json" || {
-  echo "FAIL: merged trace"; fail=1; }
+python3 - "$work/trace.json" <<'PY' || { echo "FAIL: merged trace"; fail=1; }
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+ops = [e for e in events if e["ph"] == "X"]
+procs = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+tracks = {(e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+print(f"--- merged trace: {len(ops)} operations, {len(procs)} processes, {len(tracks)} tracks")
+assert len(ops) == 4 * 2 * 2 * 25 and len(procs) == 4 and len(tracks) == 8
+PY
+
 cp -r "$work/healthy" "$work/corrupt" && echo '{"schema": "ncclscope.comm.v1", "rank": 0' >"$work/corrupt/ncclscope-comm-bad-rank9.json"
 python3 "$analyze" "$work/corrupt" >/dev/null 2>"$work/corrupt.err"
 rc=$?
 echo "--- corrupt (exit $rc): $(cat "$work/corrupt.err")"
-[ "$rc" = 2 ] && grep -q "ncclscope-comm-bad-rank9.json" "$work/corrupt.err" || { echo "FAIL: corrupt dump"; fail=1; }
+[ "$rc" = 2 ] && grep -q "corrupt/ncclscope-comm-bad-rank9.json: not JSON" "$work/corrupt.err" || { echo "FAIL: corrupt dump"; fail=1; }
+python3 "$analyze" "$work/trace.json" >/dev/null 2>"$work/schema.err"
+rc=$?
+echo "--- wrong schema (exit $rc): $(cat "$work/schema.err")"
+[ "$rc" = 2 ] && grep -q "trace.json: not an ncclscope dump" "$work/schema.err" || { echo "FAIL: wrong schema"; fail=1; }
 exit $fail
