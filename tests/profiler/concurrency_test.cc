@@ -109,5 +109,76 @@ TEST(ProfilerConcurrency, ManyCommsCreatedAndDestroyedWhileEventsFlow) {
   EXPECT_EQ(CommRegistry::Instance().size(), 0u);
 }
 
+// One operation's channels started, recorded and stopped on different threads (NCCL uses one thread per
+// operation, but nothing may break if it does not) while a reader snapshots: every operation completes with
+// the exact latest channel end, and the KernelCh count never goes backwards and ends exact.
+TEST(ProfilerConcurrency, OneOperationsChannelsOnSeveralThreads) {
+  constexpr int kOps = 150, kChannels = 4;
+  InitArgs a;
+  a.comm_hash = 0xc4a7;
+  a.nranks = 2;
+  void* ctx = nullptr;
+  ASSERT_TRUE(Init(a, &ctx).ok());
+  std::atomic<bool> stop{false};
+  std::thread reader([&] {
+    uint64_t last = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      ProcessSnapshot s = CommRegistry::Instance().Snapshot();
+      for (const auto& c : s.comms) {
+        if (c.comm_hash != 0xc4a7) continue;
+        auto it = c.events.find("KernelCh");
+        const uint64_t n = it == c.events.end() ? 0 : it->second;
+        EXPECT_GE(n, last);
+        last = n;
+      }
+    }
+  });
+  for (int i = 1; i <= kOps; ++i) {
+    EventDesc c;
+    c.type = EventType::kColl;
+    c.has_seq = true;
+    c.seq = i;
+    c.func = "AllReduce";
+    c.datatype = "ncclFloat32";
+    c.count = 1024;
+    c.nchannels = kChannels;
+    void* h = StartEvent(ctx, c);
+    ASSERT_NE(h, nullptr);
+    const uint64_t base = 1'000'000ull * i;
+    std::vector<std::thread> channels;
+    for (int ch = 0; ch < kChannels; ++ch) {
+      channels.emplace_back([&, ch] {
+        EventDesc k;
+        k.type = EventType::kKernelCh;
+        k.parent = h;
+        k.has_ptimer = true;
+        k.ptimer = base + ch;
+        void* kh = StartEvent(ctx, k);
+        ASSERT_NE(kh, nullptr);
+        RecordEventState(kh, StateUpdate{kStateKernelChStop, true, base + 1000 + 100 * ((ch + i) % kChannels)});
+        StopEvent(kh);
+      });
+    }
+    StopEvent(h);
+    for (auto& t : channels) t.join();
+  }
+  stop = true;
+  reader.join();
+  ProcessSnapshot s = CommRegistry::Instance().Snapshot();
+  const CommSnapshot* comm = nullptr;
+  for (const auto& c : s.comms) {
+    if (c.comm_hash == 0xc4a7) comm = &c;
+  }
+  ASSERT_NE(comm, nullptr);
+  EXPECT_EQ(comm->in_flight_count, 0);
+  ASSERT_EQ(comm->completed.size(), static_cast<size_t>(kOps));
+  for (const OpRecord& r : comm->completed) {
+    EXPECT_EQ(r.timing_source, TimingSource::kGpu);
+    EXPECT_EQ(r.duration_ns, 1000u + 100 * (kChannels - 1));  // earliest start to latest end
+  }
+  EXPECT_EQ(comm->events.at("KernelCh"), static_cast<uint64_t>(kOps * kChannels));
+  Finalize(ctx);
+}
+
 }  // namespace
 }  // namespace ncclscope::profiler
