@@ -5,8 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <type_traits>
 
 namespace ncclscope::profiler {
 
@@ -60,49 +58,35 @@ inline constexpr int kStateKernelChStop = 22;
 inline constexpr int kStateMaxKnown = 30;
 
 struct EventDesc {
-  // Every field zero except type (kUnknown) and the two peer fields (-1). The adapters build one per
-  // startEvent: cleared as two blocks of at most 80 bytes, which compilers store with a few vector moves,
-  // where one 136-byte clear becomes `rep stosq` on x86-64 (slow to start, and it fills the store
-  // buffer that the event path's first locked instruction then waits on).
-  EventDesc() noexcept {
-    static_assert(sizeof(EventDesc) > 64 && sizeof(EventDesc) - 64 <= 80, "re-split the clear");
-    std::memset(static_cast<void*>(this), 0, 64);
-    std::memset(reinterpret_cast<char*>(this) + 64, 0, sizeof(EventDesc) - 64);
-    type = EventType::kUnknown;
-    root_or_peer = -1;
-    peer = -1;
-  }
-
-  EventType type;
-  void* parent;
-  int rank;
+  EventType type = EventType::kUnknown;
+  void* parent = nullptr;
+  int rank = 0;
   // Coll / P2p
-  bool has_seq;
-  uint64_t seq;
-  const char* func;
-  const char* datatype;
-  size_t count;
-  int root_or_peer;
-  int nchannels;
-  const char* algo;
-  const char* proto;
+  bool has_seq = false;
+  uint64_t seq = 0;
+  const char* func = nullptr;
+  const char* datatype = nullptr;
+  size_t count = 0;
+  int root_or_peer = -1;
+  int nchannels = 0;
+  const char* algo = nullptr;
+  const char* proto = nullptr;
   // ProxyOp
-  int pid;
-  int channel;
-  int peer;
-  int nsteps;
-  int chunk_size;
-  bool is_send;
+  int pid = 0;
+  int channel = 0;
+  int peer = -1;
+  int nsteps = 0;
+  int chunk_size = 0;
+  bool is_send = false;
   // ProxyStep
-  int step;
+  int step = 0;
   // KernelCh
-  bool has_ptimer;
-  uint64_t ptimer;
+  bool has_ptimer = false;
+  uint64_t ptimer = 0;
   // NetPlugin
-  int64_t net_id;
-  void* net_data;
+  int64_t net_id = 0;
+  void* net_data = nullptr;
 };
-static_assert(std::is_trivially_copyable_v<EventDesc>);
 
 // A recordEventState call: `value` is the 8-byte state argument read per state (transSize, pTimer,
 // appendedProxyOps); has_args is false when NCCL passed NULL.
