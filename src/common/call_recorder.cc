@@ -13,17 +13,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/clock.h"
+#include "common/host.h"
 #include "common/log.h"
+#include "common/output_dir.h"
 #include "common/params.h"
 
 namespace ncclscope::record {
 namespace {
-
-int64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 void AppendEscaped(std::string* out, const char* s) {
   out->push_back('"');
@@ -139,27 +136,34 @@ Line& Line::Close() {
 Recorder* Recorder::Create() {
   const std::string& dir = Params().Str(ParamId::kRecordDir);
   if (dir.empty()) return nullptr;
-  char host[256] = "unknown";
-  gethostname(host, sizeof(host) - 1);
-  std::string path = dir + "/ncclscope-record-" + host + "-" + std::to_string(getpid()) + ".jsonl";
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    NCCLSCOPE_WARN(subsys::kAll, "ncclscope: NCCLSCOPE_RECORD_DIR: cannot create %s: %s; not recording",
-                   path.c_str(), std::strerror(errno));
+  Result<OutputDir*> out = OutputDir::Get(dir);
+  if (!out.ok()) {
+    NCCLSCOPE_WARN(subsys::kAll, "NCCLSCOPE_RECORD_DIR: %s; not recording", out.status().message().c_str());
     return nullptr;
   }
-  auto* r = new Recorder(fd, path);  // lives for the process: calls can arrive until exit
+  // Created exclusively, never through a link: a name someone planted (or a reused pid's file) gets a
+  // random suffix instead of being overwritten.
+  const std::string stem = "ncclscope-record-" + HostName() + "-" + std::to_string(getpid());
+  std::string name = stem + ".jsonl";
+  Result<int> fd = (*out)->CreateExclusive(name);
+  if (!fd.ok()) {
+    name = stem + "-" + RandomHex() + ".jsonl";
+    fd = (*out)->CreateExclusive(name);
+  }
+  if (!fd.ok()) {
+    NCCLSCOPE_WARN(subsys::kAll, "NCCLSCOPE_RECORD_DIR: %s; not recording", fd.status().message().c_str());
+    return nullptr;
+  }
+  auto* r = new Recorder(*fd, dir + "/" + name);  // lives for the process: calls can arrive until exit
   std::atexit(FlushAtExit);
-  NCCLSCOPE_INFO(subsys::kAll, "ncclscope: recording every plugin call to %s", path.c_str());
+  NCCLSCOPE_INFO(subsys::kAll, "ncclscope: recording every plugin call to %s", r->path().c_str());
   return r;
 }
 
 Recorder::Recorder(int fd, std::string path) : fd_(fd), path_(std::move(path)), t0_ns_(MonotonicNs()) {
-  char host[256] = "unknown";
-  gethostname(host, sizeof(host) - 1);
   buf_.reserve(1 << 20);
   buf_.append("{\"format\":\"ncclscope.record.v1\",\"host\":");
-  AppendEscaped(&buf_, host);
+  AppendEscaped(&buf_, HostName().c_str());
   buf_.append(",\"pid\":" + std::to_string(getpid()) + ",\"t\":\"ns since this line, CLOCK_MONOTONIC\"}\n");
 }
 
@@ -197,7 +201,14 @@ void Recorder::FlushLocked() {
   while (left > 0) {
     ssize_t n = write(fd_, p, left);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // disk full: the trace is cut short, the job goes on
+    if (n <= 0) {  // disk full: the trace is cut short, the job goes on, the user is told once
+      if (!write_failed_) {
+        write_failed_ = true;
+        NCCLSCOPE_WARN(subsys::kAll, "recording %s is cut short at %lld bytes: %s", path_.c_str(),
+                       static_cast<long long>(lseek(fd_, 0, SEEK_CUR)), n < 0 ? std::strerror(errno) : "short write");
+      }
+      break;
+    }
     p += n;
     left -= static_cast<size_t>(n);
   }

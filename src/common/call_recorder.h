@@ -93,7 +93,8 @@ class Recorder {
   std::string buf_;
   uint64_t next_line_ = 0;
   uint64_t next_id_ = 0;
-  int64_t t0_ns_ = 0;
+  uint64_t t0_ns_ = 0;
+  bool write_failed_ = false;  // warned once
   struct Id {
     char prefix;
     uint64_t number;

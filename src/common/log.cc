@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/host.h"
+
 namespace ncclscope {
 namespace {
 
@@ -59,9 +61,7 @@ void Log(LogLevel level, unsigned long flags, const char* file, int line, const 
     g_stderr_level.store(threshold, std::memory_order_relaxed);
   }
   if (static_cast<int>(level) > threshold || level == LogLevel::kNone) return;
-  char host[64] = "?";
-  gethostname(host, sizeof(host) - 1);
-  std::fprintf(stderr, "%s:%d:%ld [ncclscope] %s %s\n", host, static_cast<int>(getpid()),
+  std::fprintf(stderr, "%s:%d:%ld [ncclscope] %s %s\n", HostName().c_str(), static_cast<int>(getpid()),
                static_cast<long>(syscall(SYS_gettid)), LevelName(level), msg);
 }
 

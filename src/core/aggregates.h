@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/log2_histogram.h"
 #include "core/snapshot.h"
 
 namespace ncclscope {
@@ -33,11 +34,7 @@ class CommAggregates {
   uint64_t dropped_full() const { return dropped_full_.load(std::memory_order_relaxed); }
   static size_t memory_bytes() { return sizeof(CommAggregates) + sizeof(Cell) * kCells; }
 
-  static int LatencyBucket(uint64_t ns) {
-    if (ns < 2) return 0;
-    int b = 63 - __builtin_clzll(ns);
-    return b < kLatencyBuckets ? b : kLatencyBuckets - 1;
-  }
+  static int LatencyBucket(uint64_t ns) { return Log2Bucket<kLatencyBuckets>(ns); }
 
  private:
   struct alignas(64) Cell {

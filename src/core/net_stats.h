@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/log2_histogram.h"
+
 namespace ncclscope {
 
 // Error kinds the net half counts separately (each is a different operator action).
@@ -46,9 +48,7 @@ struct NetCounters {
     errors[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
   }
   void AddLatency(uint64_t ns) {
-    int b = ns == 0 ? 0 : 63 - __builtin_clzll(ns);
-    if (b >= kNetLatencyBuckets) b = kNetLatencyBuckets - 1;
-    latency_log2_ns[b].fetch_add(1, std::memory_order_relaxed);
+    latency_log2_ns[Log2Bucket<kNetLatencyBuckets>(ns)].fetch_add(1, std::memory_order_relaxed);
   }
 };
 

@@ -159,7 +159,7 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   c.nchannels = 2;
   void* h = StartEvent(ctx, c);
   StopEvent(h);  // enqueued; its kernel never reports
-  const std::string path = dump::CommDumpPath(dir, 0x57a11, 3);
+  const std::string path = dir + "/" + dump::CommDumpName(0x57a11, 3);
   auto t0 = std::chrono::steady_clock::now();
   while (!std::filesystem::exists(path) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

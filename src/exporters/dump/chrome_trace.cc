@@ -3,7 +3,9 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "common/hex.h"
 #include "common/log.h"
+#include "common/output_dir.h"
 #include "common/params.h"
 #include "exporters/dump/comm_dump.h"
 
@@ -29,14 +31,11 @@ nlohmann::json OpArgs(const OpRecord& r) {
 }  // namespace
 
 std::string ChromeTraceName(uint64_t comm_hash, int rank) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "ncclscope-trace-%016" PRIx64 "-rank%d.json", comm_hash, rank);
-  return name;
+  return "ncclscope-trace-" + Hex16(comm_hash) + "-rank" + std::to_string(rank) + ".json";
 }
 
 nlohmann::json CommSnapshotToChromeTrace(const CommSnapshot& s) {
-  char comm[24];
-  std::snprintf(comm, sizeof(comm), "0x%016" PRIx64, s.comm_hash);
+  const std::string comm = Hex0x16(s.comm_hash);
   const std::string track = std::string("comm ") + comm + (s.has_name ? " (" + s.comm_name + ")" : "");
   nlohmann::json events = nlohmann::json::array();
   events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", s.rank}, {"args", {{"name", "rank " + std::to_string(s.rank)}}}});
@@ -68,10 +67,9 @@ void ChromeTraceHook(const CommSnapshot& snap, DumpReason reason) {
     const std::string& dir = Params().Str(ParamId::kDumpDir);
     if (dir.empty() || !Params().Bool(ParamId::kTrace)) return;
     if (reason == DumpReason::kFinalize && !Params().Bool(ParamId::kDumpOnFinalize)) return;
-    std::string path;
-    Status s = WriteFileAtomically(dir, ChromeTraceName(snap.comm_hash, snap.rank),
-                                   CommSnapshotToChromeTrace(snap).dump() + "\n", &path);
-    if (!s.ok()) NCCLSCOPE_WARN(subsys::kProfile, "ncclscope: trace not written: %s", s.message().c_str());
+    // A failure is reported once by the writer, naming the file.
+    (void)WriteFileAtomically(dir, ChromeTraceName(snap.comm_hash, snap.rank),
+                              CommSnapshotToChromeTrace(snap).dump() + "\n");
   } catch (const std::exception& e) {
     NCCLSCOPE_WARN(subsys::kProfile, "ncclscope: trace not written: %s", e.what());
   }

@@ -8,17 +8,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/hex.h"
+#include "common/host.h"
 #include "common/log.h"
+#include "common/output_dir.h"
 #include "common/params.h"
 
 namespace ncclscope::dump {
 namespace {
-
-std::string Hex16(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 nlohmann::json RecordToJson(const OpRecord& r, bool in_flight, uint64_t now_ns) {
   nlohmann::json j = {
@@ -129,8 +126,8 @@ nlohmann::json CommSnapshotToJson(const CommSnapshot& s) {
   return j;
 }
 
-std::string CommDumpPath(const std::string& dir, uint64_t comm_hash, int rank) {
-  return dir + "/ncclscope-comm-" + Hex16(comm_hash) + "-rank" + std::to_string(rank) + ".json";
+std::string CommDumpName(uint64_t comm_hash, int rank) {
+  return "ncclscope-comm-" + Hex16(comm_hash) + "-rank" + std::to_string(rank) + ".json";
 }
 
 const char* DumpReasonName(DumpReason reason) {
@@ -141,49 +138,17 @@ const char* DumpReasonName(DumpReason reason) {
   }
 }
 
-Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& text,
-                           std::string* path) {
-  if (dir.empty()) return InvalidArgument("dump directory is empty");
-  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return SystemError("cannot create dump directory " + dir + ": " + std::strerror(errno));
-  }
-  const std::string final_path = dir + "/" + name;
-  const std::string tmp = final_path + ".tmp." + std::to_string(getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return SystemError("cannot create " + tmp + ": " + std::strerror(errno));
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      close(fd);
-      unlink(tmp.c_str());
-      return SystemError("cannot write " + tmp + ": " + std::strerror(err));
-    }
-    off += static_cast<size_t>(n);
-  }
-  close(fd);
-  if (rename(tmp.c_str(), final_path.c_str()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return SystemError("cannot rename " + tmp + " to " + final_path + ": " + std::strerror(err));
-  }
-  if (path != nullptr) *path = final_path;
-  return Status::Ok();
-}
-
 Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, DumpReason reason, std::string* path) {
   nlohmann::json j = CommSnapshotToJson(snap);
   // Where and why, for reading many ranks' dumps later (ncclscope-analyze prints them).
-  char host[256] = "unknown";
-  gethostname(host, sizeof(host) - 1);
-  j["host"] = host;
+  j["host"] = HostName();
   j["job_id"] = Params().Str(ParamId::kJobId);
   j["reason"] = DumpReasonName(reason);
-  const std::string full = CommDumpPath(dir, snap.comm_hash, snap.rank);
-  return WriteFileAtomically(dir, full.substr(dir.size() + 1), j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
-                             path);
+  const std::string name = CommDumpName(snap.comm_hash, snap.rank);
+  NCCLSCOPE_RETURN_IF_ERROR(
+      WriteFileAtomically(dir, name, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+  if (path != nullptr) *path = dir + "/" + name;
+  return Status::Ok();
 }
 
 void CommDumpHook(const CommSnapshot& snap, DumpReason reason) {
@@ -193,9 +158,7 @@ void CommDumpHook(const CommSnapshot& snap, DumpReason reason) {
     if (reason == DumpReason::kFinalize && !Params().Bool(ParamId::kDumpOnFinalize)) return;
     std::string path;
     Status s = WriteCommDump(snap, dir, reason, &path);
-    if (!s.ok()) {
-      NCCLSCOPE_WARN(subsys::kProfile, "ncclscope: communicator dump failed: %s", s.message().c_str());
-    } else {
+    if (s.ok()) {  // a failure has been reported once, naming the file
       NCCLSCOPE_INFO(subsys::kProfile, "ncclscope: wrote %s (%s)", path.c_str(), DumpReasonName(reason));
     }
   } catch (const std::exception& e) {

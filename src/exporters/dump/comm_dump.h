@@ -1,6 +1,6 @@
 // The per-communicator JSON dump ("ncclscope.comm.v1"): written when a communicator's profiler
 // context is finalized and when the stall watch fires, to
-// <NCCLSCOPE_DUMP_DIR>/ncclscope-comm-<hash as 16 hex>-rank<r>.json, atomically (temp file + rename).
+// <NCCLSCOPE_DUMP_DIR>/ncclscope-comm-<hash as 16 hex>-rank<r>.json, atomically through common/output_dir.h.
 // No file at all when NCCLSCOPE_DUMP_DIR is empty. Knows nothing about NCCL: reads a CommSnapshot.
 // All functions are thread-safe (they touch only their arguments and the file system).
 #ifndef NCCLSCOPE_EXPORTERS_DUMP_COMM_DUMP_H_
@@ -16,11 +16,8 @@
 namespace ncclscope::dump {
 
 nlohmann::json CommSnapshotToJson(const CommSnapshot& snap);
-std::string CommDumpPath(const std::string& dir, uint64_t comm_hash, int rank);
-// Writes `text` to dir/name through a temporary file and a rename (readers never see half a file); `dir` is
-// created if missing; *path receives the full name.
-Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& text,
-                           std::string* path);
+// "ncclscope-comm-<hash as 16 hex>-rank<r>.json"
+std::string CommDumpName(uint64_t comm_hash, int rank);
 // "stall", "finalize" or "request" (SIGUSR2 or a tool).
 const char* DumpReasonName(DumpReason reason);
 // Writes the dump into `dir` (created if missing) with the host, job id and reason; *path receives the file name.

@@ -58,12 +58,6 @@ void AddLog2Histogram(prometheus::MetricFamily* f, const Buckets& counts, int fi
   f->metric.push_back(std::move(m));
 }
 
-inline std::string Hex64(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 }  // namespace ncclscope::prom
 
 #endif  // NCCLSCOPE_EXPORTERS_PROMETHEUS_FAMILY_BUILDERS_H_

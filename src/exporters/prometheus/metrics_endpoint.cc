@@ -3,15 +3,15 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
 #include <prometheus/text_serializer.h>
 
+#include "common/host.h"
 #include "common/log.h"
+#include "common/output_dir.h"
 #include "common/params.h"
 #include "exporters/prometheus/metric_families.h"
 
@@ -31,12 +31,6 @@ std::string ServeMetrics(const std::string& path, bool* found) {
   *found = path == "/metrics";
   if (!*found) return "not found: ncclscope serves /metrics\n";
   return prometheus::TextSerializer().Serialize(CollectMetricFamilies());
-}
-
-std::string HostName() {
-  char host[256] = "localhost";
-  gethostname(host, sizeof(host) - 1);
-  return host;
 }
 
 }  // namespace
@@ -98,26 +92,25 @@ void MetricsEndpoint::WriteSdFile() {
   // Prometheus must reach the address we bound: the host name when bound to all interfaces.
   const std::string bind = Params().Str(ParamId::kPromBind);
   const std::string target = (bind == "0.0.0.0" ? HostName() : bind) + ":" + std::to_string(port());
-  sd_file_ = dir + "/ncclscope-" + HostName() + "-" + std::to_string(getpid()) + ".json";
-  const std::string tmp = sd_file_ + ".tmp";
+  Result<OutputDir*> out = OutputDir::Get(dir);
+  if (!out.ok()) {
+    ReportWriteFailure(dir, out.status(), subsys::kInit);
+    return;
+  }
   nlohmann::json sd = nlohmann::json::array();
   sd.push_back({{"targets", {target}}, {"labels", {{"ncclscope_job", Params().Str(ParamId::kJobId)}}}});
-  {
-    std::ofstream out(tmp);
-    out << sd.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    if (!out) {
-      NCCLSCOPE_WARN(subsys::kInit, "cannot write the file_sd target %s", tmp.c_str());
-      sd_file_.clear();
-      return;
-    }
+  // Never an empty or half target list: a failed write warns once and publishes nothing.
+  const std::string name = (*out)->OwnedName(".json");
+  if ((*out)->WriteAtomically(name, sd.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").ok()) {
+    sd_dir_ = *out;
+    sd_name_ = name;
   }
-  std::rename(tmp.c_str(), sd_file_.c_str());
 }
 
 void MetricsEndpoint::Stop() {
-  if (!sd_file_.empty()) {
-    std::remove(sd_file_.c_str());
-    sd_file_.clear();
+  if (sd_dir_ != nullptr) {
+    sd_dir_->Remove(sd_name_);
+    sd_dir_ = nullptr;
   }
   g_listen_fd.store(-1);
   port_.store(0, std::memory_order_release);

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <string>
 
+#include "common/output_dir.h"
 #include "common/runtime.h"
 #include "exporters/prometheus/http_server.h"
 
@@ -34,7 +35,8 @@ class MetricsEndpoint : public Service {
 
   HttpServer server_;
   std::atomic<int> port_{0};
-  std::string sd_file_;
+  OutputDir* sd_dir_ = nullptr;  // where our file_sd target is, while it is published
+  std::string sd_name_;
 };
 
 // The local rank from the usual launcher variables, or -1.

@@ -1,6 +1,7 @@
 // Net-half metric families from SnapshotNetStats(): NIC totals as ncclscope_nic_*, communicator rows as
 // ncclscope_comm_net_* (separate names so that sum() over any family never counts a byte twice).
 #include "core/net_stats.h"
+#include "common/hex.h"
 #include "exporters/prometheus/family_builders.h"
 #include "exporters/prometheus/metric_families.h"
 
@@ -31,7 +32,7 @@ void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out) {
     for (const NetStatsRow& row : snap.rows) {
       if (row.nic_total != g.nic_total) continue;
       prom::Labels labels = {{"nic", row.nic}};
-      if (!g.nic_total) labels.push_back({"comm", prom::Hex64(row.comm_id)});
+      if (!g.nic_total) labels.push_back({"comm", Hex0x16(row.comm_id)});
       prom::AddCounter(&sent, static_cast<double>(row.bytes_sent), labels);
       prom::AddCounter(&recv, static_cast<double>(row.bytes_received), labels);
       prom::AddCounter(&msent, static_cast<double>(row.messages_sent), labels);

@@ -6,6 +6,7 @@
 
 #include "core/registry.h"
 #include "core/snapshot.h"
+#include "common/hex.h"
 #include "exporters/prometheus/family_builders.h"
 #include "exporters/prometheus/metric_families.h"
 
@@ -41,7 +42,7 @@ void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
                                   "Completed operations overwritten in the flight recorder", MetricType::Counter);
 
   for (const CommSnapshot& c : snap.comms) {
-    const prom::Labels base = {{"comm", prom::Hex64(c.comm_hash)}, {"rank", std::to_string(c.rank)}};
+    const prom::Labels base = {{"comm", Hex0x16(c.comm_hash)}, {"rank", std::to_string(c.rank)}};
     auto with = [&base](std::initializer_list<prometheus::ClientMetric::Label> extra) {
       prom::Labels l = base;
       l.insert(l.end(), extra);

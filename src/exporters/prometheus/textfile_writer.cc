@@ -1,14 +1,11 @@
 #include "exporters/prometheus/textfile_writer.h"
 
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 
 #include <prometheus/text_serializer.h>
 
 #include "common/log.h"
+#include "common/output_dir.h"
 #include "common/params.h"
 #include "exporters/prometheus/metric_families.h"
 
@@ -21,9 +18,13 @@ TextfileWriter& TextfileWriter::Instance() {
 void TextfileWriter::Start() {
   const std::string dir = Params().Str(ParamId::kPromTextfileDir);
   if (dir.empty()) return;
-  char host[256] = "localhost";
-  gethostname(host, sizeof(host) - 1);
-  path_ = dir + "/ncclscope-" + host + "-" + std::to_string(getpid()) + ".prom";
+  Result<OutputDir*> out = OutputDir::Get(dir);
+  if (!out.ok()) {
+    ReportWriteFailure(dir, out.status(), subsys::kInit);
+    return;
+  }
+  dir_ = *out;
+  name_ = dir_->OwnedName(".prom");  // removed by the next process using this folder once we are gone
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = false;
@@ -53,16 +54,8 @@ void TextfileWriter::Run() {
 }
 
 void TextfileWriter::Write() {
-  const std::string tmp = path_ + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << prometheus::TextSerializer().Serialize(CollectMetricFamilies());
-    if (!out) {
-      NCCLSCOPE_LOG_ONCE(NCCLSCOPE_WARN, subsys::kInit, "cannot write the metrics textfile %s", tmp.c_str());
-      return;
-    }
-  }
-  std::rename(tmp.c_str(), path_.c_str());
+  // A failure warns once, naming the file, and leaves the previous figures in place.
+  (void)dir_->WriteAtomically(name_, prometheus::TextSerializer().Serialize(CollectMetricFamilies()));
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// NCCLSCOPE_PROM_TEXTFILE_DIR: the process's metrics as a node_exporter textfile, ncclscope-<host>-<pid>.prom,
+// NCCLSCOPE_PROM_TEXTFILE_DIR: the process's metrics as a node_exporter textfile, ncclscope-<host>-<pid>-<random>.prom,
 // rewritten atomically every NCCLSCOPE_PROM_TEXTFILE_INTERVAL_S (10 s) while the plugin is in use and once more when the last communicator ends
 // (then only the NIC and process counters are left: communicators leave the registry at finalize). Works with
 // or without the HTTP endpoint (NCCLSCOPE_PROM_PORT=-1). A runtime Service: its thread is joined at the last
@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "common/output_dir.h"
 #include "common/runtime.h"
 
 namespace ncclscope {
@@ -26,7 +27,8 @@ class TextfileWriter final : public Service {
   void Run();
   void Write();
 
-  std::string path_;
+  OutputDir* dir_ = nullptr;
+  std::string name_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -1,0 +1,250 @@
+#include "common/output_dir.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "common/hex.h"
+#include "common/host.h"
+#include "common/log.h"
+
+namespace ncclscope {
+namespace {
+
+constexpr char kLockSuffix[] = ".lock";
+constexpr char kTmpSuffix[] = ".tmp";
+
+std::string Errno(const std::string& what, int err) { return what + ": " + std::strerror(err); }
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// A name we may unlink on behalf of a dead owner: one of ours, no path separators.
+bool IsOwnedOutputName(std::string_view name) {
+  return name.rfind("ncclscope-", 0) == 0 && name.find('/') == std::string_view::npos && name.size() < 256;
+}
+
+Status WriteAll(int fd, std::string_view text) {
+  while (!text.empty()) {
+    ssize_t n = write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status(StatusCode::kSystem, std::strerror(errno));
+    if (n == 0) return Status(StatusCode::kSystem, "write returned 0");
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+std::string ReadSmallFile(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while (out.size() < (1 << 20) && (n = pread(fd, buf, sizeof(buf), static_cast<off_t>(out.size()))) > 0) {
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+std::mutex g_failed_mu;
+std::set<std::string>& FailedFiles() {
+  static auto* files = new std::set<std::string>();  // -z nodelete: lives for the process
+  return *files;
+}
+
+}  // namespace
+
+std::string RandomHex() {
+  uint64_t v = 0;
+  if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != static_cast<ssize_t>(sizeof(v))) {
+    // No entropy yet (early boot): still unique per process and call, though guessable.
+    static std::atomic<uint64_t> counter{0};
+    v = (static_cast<uint64_t>(getpid()) << 32) ^ counter.fetch_add(1) ^ reinterpret_cast<uintptr_t>(&v);
+  }
+  return Hex16(v);
+}
+
+Status ReportWriteFailure(const std::string& file, const Status& status, unsigned long log_flags) {
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(g_failed_mu);
+    first = FailedFiles().insert(file).second;
+  }
+  if (first) {
+    NCCLSCOPE_WARN(log_flags, "cannot write %s: %s (the previous file, if any, is kept; warned once)",
+                   file.c_str(), status.message().c_str());
+  }
+  return status;
+}
+
+void ReportWriteOk(const std::string& file) {
+  std::lock_guard<std::mutex> lock(g_failed_mu);
+  if (FailedFiles().erase(file) > 0) NCCLSCOPE_INFO(subsys::kAll, "%s is written again", file.c_str());
+}
+
+Status WriteFileAtomically(const std::string& dir, const std::string& name, std::string_view text) {
+  Result<OutputDir*> out = OutputDir::Get(dir);
+  if (!out.ok()) return ReportWriteFailure(dir + "/" + name, out.status(), subsys::kAll);
+  return (*out)->WriteAtomically(name, text);
+}
+
+Result<OutputDir*> OutputDir::Get(const std::string& dir) {
+  if (dir.empty()) return InvalidArgument("output directory is empty");
+  static std::mutex mu;
+  static auto* dirs = new std::map<std::string, std::unique_ptr<OutputDir>>();  // lives for the process
+  OutputDir* d;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto& slot = (*dirs)[dir];
+    if (!slot) {
+      slot.reset(new OutputDir(dir, HostName() + "-" + std::to_string(getpid()) + "-" + RandomHex().substr(0, 8)));
+    }
+    d = slot.get();
+  }
+  Status s = d->EnsureOpen();
+  if (!s.ok()) return s;
+  return d;
+}
+
+Status OutputDir::EnsureOpen() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ReadyLocked();
+}
+
+Status OutputDir::ReadyLocked() {
+  struct stat st;
+  // A folder removed since we opened it (tests reuse names; users clean up) is opened afresh.
+  if (dir_fd_ >= 0 && fstat(dir_fd_, &st) == 0 && st.st_nlink > 0) return Status::Ok();
+  return OpenLocked();
+}
+
+Status OutputDir::OpenLocked() {
+  for (int* fd : {&lock_fd_, &work_fd_, &dir_fd_}) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+  }
+  if (mkdir(path_.c_str(), 0777) != 0 && errno != EEXIST) return SystemError(Errno("cannot create " + path_, errno));
+  dir_fd_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd_ < 0) return SystemError(Errno("cannot open " + path_, errno));
+
+  const std::string work = ".ncclscope-work-" + std::to_string(geteuid());
+  if (mkdirat(dir_fd_, work.c_str(), 0700) != 0 && errno != EEXIST) {
+    return SystemError(Errno("cannot create " + path_ + "/" + work, errno));
+  }
+  work_fd_ = openat(dir_fd_, work.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (work_fd_ < 0) return SystemError(Errno("cannot open " + path_ + "/" + work + " (a link?)", errno));
+  if (fstat(work_fd_, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 0077) != 0) {
+    return SystemError(path_ + "/" + work + " belongs to another user or is open to others; not writing there");
+  }
+
+  // Created under a temporary name, locked, then renamed: a sweeper never sees our lock file unlocked.
+  const std::string lock_name = tag_ + kLockSuffix;
+  const std::string pending = tag_ + "-" + RandomHex() + ".locking";
+  lock_fd_ = openat(work_fd_, pending.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) return SystemError(Errno("cannot create a lock in " + path_ + "/" + work, errno));
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0 || renameat(work_fd_, pending.c_str(), work_fd_, lock_name.c_str()) != 0) {
+    int err = errno;
+    unlinkat(work_fd_, pending.c_str(), 0);
+    return SystemError(Errno("cannot take the owner lock in " + path_ + "/" + work, err));
+  }
+  if (!owned_.empty()) (void)WriteAll(lock_fd_, owned_);
+  SweepLocked();
+  return Status::Ok();
+}
+
+void OutputDir::SweepLocked() {
+  DIR* d = fdopendir(dup(work_fd_));
+  if (d == nullptr) return;
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) names.emplace_back(e->d_name);
+  closedir(d);
+
+  std::set<std::string> live_tags = {tag_};
+  std::vector<std::string> dead_locks;
+  for (const std::string& name : names) {
+    if (!EndsWith(name, kLockSuffix) || name == tag_ + kLockSuffix) continue;
+    const std::string tag = name.substr(0, name.size() - sizeof(kLockSuffix) + 1);
+    int fd = openat(work_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      live_tags.insert(tag);
+      close(fd);
+      continue;
+    }
+    // The owner is gone: remove the outputs it listed, then its lock (still holding it, so a second
+    // sweeper that gets the lock after us finds nothing left to do).
+    std::string owned = ReadSmallFile(fd);
+    for (size_t pos = 0, end; pos < owned.size(); pos = end + 1) {
+      end = owned.find('\n', pos);
+      if (end == std::string::npos) end = owned.size();
+      const std::string out = owned.substr(pos, end - pos);
+      if (IsOwnedOutputName(out) && out.find(tag) != std::string::npos) unlinkat(dir_fd_, out.c_str(), 0);
+    }
+    unlinkat(work_fd_, name.c_str(), 0);
+    close(fd);
+    NCCLSCOPE_INFO(subsys::kAll, "removed the leftovers of %s in %s (its process is gone)", tag.c_str(),
+                   path_.c_str());
+  }
+  // Temporary files (and half-made locks) of owners that are not alive.
+  for (const std::string& name : names) {
+    if (!EndsWith(name, kTmpSuffix) && !EndsWith(name, ".locking")) continue;
+    const size_t dash = name.rfind('-');
+    if (dash == std::string::npos || live_tags.count(name.substr(0, dash)) == 0) unlinkat(work_fd_, name.c_str(), 0);
+  }
+}
+
+Status OutputDir::WriteAtomically(const std::string& name, std::string_view text) {
+  const std::string file = path_ + "/" + name;
+  std::lock_guard<std::mutex> lock(mu_);  // one writer per folder at a time: writes are rare and short
+  Status ready = ReadyLocked();
+  if (!ready.ok()) return ReportWriteFailure(file, ready, subsys::kAll);
+  const int work_fd = work_fd_, dir_fd = dir_fd_;
+  const std::string tmp = tag_ + "-" + RandomHex() + kTmpSuffix;
+  int fd = openat(work_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) return ReportWriteFailure(file, SystemError(Errno("cannot create a temporary file", errno)), subsys::kAll);
+  Status s = WriteAll(fd, text);
+  if (close(fd) != 0 && s.ok()) s = SystemError(Errno("close", errno));  // NFS reports write errors here
+  if (s.ok() && renameat(work_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) s = SystemError(Errno("rename", errno));
+  if (!s.ok()) {
+    unlinkat(work_fd, tmp.c_str(), 0);
+    return ReportWriteFailure(file, s, subsys::kAll);
+  }
+  ReportWriteOk(file);
+  return Status::Ok();
+}
+
+Result<int> OutputDir::CreateExclusive(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  NCCLSCOPE_RETURN_IF_ERROR(ReadyLocked());
+  int fd = openat(dir_fd_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0666);
+  if (fd < 0) return SystemError(Errno("cannot create " + path_ + "/" + name, errno));
+  return fd;
+}
+
+std::string OutputDir::OwnedName(std::string_view suffix) {
+  std::string name = "ncclscope-" + tag_ + std::string(suffix);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (owned_.find(name + "\n") == std::string::npos) {
+    owned_ += name + "\n";
+    if (lock_fd_ >= 0) (void)!pwrite(lock_fd_, owned_.data(), owned_.size(), 0);
+  }
+  return name;
+}
+
+void OutputDir::Remove(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (dir_fd_ >= 0) unlinkat(dir_fd_, name.c_str(), 0);
+}
+
+}  // namespace ncclscope

@@ -1,0 +1,72 @@
+// OutputDir: the one way ncclscope writes files (dumps, traces, textfiles, file_sd targets, recordings), safe
+// in a directory other users can write to and on a full file system.
+//  - Temporary files are created exclusively (O_EXCL | O_NOFOLLOW) under unpredictable names in a private
+//    work folder, `.ncclscope-work-<uid>` (mode 0700, opened without following links, owner checked), and
+//    renamed over the final name: a symlink planted at any name we use is replaced or refused, never
+//    followed, so its target is never written.
+//  - Permissions come from the umask (node_exporter and Prometheus read our files as other users).
+//  - Every write and the close are checked; a failure leaves the previous file whole, removes the temporary
+//    file and warns once per file (again after it has succeeded in between).
+//  - Each process holds an flock on `<tag>.lock` in the work folder for as long as it lives (a lock, unlike
+//    a pid, means the same thing across PID namespaces). Whoever opens the folder next removes the
+//    temporary files and the owned outputs (OwnedName) of every owner whose lock is free.
+// Thread-safe: Get() and every method may be called from any thread; writes to different names run
+// concurrently.
+#ifndef NCCLSCOPE_COMMON_OUTPUT_DIR_H_
+#define NCCLSCOPE_COMMON_OUTPUT_DIR_H_
+
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace ncclscope {
+
+class OutputDir {
+ public:
+  // This process's handle on `dir` (created if missing), shared by every writer; lives for the process.
+  static Result<OutputDir*> Get(const std::string& dir);
+
+  // Replaces dir/name with `text` atomically (readers see the old file or the new one, never half).
+  Status WriteAtomically(const std::string& name, std::string_view text);
+  // Creates dir/name exclusively for appending (never through a link, never an existing file); the caller
+  // owns the descriptor. Fails with EEXIST's message when the name is taken.
+  Result<int> CreateExclusive(const std::string& name);
+  // "ncclscope-<this process's tag><suffix>": a name bound to this process's lock, removed once the
+  // process is gone (by Remove, or by the next process that opens this folder).
+  std::string OwnedName(std::string_view suffix);
+  void Remove(const std::string& name);
+
+  const std::string& path() const { return path_; }
+  const std::string& tag() const { return tag_; }
+
+ private:
+  OutputDir(std::string path, std::string tag) : path_(std::move(path)), tag_(std::move(tag)) {}
+  Status OpenLocked();  // (re)opens the folder and the work folder, takes the lock, sweeps leftovers
+  Status EnsureOpen();
+  Status ReadyLocked();  // opens the folder unless it is open and still exists
+  void SweepLocked();
+
+  std::mutex mu_;
+  const std::string path_;
+  const std::string tag_;
+  int dir_fd_ = -1;
+  int work_fd_ = -1;
+  int lock_fd_ = -1;
+  std::string owned_;  // the lock file's content: one owned name per line
+};
+
+// OutputDir::Get(dir)->WriteAtomically(name, text); a folder that cannot be opened is reported (once) too.
+Status WriteFileAtomically(const std::string& dir, const std::string& name, std::string_view text);
+
+// Logs a failed write of `file` once (until ReportWriteOk(file) re-arms it); returns `status`.
+Status ReportWriteFailure(const std::string& file, const Status& status, unsigned long log_flags);
+void ReportWriteOk(const std::string& file);
+
+// 64 random bits as 16 hex digits (getrandom), for names nobody can predict.
+std::string RandomHex();
+
+}  // namespace ncclscope
+
+#endif  // NCCLSCOPE_COMMON_OUTPUT_DIR_H_

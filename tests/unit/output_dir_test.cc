@@ -1,0 +1,299 @@
+// OutputDir, the one file writer: exclusive unpredictable temporary names, links never followed,
+// permissions from the umask, every failure reported once with the previous file left whole (on a real
+// full file system: a small tmpfs in a private mount namespace, and RLIMIT_FSIZE), and the leftovers of
+// dead owners removed while live owners' files stay.
+#include "common/output_dir.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/call_recorder.h"
+#include "common/log.h"
+#include "common/params.h"
+
+namespace ncclscope {
+namespace {
+
+std::string MakeTempDir() {
+  char dir[] = "/tmp/ncclscope-outdir-XXXXXX";
+  EXPECT_NE(mkdtemp(dir), nullptr);
+  return dir;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::vector<std::string> List(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    closedir(d);
+  }
+  return names;
+}
+
+std::string WorkDir(const std::string& dir) { return dir + "/.ncclscope-work-" + std::to_string(geteuid()); }
+
+// Captures WARN lines through the logger hook NCCL would install.
+std::mutex g_log_mu;
+std::vector<std::string> g_warnings;
+void CaptureLogger(ncclscope_log_level_t level, unsigned long, const char*, int, const char* fmt, ...) {
+  if (level != NCCLSCOPE_LOG_WARN) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  g_warnings.push_back(buf);
+}
+class ScopedLogCapture {
+ public:
+  ScopedLogCapture() {
+    std::lock_guard<std::mutex> lock(g_log_mu);
+    g_warnings.clear();
+    SetNcclLogger(&CaptureLogger);
+  }
+  ~ScopedLogCapture() { SetNcclLogger(nullptr); }
+  std::vector<std::string> Warnings() {
+    std::lock_guard<std::mutex> lock(g_log_mu);
+    return g_warnings;
+  }
+};
+
+TEST(OutputDir, WritesWholeFilesWithUmaskPermissions) {
+  const std::string dir = MakeTempDir();
+  mode_t old = umask(022);
+  ASSERT_TRUE(WriteFileAtomically(dir, "ncclscope-a.json", "first\n").ok());
+  umask(077);
+  ASSERT_TRUE(WriteFileAtomically(dir, "ncclscope-b.json", "second\n").ok());
+  umask(old);
+  struct stat st;
+  ASSERT_EQ(stat((dir + "/ncclscope-a.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u) << "node_exporter and Prometheus must be able to read it";
+  ASSERT_EQ(stat((dir + "/ncclscope-b.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(ReadFile(dir + "/ncclscope-a.json"), "first\n");
+  ASSERT_TRUE(WriteFileAtomically(dir, "ncclscope-a.json", "replaced\n").ok());
+  EXPECT_EQ(ReadFile(dir + "/ncclscope-a.json"), "replaced\n");
+  // Only the lock of this process is left in the work folder: no temporary file survives a write.
+  std::vector<std::string> work = List(WorkDir(dir));
+  ASSERT_EQ(work.size(), 1u);
+  EXPECT_NE(work[0].find(".lock"), std::string::npos) << work[0];
+}
+
+TEST(OutputDir, APlantedSymlinkAtTheFinalNameIsReplacedNotFollowed) {
+  const std::string dir = MakeTempDir();
+  const std::string victim = MakeTempDir() + "/victim";
+  WriteFile(victim, "precious\n");
+  const std::string name = "ncclscope-comm-00000000000000aa-rank0.json";
+  // The final name and every temporary name the old writers used.
+  for (const std::string& n : {name, name + ".tmp", name + ".tmp." + std::to_string(getpid())}) {
+    ASSERT_EQ(symlink(victim.c_str(), (dir + "/" + n).c_str()), 0);
+  }
+  ASSERT_TRUE(WriteFileAtomically(dir, name, "dump\n").ok());
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+  struct stat st;
+  ASSERT_EQ(lstat((dir + "/" + name).c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode)) << "the link is replaced by our file";
+  EXPECT_EQ(ReadFile(dir + "/" + name), "dump\n");
+}
+
+TEST(OutputDir, CreateExclusiveRefusesAPlantedLinkOrFile) {
+  const std::string dir = MakeTempDir();
+  const std::string victim = MakeTempDir() + "/victim";
+  WriteFile(victim, "precious\n");
+  ASSERT_EQ(symlink(victim.c_str(), (dir + "/ncclscope-record-x.jsonl").c_str()), 0);
+  Result<OutputDir*> out = OutputDir::Get(dir);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  Result<int> fd = (*out)->CreateExclusive("ncclscope-record-x.jsonl");
+  EXPECT_FALSE(fd.ok());
+  EXPECT_NE(fd.status().message().find("exists"), std::string::npos) << fd.status().message();
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+}
+
+TEST(OutputDir, APlantedWorkFolderLinkIsRefusedWithAWarning) {
+  const std::string dir = MakeTempDir();
+  const std::string elsewhere = MakeTempDir();
+  ASSERT_EQ(symlink(elsewhere.c_str(), WorkDir(dir).c_str()), 0);
+  ScopedLogCapture log;
+  Status s = WriteFileAtomically(dir, "ncclscope-x.prom", "metrics\n");
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(List(elsewhere).empty()) << "nothing was written through the link";
+  std::vector<std::string> w = log.Warnings();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find(dir + "/ncclscope-x.prom"), std::string::npos) << w[0];
+}
+
+TEST(OutputDir, AFailureWarnsOnceUntilAWriteSucceeds) {
+  const std::string dir = MakeTempDir();
+  ASSERT_TRUE(WriteFileAtomically(dir, "ncclscope-f.json", "v1\n").ok());
+  // A directory where the file should be: rename fails, every time.
+  ASSERT_EQ(mkdir((dir + "/ncclscope-g.json").c_str(), 0755), 0);
+  ScopedLogCapture log;
+  EXPECT_FALSE(WriteFileAtomically(dir, "ncclscope-g.json", "x").ok());
+  EXPECT_FALSE(WriteFileAtomically(dir, "ncclscope-g.json", "x").ok());
+  EXPECT_EQ(log.Warnings().size(), 1u) << "a repeated failure warns once";
+  ASSERT_EQ(rmdir((dir + "/ncclscope-g.json").c_str()), 0);
+  EXPECT_TRUE(WriteFileAtomically(dir, "ncclscope-g.json", "ok").ok());
+  ASSERT_EQ(unlink((dir + "/ncclscope-g.json").c_str()), 0);
+  ASSERT_EQ(mkdir((dir + "/ncclscope-g.json").c_str(), 0755), 0);
+  EXPECT_FALSE(WriteFileAtomically(dir, "ncclscope-g.json", "x").ok());
+  EXPECT_EQ(log.Warnings().size(), 2u) << "a new failure after a success warns again";
+  EXPECT_EQ(ReadFile(dir + "/ncclscope-f.json"), "v1\n");
+}
+
+// Runs `body` in a child process and returns its exit status (0 = all checks passed).
+template <class Body>
+int InChild(Body body) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(body());
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+// The checks of a full file system, in the child: a small file fits, a large one does not; the failure
+// names the file and the cause, the first file is whole, no temporary file is left behind.
+int FullFileSystemChecks(const std::string& dir, const char* expected_error) {
+  if (!WriteFileAtomically(dir, "ncclscope-t.prom", "small\n").ok()) return 10;
+  Status s = WriteFileAtomically(dir, "ncclscope-t.prom", std::string(4 << 20, 'x'));
+  if (s.ok()) return 11;
+  if (s.message().find(expected_error) == std::string::npos) {
+    std::fprintf(stderr, "unexpected error: %s\n", s.message().c_str());
+    return 12;
+  }
+  if (ReadFile(dir + "/ncclscope-t.prom") != "small\n") return 13;
+  if (List(WorkDir(dir)).size() != 1) return 14;  // only our lock
+  return 0;
+}
+
+TEST(OutputDir, AFullTmpfsLeavesThePreviousFileWhole) {
+  const std::string dir = MakeTempDir();
+  int rc = InChild([&] {
+    // A private user and mount namespace (as `unshare -rm` does) with a 1 MiB tmpfs over `dir`.
+    const uid_t uid = geteuid();
+    const gid_t gid = getegid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return 77;
+    WriteFile("/proc/self/setgroups", "deny");
+    WriteFile("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1");
+    WriteFile("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1");
+    if (mount("none", dir.c_str(), "tmpfs", 0, "size=1m") != 0) return 78;
+    return FullFileSystemChecks(dir, "No space left on device");
+  });
+  if (rc == 77 || rc == 78) {
+    GTEST_SKIP() << "SKIP: this sandbox allows no user+mount namespace (unshare/mount failed); the "
+                    "RLIMIT_FSIZE test covers a failing write";
+  }
+  EXPECT_EQ(rc, 0);
+}
+
+TEST(OutputDir, RlimitFsizeLeavesThePreviousFileWhole) {
+  const std::string dir = MakeTempDir();
+  int rc = InChild([&] {
+    signal(SIGXFSZ, SIG_IGN);  // as a job that ignores it: write() then fails with EFBIG
+    rlimit lim{1 << 20, 1 << 20};
+    setrlimit(RLIMIT_FSIZE, &lim);
+    return FullFileSystemChecks(dir, "File too large");
+  });
+  EXPECT_EQ(rc, 0);
+}
+
+TEST(OutputDir, TheRecordingWarnsAtItsFirstFailedWrite) {
+  const std::string dir = MakeTempDir();
+  int rc = InChild([&] {
+    setenv("NCCLSCOPE_RECORD_DIR", dir.c_str(), 1);
+    ReloadParams();
+    signal(SIGXFSZ, SIG_IGN);
+    rlimit lim{64 << 10, 64 << 10};
+    setrlimit(RLIMIT_FSIZE, &lim);
+    ScopedLogCapture log;
+    record::Recorder* r = record::Recorder::Get();
+    if (r == nullptr) return 1;
+    for (int i = 0; i < 20000; ++i) r->Write("call", [&](record::Line& l) { l.Int("i", i); });
+    r->Flush();
+    r->Flush();
+    std::vector<std::string> w = log.Warnings();
+    if (w.size() != 1 || w[0].find("cut short") == std::string::npos || w[0].find(r->path()) == std::string::npos) {
+      for (const std::string& m : w) std::fprintf(stderr, "warning: %s\n", m.c_str());
+      return 2;
+    }
+    return 0;
+  });
+  EXPECT_EQ(rc, 0);
+}
+
+TEST(OutputDir, LeftoversOfDeadOwnersAreRemovedLiveOnesKept) {
+  const std::string dir = MakeTempDir();
+  int ready[2], release[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(release), 0);
+  // A live owner, waiting on a pipe while the dead one comes and goes and we sweep.
+  pid_t live = fork();
+  if (live == 0) {
+    Result<OutputDir*> out = OutputDir::Get(dir);
+    if (!out.ok() || !(*out)->WriteAtomically((*out)->OwnedName(".prom"), "live\n").ok()) _exit(1);
+    char c = 1;
+    (void)!write(ready[1], &c, 1);
+    (void)!read(release[0], &c, 1);
+    _exit(0);
+  }
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  // A dead owner: an owned output, a temporary file cut short (as by kill -9 mid-write).
+  ASSERT_EQ(InChild([&] {
+              Result<OutputDir*> out = OutputDir::Get(dir);
+              if (!out.ok()) return 1;
+              const std::string name = (*out)->OwnedName(".prom");
+              if (!(*out)->WriteAtomically(name, "stale\n").ok()) return 2;
+              WriteFile(WorkDir(dir) + "/" + (*out)->tag() + "-0123456789abcdef.tmp", "half");
+              return 0;
+            }),
+            0);
+  size_t before = List(dir).size();
+  EXPECT_EQ(before, 3u) << "two owned outputs and the work folder";
+
+  Result<OutputDir*> out = OutputDir::Get(dir);  // this process's first use: sweeps
+  ASSERT_TRUE(out.ok());
+  std::vector<std::string> names = List(dir);
+  int prom = 0;
+  for (const std::string& n : names) prom += n.find(".prom") != std::string::npos;
+  EXPECT_EQ(prom, 1) << "the dead owner's output is removed, the live one's kept";
+  for (const std::string& n : names) {
+    if (n.find(".prom") != std::string::npos) EXPECT_EQ(ReadFile(dir + "/" + n), "live\n");
+  }
+  for (const std::string& n : List(WorkDir(dir))) EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
+  EXPECT_EQ(List(WorkDir(dir)).size(), 2u) << "our lock and the live owner's";
+  ASSERT_EQ(write(release[1], &c, 1), 1);
+  int status;
+  waitpid(live, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+}  // namespace ncclscope
