@@ -23,6 +23,7 @@ namespace {
 
 constexpr char kLockSuffix[] = ".lock";
 constexpr char kTmpSuffix[] = ".tmp";
+constexpr char kPendingLockSuffix[] = ".locking";
 
 std::string Errno(const std::string& what, int err) { return what + ": " + std::strerror(err); }
 
@@ -148,16 +149,25 @@ Status OutputDir::OpenLocked() {
     return SystemError(path_ + "/" + work + " belongs to another user or is open to others; not writing there");
   }
 
-  // Created under a temporary name, locked, then renamed: a sweeper never sees our lock file unlocked.
+  // Created under a temporary name, locked, then renamed: a sweeper never sees our lock file unlocked. A
+  // sweeper may still take the pending file in the instant before we lock it (and remove it): try again.
   const std::string lock_name = tag_ + kLockSuffix;
-  const std::string pending = tag_ + "-" + RandomHex() + ".locking";
-  lock_fd_ = openat(work_fd_, pending.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0) return SystemError(Errno("cannot create a lock in " + path_ + "/" + work, errno));
-  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0 || renameat(work_fd_, pending.c_str(), work_fd_, lock_name.c_str()) != 0) {
-    int err = errno;
-    unlinkat(work_fd_, pending.c_str(), 0);
-    return SystemError(Errno("cannot take the owner lock in " + path_ + "/" + work, err));
+  int err = 0;
+  for (int attempt = 0; attempt < 8 && lock_fd_ < 0; ++attempt) {
+    const std::string pending = tag_ + "-" + RandomHex() + kPendingLockSuffix;
+    int fd = openat(work_fd_, pending.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      err = errno;
+      break;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && renameat(work_fd_, pending.c_str(), work_fd_, lock_name.c_str()) == 0) {
+      lock_fd_ = fd;
+    } else {
+      err = errno;
+      close(fd);
+    }
   }
+  if (lock_fd_ < 0) return SystemError(Errno("cannot take the owner lock in " + path_ + "/" + work, err));
   if (!owned_.empty()) (void)WriteAll(lock_fd_, owned_);
   SweepLocked();
   return Status::Ok();
@@ -171,14 +181,19 @@ void OutputDir::SweepLocked() {
   closedir(d);
 
   std::set<std::string> live_tags = {tag_};
-  std::vector<std::string> dead_locks;
   for (const std::string& name : names) {
-    if (!EndsWith(name, kLockSuffix) || name == tag_ + kLockSuffix) continue;
-    const std::string tag = name.substr(0, name.size() - sizeof(kLockSuffix) + 1);
+    const bool lock = EndsWith(name, kLockSuffix), pending = EndsWith(name, kPendingLockSuffix);
+    if ((!lock && !pending) || name == tag_ + kLockSuffix) continue;
+    const std::string tag = lock ? name.substr(0, name.size() - sizeof(kLockSuffix) + 1) : name.substr(0, name.rfind('-'));
     int fd = openat(work_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       live_tags.insert(tag);
+      close(fd);
+      continue;
+    }
+    if (pending) {  // its creator died before renaming it, or will retry under another name
+      unlinkat(work_fd_, name.c_str(), 0);
       close(fd);
       continue;
     }
@@ -196,9 +211,9 @@ void OutputDir::SweepLocked() {
     NCCLSCOPE_INFO(subsys::kAll, "removed the leftovers of %s in %s (its process is gone)", tag.c_str(),
                    path_.c_str());
   }
-  // Temporary files (and half-made locks) of owners that are not alive.
+  // Temporary files of owners that are not alive.
   for (const std::string& name : names) {
-    if (!EndsWith(name, kTmpSuffix) && !EndsWith(name, ".locking")) continue;
+    if (!EndsWith(name, kTmpSuffix)) continue;
     const size_t dash = name.rfind('-');
     if (dash == std::string::npos || live_tags.count(name.substr(0, dash)) == 0) unlinkat(work_fd_, name.c_str(), 0);
   }
