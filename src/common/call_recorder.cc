@@ -17,6 +17,7 @@
 #include "common/host.h"
 #include "common/log.h"
 #include "common/output_dir.h"
+#include "common/random.h"
 #include "common/params.h"
 
 namespace ncclscope::record {

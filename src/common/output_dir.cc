@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "common/hex.h"
 #include "common/host.h"
 #include "common/log.h"
+#include "common/random.h"
 
 namespace ncclscope {
 namespace {
@@ -64,16 +64,6 @@ std::set<std::string>& FailedFiles() {
 }
 
 }  // namespace
-
-std::string RandomHex() {
-  uint64_t v = 0;
-  if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != static_cast<ssize_t>(sizeof(v))) {
-    // No entropy yet (early boot): still unique per process and call, though guessable.
-    static std::atomic<uint64_t> counter{0};
-    v = (static_cast<uint64_t>(getpid()) << 32) ^ counter.fetch_add(1) ^ reinterpret_cast<uintptr_t>(&v);
-  }
-  return Hex16(v);
-}
 
 Status ReportWriteFailure(const std::string& file, const Status& status, unsigned long log_flags) {
   bool first;

@@ -64,9 +64,6 @@ Status WriteFileAtomically(const std::string& dir, const std::string& name, std:
 Status ReportWriteFailure(const std::string& file, const Status& status, unsigned long log_flags);
 void ReportWriteOk(const std::string& file);
 
-// 64 random bits as 16 hex digits (getrandom), for names nobody can predict.
-std::string RandomHex();
-
 }  // namespace ncclscope
 
 #endif  // NCCLSCOPE_COMMON_OUTPUT_DIR_H_

@@ -1,8 +1,7 @@
-// State shared by the TCP send and receive comms: the first-error slot that helper threads fill and
-// Test() reports, the counter blocks (NIC total and, for v11+, the communicator), the NetPlugin
-// profiler callback, and the helper-thread set. The error slot is written once (first error wins)
-// with a CAS and read lock-free; counters are relaxed atomics. Construction and Close() happen on
-// NCCL's service thread; everything else may run on the progress thread and the helpers at once.
+// State shared by the TCP send and receive comms: the sockets, the helper-thread set, the stall check,
+// and the transport-neutral accounting (counters, first error, NetPlugin events: net/comm_accounting.h)
+// with TCP's socket descriptor for the events. Construction and Close() happen on NCCL's service
+// thread; everything else may run on the progress thread and the helpers at once.
 #ifndef NCCLSCOPE_NET_TCP_COMM_BASE_H_
 #define NCCLSCOPE_NET_TCP_COMM_BASE_H_
 
@@ -17,44 +16,12 @@
 #include "common/status.h"
 #include "core/net_stats.h"
 #include "ncclscope/abi/common.h"
+#include "net/comm_accounting.h"
 #include "net/net_types.h"
 #include "net/tcp/socket_util.h"
 #include "net/tcp/wire.h"
 
 namespace ncclscope::net::tcp {
-
-class ErrorSlot {
- public:
-  // Keeps the first error; later ones are dropped (they are usually consequences of the first).
-  bool Set(const Status& s) {
-    int expected = 0;
-    if (!state_.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return false;
-    code_ = s.code();
-    snprintf(message_, sizeof(message_), "%s", s.message().c_str());
-    state_.store(2, std::memory_order_release);
-    return true;
-  }
-  bool failed() const { return state_.load(std::memory_order_acquire) == 2; }
-  Status Get() const { return Status(code_, message_); }
-
- private:
-  std::atomic<int> state_{0};
-  StatusCode code_ = StatusCode::kOk;
-  char message_[384] = {0};
-};
-
-// Counter blocks a comm updates; `comm` is null for legacy ABIs (no communicator id).
-struct StatsRefs {
-  NetCounters* nic = nullptr;
-  NetCounters* comm = nullptr;
-  template <class F>
-  void Apply(F&& f) {
-    f(*nic);
-    if (comm != nullptr) f(*comm);
-  }
-};
-
-StatsRefs StatsFor(const std::string& nic, const NetContext* ctx);
 
 class CommBase {
  protected:
@@ -63,7 +30,7 @@ class CommBase {
   ~CommBase();
 
   // Records the first failure, counts it and logs it once per comm.
-  void Fail(const Status& s, NetErrorKind kind);
+  void Fail(const Status& s, NetErrorKind kind) { acct_.Fail(s, kind); }
   // Starts `nthreads` helpers running Body(t); thread start failure is a clean SystemError.
   template <class Body>
   Status StartHelpers(Body body) {
@@ -83,8 +50,15 @@ class CommBase {
     for (std::thread& t : helpers_) t.join();
     helpers_.clear();
   }
-  void ProfStart(void* phandle, void** event, ncclscope_net_sock_descr_v1_t* descr, int op, size_t length);
-  void ProfStop(void** event);
+  // A NetPlugin event with TCP's socket descriptor (op 0 send, 1 receive); `descr` lives in the request.
+  void ProfStart(void* phandle, void** event, ncclscope_net_sock_descr_v1_t* descr, int op, size_t length) {
+    descr->type = NCCLSCOPE_NET_SOCK_DESCR_TYPE;
+    descr->sock.fd = fds_[0];
+    descr->sock.op = op;
+    descr->sock.length = length;
+    acct_.events().Start(phandle, event, descr);
+  }
+  void ProfStop(void** event) { acct_.events().Stop(event); }
 
   // Bytes moved per socket per call in inline mode, so that one test() never holds NCCL's progress thread
   // for a whole large message (the rest moves on the next calls); helper threads have no bound.
@@ -110,9 +84,7 @@ class CommBase {
   int nthreads_;
   std::string peer_;
   TcpConfig cfg_;
-  StatsRefs stats_;
-  ncclscope_profiler_callback_t prof_cb_;
-  ErrorSlot error_;
+  CommAccounting acct_;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> helpers_;
 };

@@ -27,7 +27,7 @@ Status TcpRecvComm::Close() {
   StopHelpers([] {});
   for (Slot& slot : slots_) {
     if (slot.active.load(std::memory_order_acquire)) {
-      stats_.Apply([](NetCounters& c) { c.in_flight.fetch_sub(1, std::memory_order_relaxed); });
+      acct_.Abandoned();
       for (int i = 0; i < slot.n; ++i) ProfStop(&slot.prof_event[i]);
     }
   }
@@ -76,7 +76,7 @@ Status TcpRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* ta
   if (n < 1 || n > kMaxRecvs) {
     return InternalError("irecv with n=" + std::to_string(n) + " (maxRecvs is " + std::to_string(kMaxRecvs) + ")");
   }
-  if (error_.failed()) return error_.Get();
+  if (acct_.failed()) return acct_.error();
   if (eof_sockets_.load(std::memory_order_acquire) > 0) {
     Status s = RemoteError("peer " + peer_ + " closed the connection (process gone?)");
     Fail(s, NetErrorKind::kRecv);
@@ -106,7 +106,7 @@ Status TcpRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* ta
   memcpy(cts_out_ + cts_out_len_, &cts, sizeof(cts));
   cts_out_len_ += sizeof(cts);
   ++next_seq_;
-  stats_.Apply([](NetCounters& k) { k.in_flight.fetch_add(1, std::memory_order_relaxed); });
+  acct_.Posted();
   *request = &slot;
   return FlushCts();
 }
@@ -123,19 +123,12 @@ Status TcpRecvComm::Slot::Test(int* done, int* sizes) {
       if (sizes != nullptr) sizes[i] = static_cast<int>(s);
       comm->ProfStop(&prof_event[i]);
     }
-    uint64_t lat = MonotonicNs() - posted_ns;
-    int msgs = n;
-    comm->stats_.Apply([bytes, lat, msgs](NetCounters& k) {
-      k.bytes_received.fetch_add(bytes, std::memory_order_relaxed);
-      k.messages_received.fetch_add(static_cast<uint64_t>(msgs), std::memory_order_relaxed);
-      k.in_flight.fetch_sub(1, std::memory_order_relaxed);
-      k.AddLatency(lat);
-    });
+    comm->acct_.Received(bytes, static_cast<uint64_t>(n), MonotonicNs() - posted_ns);
     active.store(false, std::memory_order_release);
     *done = 1;
     return Status::Ok();
   }
-  if (comm->error_.failed()) return comm->error_.Get();
+  if (comm->acct_.failed()) return comm->acct_.error();
   if (comm->eof_sockets_.load(std::memory_order_acquire) == comm->nsocks_) {
     Status s = RemoteError("peer " + comm->peer_ + " closed the connection with a receive pending (process gone?)");
     comm->Fail(s, NetErrorKind::kRecv);

@@ -39,7 +39,7 @@ Status TcpSendComm::Close() {
   });
   for (Entry& e : ring_) {
     if (e.in_use.load(std::memory_order_acquire)) {
-      stats_.Apply([](NetCounters& c) { c.in_flight.fetch_sub(1, std::memory_order_relaxed); });
+      acct_.Abandoned();
       ProfStop(&e.prof_event);
     }
   }
@@ -83,7 +83,7 @@ Status TcpSendComm::PullCts() {
 
 Status TcpSendComm::Isend(void* data, size_t size, int tag, void*, void* phandle, Request** request) {
   *request = nullptr;
-  if (error_.failed()) return error_.Get();
+  if (acct_.failed()) return acct_.error();
   uint32_t seq = next_seq_;
   Entry& e = ring_[seq % kRing];
   if (e.in_use.load(std::memory_order_acquire)) return Status::Ok();  // 32 x maxRecvs in flight
@@ -96,7 +96,7 @@ Status TcpSendComm::Isend(void* data, size_t size, int tag, void*, void* phandle
   Status pulled = PullCts();
   if (!pulled.ok()) {
     Fail(pulled, NetErrorKind::kRecv);
-    return error_.Get();
+    return acct_.error();
   }
   if (cts_head_ == cts_received_) return Status::Ok();  // receiver has not posted a buffer yet
   int slot = static_cast<int>(cts_head_ % kMaxRequests);
@@ -133,7 +133,7 @@ Status TcpSendComm::Isend(void* data, size_t size, int tag, void*, void* phandle
   e.slices_done.store(0, std::memory_order_relaxed);
   e.in_use.store(true, std::memory_order_relaxed);
   ProfStart(phandle, &e.prof_event, &e.descr, 0, size);
-  stats_.Apply([](NetCounters& k) { k.in_flight.fetch_add(1, std::memory_order_relaxed); });
+  acct_.Posted();
   ++next_seq_;
   posted_.store(next_seq_, std::memory_order_release);
   *request = &e;
@@ -150,22 +150,14 @@ Status TcpSendComm::Entry::Test(int* done, int* sizes) {
   *done = 0;
   if (comm->inline_io() && slices_done.load(std::memory_order_acquire) != nslices) comm->ProgressInline();
   if (slices_done.load(std::memory_order_acquire) == nslices) {
-    uint64_t now = MonotonicNs();
-    uint64_t bytes = size;
-    uint64_t lat = now - posted_ns;
-    comm->stats_.Apply([bytes, lat](NetCounters& k) {
-      k.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
-      k.messages_sent.fetch_add(1, std::memory_order_relaxed);
-      k.in_flight.fetch_sub(1, std::memory_order_relaxed);
-      k.AddLatency(lat);
-    });
+    comm->acct_.Sent(size, MonotonicNs() - posted_ns);
     comm->ProfStop(&prof_event);
     if (sizes != nullptr) sizes[0] = static_cast<int>(size);
     in_use.store(false, std::memory_order_release);
     *done = 1;
     return Status::Ok();
   }
-  if (comm->error_.failed()) return comm->error_.Get();
+  if (comm->acct_.failed()) return comm->acct_.error();
   return Status::Ok();
 }
 
@@ -249,7 +241,7 @@ void TcpSendComm::HelperLoop(int t) {
       if (p == Progress::kFailed) failed = true;
       if (p == Progress::kBlocked) pfds[nblocked++] = {socks_[s].fd, POLLOUT, 0};
     }
-    if (failed || error_.failed()) return;  // the comm is dead; Close() joins us
+    if (failed || acct_.failed()) return;  // the comm is dead; Close() joins us
     if (progressed) continue;
     if (nblocked > 0) {
       poll(pfds, nblocked, 100);

@@ -7,25 +7,15 @@
 #include <unistd.h>
 
 #include <memory>
-#include <random>
 
-#include "absl/base/const_init.h"
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "common/log.h"
+#include "common/random.h"
+#include "net/handle.h"
 #include "net/tcp/recv_comm.h"
 #include "net/tcp/send_comm.h"
 
 namespace ncclscope::net::tcp {
 namespace {
-
-uint64_t RandomU64() {
-  static thread_local std::mt19937_64 rng(std::random_device{}() ^ (static_cast<uint64_t>(getpid()) << 32));
-  uint64_t v;
-  do v = rng(); while (v == 0);
-  return v;
-}
 
 void CloseAll(std::vector<int>& fds) {
   for (int fd : fds) {
@@ -140,15 +130,16 @@ class TcpListenComm final : public ListenComm {
 
 // ---- connecting side ----
 
-class Connector {
+class Connector final : public PendingConnect {
  public:
   Connector(const TcpHandlePayload& h, const TcpConfig& cfg, NetContext* ctx, std::string nic)
       : addr_(h.addr), peer_(SockAddrToString(h.addr)), nsocks_(h.nsocks), listener_id_(h.listener_id),
         cfg_(cfg), ctx_(ctx), nic_(std::move(nic)), conn_id_(RandomU64()) {}
-  ~Connector() { CloseAll(fds_); }
+  ~Connector() override { CloseAll(fds_); }
+  std::string peer() const override { return "peer " + peer_; }
 
   // Advances every socket as far as it goes without blocking; sets *comm when all are ready.
-  Status Progress(SendComm** comm) {
+  Status Progress(SendComm** comm) override {
     if (fds_.empty()) {
       for (int i = 0; i < nsocks_; ++i) {
         Result<int> fd = NewSocket(addr_.sa.sa_family, "connect to peer " + peer_);
@@ -207,25 +198,11 @@ class Connector {
   std::vector<size_t> sent_;
 };
 
-ABSL_CONST_INIT absl::Mutex connectors_mu(absl::kConstInit);
-absl::flat_hash_map<uint64_t, std::unique_ptr<Connector>>* connectors ABSL_GUARDED_BY(connectors_mu) = nullptr;
-
 Status ValidateHandle(const HandleHeader& hh, const TcpHandlePayload& h) {
   std::string from = (h.addr.sa.sa_family == AF_INET || h.addr.sa.sa_family == AF_INET6)
                          ? "peer " + SockAddrToString(h.addr)
                          : "an unknown peer";
-  if (hh.magic != kHandleMagic) {
-    return SystemError("malformed connect handle from " + from + " (bad magic 0x" +
-                       absl::StrFormat("%08x", hh.magic) + "): not an ncclscope handle");
-  }
-  if (hh.version != kHandleVersion) {
-    return SystemError("connect handle from " + from + " has version " + std::to_string(hh.version) +
-                       ", this ncclscope speaks version " + std::to_string(kHandleVersion));
-  }
-  if (hh.transport != static_cast<uint16_t>(TransportKind::kTcp)) {
-    return SystemError("connect handle from " + from + " is for transport " + std::to_string(hh.transport) +
-                       ", not TCP: both sides must use the same NCCLSCOPE_TRANSPORT");
-  }
+  NCCLSCOPE_RETURN_IF_ERROR(CheckHandleHeader(hh, TransportKind::kTcp, from));
   if ((h.addr.sa.sa_family != AF_INET && h.addr.sa.sa_family != AF_INET6) || h.nsocks < 1 ||
       h.nsocks > kMaxSockets) {
     return SystemError("malformed connect handle from " + from + " (address family " +
@@ -284,14 +261,11 @@ Status TcpTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm**
     close(*fd);
     return SystemError("listen on " + iface.name + " (" + SockAddrToString(addr) + ") failed: " + strerror(err));
   }
-  memset(handle, 0, kHandleBytes);
-  HandleHeader hh{kHandleMagic, kHandleVersion, static_cast<uint16_t>(TransportKind::kTcp), 0};
   TcpHandlePayload payload{};
   payload.addr = addr;
   payload.nsocks = static_cast<uint16_t>(cfg.nsocks);
   payload.listener_id = static_cast<uint32_t>(RandomU64());
-  memcpy(handle, &hh, sizeof(hh));
-  memcpy(static_cast<char*>(handle) + sizeof(hh), &payload, sizeof(payload));
+  WriteHandle(handle, TransportKind::kTcp, &payload, sizeof(payload));
   *listen_comm = new TcpListenComm(*fd, cfg.nsocks, payload.listener_id, SockAddrToString(addr), cfg, ctx,
                                    iface.name);
   return Status::Ok();
@@ -302,33 +276,15 @@ Status TcpTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** 
   if (dev < 0 || dev >= device_count()) return InternalError("connect on unknown device " + std::to_string(dev));
   HandleHeader hh;
   TcpHandlePayload payload;
-  memcpy(&hh, handle, sizeof(hh));
-  memcpy(&payload, static_cast<char*>(handle) + sizeof(hh), sizeof(payload));
+  ReadHandle(handle, &hh, &payload, sizeof(payload));
   NCCLSCOPE_RETURN_IF_ERROR(ValidateHandle(hh, payload));
-  absl::MutexLock lock(&connectors_mu);
-  if (connectors == nullptr) connectors = new absl::flat_hash_map<uint64_t, std::unique_ptr<Connector>>();
-  Connector* c = nullptr;
-  if (hh.stage_cookie != 0) {
-    auto it = connectors->find(hh.stage_cookie);
-    if (it == connectors->end()) {
-      return InternalError("connect handle for peer " + SockAddrToString(payload.addr) +
-                           " carries an unknown handshake state (handle reused after failure?)");
-    }
-    c = it->second.get();
-  } else {
-    hh.stage_cookie = RandomU64();
-    auto owned = std::make_unique<Connector>(payload, LoadTcpConfig(), ctx, ifaces_[dev].name);
-    c = owned.get();
-    connectors->emplace(hh.stage_cookie, std::move(owned));
-    memcpy(handle, &hh, sizeof(hh));
-  }
-  Status s = c->Progress(send_comm);
-  if (!s.ok() || *send_comm != nullptr) {
-    connectors->erase(hh.stage_cookie);
-    hh.stage_cookie = 0;
-    memcpy(handle, &hh, sizeof(hh));
-  }
-  return s;
+  const std::string nic = ifaces_[dev].name;
+  return StepConnect(
+      handle,
+      [&]() -> Result<std::unique_ptr<PendingConnect>> {
+        return std::unique_ptr<PendingConnect>(new Connector(payload, LoadTcpConfig(), ctx, nic));
+      },
+      send_comm);
 }
 
 }  // namespace ncclscope::net::tcp

@@ -1,0 +1,117 @@
+// What every transport's send and receive comms count and report, written once for all of them:
+//  - CommAccounting: the comm's counter blocks (its NIC's total and, for v11+, the communicator's),
+//    connections open, requests in flight, bytes, messages and completion latency, and the first error
+//    (kept, counted by kind and logged once per comm; later Test()s return it);
+//  - NetEvents: NetPlugin profiler events through NCCL's callback (net v10+), with the descriptor and
+//    plugin id the transport supplies.
+// Construction and destruction run on NCCL's service thread; the rest on the progress thread and any
+// transport helper threads at once: counters are relaxed atomics, the error slot is written once by CAS.
+// No lock and no allocation after construction.
+#ifndef NCCLSCOPE_NET_COMM_ACCOUNTING_H_
+#define NCCLSCOPE_NET_COMM_ACCOUNTING_H_
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "common/status.h"
+#include "core/net_stats.h"
+#include "ncclscope/abi/common.h"
+#include "net/net_types.h"
+
+namespace ncclscope::net {
+
+class ErrorSlot {
+ public:
+  // Keeps the first error; later ones are dropped (they are usually consequences of the first).
+  bool Set(const Status& s) {
+    int expected = 0;
+    if (!state_.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return false;
+    code_ = s.code();
+    snprintf(message_, sizeof(message_), "%s", s.message().c_str());
+    state_.store(2, std::memory_order_release);
+    return true;
+  }
+  bool failed() const { return state_.load(std::memory_order_acquire) == 2; }
+  Status Get() const { return Status(code_, message_); }
+
+ private:
+  std::atomic<int> state_{0};
+  StatusCode code_ = StatusCode::kOk;
+  char message_[384] = {0};
+};
+
+class NetEvents {
+ public:
+  NetEvents(ncclscope_profiler_callback_t cb, int64_t plugin_id) : cb_(cb), plugin_id_(plugin_id) {}
+  bool on() const { return cb_ != nullptr; }
+  // Starts the event of one request buffer (NCCL's rules: the slot is cleared first, no phandle means no
+  // event). NCCL keeps `descr` by pointer: it must live until Stop.
+  void Start(void* phandle, void** event, void* descr) const {
+    *event = nullptr;
+    if (cb_ == nullptr || phandle == nullptr) return;
+    cb_(event, NCCLSCOPE_NET_EVENT_START, phandle, plugin_id_, descr);
+  }
+  // Stops it when it was started (NCCL dereferences *event without a check).
+  void Stop(void** event) const {
+    if (cb_ == nullptr || *event == nullptr) return;
+    cb_(event, NCCLSCOPE_NET_EVENT_STOP, nullptr, plugin_id_, nullptr);
+    *event = nullptr;
+  }
+
+ private:
+  ncclscope_profiler_callback_t cb_;
+  int64_t plugin_id_;
+};
+
+class CommAccounting {
+ public:
+  // `transport` prefixes the logged error ("ncclscope TCP: …"); `plugin_id` is the NetPlugin event id.
+  CommAccounting(const std::string& nic, const NetContext* ctx, const char* transport, int64_t plugin_id);
+  ~CommAccounting();
+  CommAccounting(const CommAccounting&) = delete;
+  CommAccounting& operator=(const CommAccounting&) = delete;
+
+  void Posted() { Apply([](NetCounters& c) { c.in_flight.fetch_add(1, std::memory_order_relaxed); }); }
+  // A request still pending when its comm closes.
+  void Abandoned() { Apply([](NetCounters& c) { c.in_flight.fetch_sub(1, std::memory_order_relaxed); }); }
+  void Sent(uint64_t bytes, uint64_t latency_ns) {
+    Apply([bytes, latency_ns](NetCounters& c) {
+      c.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
+      c.messages_sent.fetch_add(1, std::memory_order_relaxed);
+      c.in_flight.fetch_sub(1, std::memory_order_relaxed);
+      c.AddLatency(latency_ns);
+    });
+  }
+  void Received(uint64_t bytes, uint64_t messages, uint64_t latency_ns) {
+    Apply([bytes, messages, latency_ns](NetCounters& c) {
+      c.bytes_received.fetch_add(bytes, std::memory_order_relaxed);
+      c.messages_received.fetch_add(messages, std::memory_order_relaxed);
+      c.in_flight.fetch_sub(1, std::memory_order_relaxed);
+      c.AddLatency(latency_ns);
+    });
+  }
+  // Records the first failure, counts it and logs it once per comm; false when one was already recorded.
+  bool Fail(const Status& s, NetErrorKind kind);
+  bool failed() const { return error_.failed(); }
+  Status error() const { return error_.Get(); }
+  const NetEvents& events() const { return events_; }
+
+ private:
+  template <class F>
+  void Apply(F&& f) {
+    f(*nic_);
+    if (comm_ != nullptr) f(*comm_);
+  }
+
+  NetCounters* nic_;
+  NetCounters* comm_ = nullptr;  // null for legacy ABIs (no communicator id)
+  const char* transport_;
+  ErrorSlot error_;
+  NetEvents events_;
+};
+
+}  // namespace ncclscope::net
+
+#endif  // NCCLSCOPE_NET_COMM_ACCOUNTING_H_
