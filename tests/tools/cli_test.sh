@@ -52,7 +52,10 @@ expect 2 err "bad value '-1' for --ranks" "$sim" --ranks -1
 expect 2 err "bad value '99999999999999999999' for --ranks" "$sim" --ranks 99999999999999999999
 expect 2 err "bad value '1X:2M' for --sizes" "$sim" --sizes 1X:2M
 expect 2 err "bad value '8:1M ' for --sizes" "$sim" --sizes '8:1M '
+expect 2 err "bad value '8:99999999999999999999' for --sizes" "$sim" --sizes 8:99999999999999999999
+expect 2 err "bad value '8:17179869184G' for --sizes" "$sim" --sizes 8:17179869184G
 expect 2 err "bad value '1:5x' for --straggle" "$sim" --straggle 1:5x
+expect 2 err "bad value '1:3600001' for --straggle" "$sim" --straggle 1:3600001
 expect 2 err "bad value '-1:5' for --straggle" "$sim" --straggle -1:5
 expect 2 err "bad value '1@' for --hang" "$sim" --hang 1@
 expect 2 err "bad value '1@2.5' for --kill" "$sim" --kill 1@2.5

@@ -11,13 +11,15 @@ namespace ncclscope::sim {
 namespace {
 
 constexpr long long kIntMax = std::numeric_limits<int>::max();
+constexpr long kMaxStraggleMs = 3600 * 1000;  // an hour per operation; usleep's argument stays in 32 bits
+constexpr long kMaxSeq = std::numeric_limits<long>::max();
 
 std::string BadValue(const std::string& opt, const std::string& value, const std::string& why) {
   return "bad value '" + value + "' for " + opt + ": " + why;
 }
 
-// RANK<sep>VALUE, both non-negative integers; the rank below 256 (the --ranks limit).
-bool ParseFault(const std::string& opt, const std::string& s, char sep, const char* want, Fault* f,
+// RANK<sep>VALUE, both non-negative integers: the rank below 256 (the --ranks limit), VALUE up to max_value.
+bool ParseFault(const std::string& opt, const std::string& s, char sep, const char* want, long max_value, Fault* f,
                 std::string* error) {
   size_t p = s.find(sep);
   std::string why;
@@ -29,7 +31,7 @@ bool ParseFault(const std::string& opt, const std::string& s, char sep, const ch
     *error = BadValue(opt, s, "rank " + why);
     return false;
   }
-  if (!ParseInteger(std::string_view(s).substr(p + 1), 0, std::numeric_limits<long>::max(), &f->value, &why)) {
+  if (!ParseInteger(std::string_view(s).substr(p + 1), 0, max_value, &f->value, &why)) {
     *error = BadValue(opt, s, std::string(sep == ':' ? "MS " : "SEQ ") + why);
     return false;
   }
@@ -164,9 +166,9 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
         }
         pos = e + 1;
       }
-    } else if (a == "--straggle") ok = ParseFault(a, v, ':', "RANK:MS", &o->straggle, error);
-    else if (a == "--hang") ok = ParseFault(a, v, '@', "RANK@SEQ", &o->hang, error);
-    else if (a == "--kill") ok = ParseFault(a, v, '@', "RANK@SEQ", &o->kill, error);
+    } else if (a == "--straggle") ok = ParseFault(a, v, ':', "RANK:MS", kMaxStraggleMs, &o->straggle, error);
+    else if (a == "--hang") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->hang, error);
+    else if (a == "--kill") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->kill, error);
     if (!ok) return false;
   }
   if (o->compare_profiler > 0 && o->comms != 1) { *error = "--compare-profiler needs --comms 1 (the mask is process-wide)"; return false; }
