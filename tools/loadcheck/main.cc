@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
   // Before dlopen: the plugin reads its tunables at load or first init.
   const char* port = std::getenv("NCCLSCOPE_PROM_PORT");
   if (metrics) {
-    std::printf("metrics endpoint: as configured (--metrics; NCCLSCOPE_PROM_PORT=%s)\n", port ? port : "unset, default");
+    if (port != nullptr) std::printf("metrics endpoint: as configured (--metrics; NCCLSCOPE_PROM_PORT=%s)\n", port);
+    else std::printf("metrics endpoint: as configured (--metrics; NCCLSCOPE_PROM_PORT unset: the plugin's default)\n");
   } else {
     std::printf("metrics endpoint: off for the check (NCCLSCOPE_PROM_PORT=-1%s%s%s; --metrics starts it)\n",
                 port ? ", overriding " : "", port ? port : "", port ? " from the environment" : "");
