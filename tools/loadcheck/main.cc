@@ -1,10 +1,15 @@
 // ncclscope-loadcheck PLUGIN.so: loads a net+profiler plugin as NCCL does (dlopen RTLD_NOW|RTLD_LOCAL), lists the
 // tables it exports, initialises the newest net and profiler tables, prints the devices and their properties,
 // and finalises. Exit status 0 means an NCCL job on this host could load and initialise it. Speaks only the ABI.
+// The check starts no metrics endpoint unless --metrics asks for one (NCCLSCOPE_PROM_PORT leaked in from a job's
+// environment does not count: it is forced to -1, which ncclscope reads as "no endpoint").
 #include <dlfcn.h>
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "ncclscope/abi/net.h"
 #include "ncclscope/abi/profiler.h"
@@ -23,14 +28,56 @@ void Logger(ncclscope_log_level_t level, unsigned long, const char*, int, const 
 
 ncclscope_result_t NoCallback(void**, int, void*, int64_t, void*) { return NCCLSCOPE_SUCCESS; }
 
+constexpr const char* kUsage =
+    "usage: ncclscope-loadcheck [--metrics] PLUGIN.so\n"
+    "       ncclscope-loadcheck --help\n"
+    "Loads PLUGIN.so as NCCL does (dlopen RTLD_NOW|RTLD_LOCAL), lists the net and profiler tables it exports,\n"
+    "initialises the newest ones, prints the net devices and finalises. Exit status 0: an NCCL job on this host\n"
+    "could load and initialise it; 1: it could not; 2: bad command line.\n"
+    "  --metrics   let the plugin start its metrics endpoint as configured (NCCLSCOPE_PROM_PORT,\n"
+    "              NCCLSCOPE_PROM_BIND); without it the check opens no port: NCCLSCOPE_PROM_PORT is set to -1\n"
+    "              whatever the environment says\n"
+    "  -h, --help  this text\n";
+
+int UsageError(const std::string& what) {
+  std::fprintf(stderr, "ncclscope-loadcheck: %s (try --help)\n", what.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s PLUGIN.so\n", argv[0]);
-    return 2;
+  const char* plugin = nullptr;
+  bool metrics = false;
+  bool options_done = false;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (!options_done && a[0] == '-' && a[1] != '\0') {
+      if (std::strcmp(a, "-h") == 0 || std::strcmp(a, "--help") == 0) {
+        std::fputs(kUsage, stdout);
+        return 0;
+      }
+      if (std::strcmp(a, "--metrics") == 0) metrics = true;
+      else if (std::strcmp(a, "--") == 0) options_done = true;
+      else return UsageError(std::string("unknown option '") + a + "'");
+    } else if (plugin == nullptr) {
+      plugin = a;
+    } else {
+      return UsageError(std::string("unexpected argument '") + a + "'");
+    }
   }
-  void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (plugin == nullptr) return UsageError("missing PLUGIN.so");
+  // Before dlopen: the plugin reads its tunables at load or first init.
+  const char* port = std::getenv("NCCLSCOPE_PROM_PORT");
+  if (metrics) {
+    if (port != nullptr) std::printf("metrics endpoint: as configured (--metrics; NCCLSCOPE_PROM_PORT=%s)\n", port);
+    else std::printf("metrics endpoint: as configured (--metrics; NCCLSCOPE_PROM_PORT unset: the plugin's default)\n");
+  } else {
+    std::printf("metrics endpoint: off for the check (NCCLSCOPE_PROM_PORT=-1%s%s%s; --metrics starts it)\n",
+                port ? ", overriding " : "", port ? port : "", port ? " from the environment" : "");
+    setenv("NCCLSCOPE_PROM_PORT", "-1", 1);
+  }
+  void* lib = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     std::printf("FAIL: dlopen: %s\n", dlerror());
     return 1;
@@ -75,6 +122,6 @@ int main(int argc, char** argv) {
   if (prof_ctx != nullptr) prof->finalize(prof_ctx);
   net->finalize(net_ctx);
   dlclose(lib);
-  std::printf("OK: %s loads and initialises on this host\n", argv[1]);
+  std::printf("OK: %s loads and initialises on this host\n", plugin);
   return 0;
 }

@@ -11,6 +11,9 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <string_view>
+
+#include "strict_number.h"
 
 namespace ncclscope::sim {
 namespace {
@@ -55,8 +58,8 @@ bool SplitHostPort(const std::string& addr, std::string* host, int* port) {
   size_t c = addr.rfind(':');
   if (c == std::string::npos) return false;
   *host = addr.substr(0, c);
-  *port = atoi(addr.c_str() + c + 1);
-  return *port > 0;
+  std::string why;
+  return ParseInteger(std::string_view(addr).substr(c + 1), 1, 65535, port, &why);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "bootstrap.h"
 #include "options.h"
 #include "rank_job.h"
+#include "strict_number.h"
 
 using namespace ncclscope::sim;
 
@@ -152,7 +153,7 @@ int main(int argc, char** argv) {
   bool help = false;
   std::string error;
   if (!ParseOptions(argc, argv, &o, &help, &error)) {
-    fprintf(stderr, "ncclscope-sim: %s\n%s", error.c_str(), Usage());
+    fprintf(stderr, "ncclscope-sim: %s (try --help)\n", error.c_str());
     return 2;
   }
   if (help) {
@@ -161,16 +162,23 @@ int main(int argc, char** argv) {
   }
   signal(SIGPIPE, SIG_IGN);
   if (const char* root = getenv(kRootEnv)) {
+    // Set by the launcher for each rank it starts.
     const char* r = getenv("RANK");
-    return RunRank(o, r ? atoi(r) : 0, root);
+    int rank = 0;
+    std::string why;
+    if (r != nullptr && !ParseInteger(r, 0, o.ranks - 1, &rank, &why)) {
+      fprintf(stderr, "ncclscope-sim: bad RANK '%s' in the environment: %s\n", r, why.c_str());
+      return 2;
+    }
+    return RunRank(o, rank, root);
   }
   if (o.rank >= 0) {
     // One rank per invocation: rank 0 hosts the rendezvous at --root.
     RendezvousServer server;
     if (o.rank == 0) {
-      std::string host = o.root.substr(0, o.root.rfind(':'));
-      int port = atoi(o.root.c_str() + o.root.rfind(':') + 1);
-      if (server.Start(host, port).empty()) {
+      std::string host, why;
+      int port = 0;
+      if (!SplitRoot(o.root, &host, &port, &why) || server.Start(host, port).empty()) {
         fprintf(stderr, "ncclscope-sim: cannot listen on %s\n", o.root.c_str());
         return 2;
       }

@@ -2,42 +2,65 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <utility>
+
+#include "strict_number.h"
 
 namespace ncclscope::sim {
 namespace {
 
-bool ParseSize(const std::string& s, size_t* out) {
-  char* end = nullptr;
-  double v = strtod(s.c_str(), &end);
-  if (end == s.c_str() || v < 0) return false;
-  switch (*end) {
-    case 'K': case 'k': v *= 1024; ++end; break;
-    case 'M': case 'm': v *= 1024 * 1024; ++end; break;
-    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; ++end; break;
-    default: break;
-  }
-  if (*end == 'B' || *end == 'b') ++end;
-  if (*end != 0) return false;
-  *out = static_cast<size_t>(v);
-  return true;
+constexpr long long kIntMax = std::numeric_limits<int>::max();
+constexpr long kMaxStraggleMs = 3600 * 1000;  // an hour per operation; usleep's argument stays in 32 bits
+constexpr long kMaxSeq = std::numeric_limits<long>::max();
+
+std::string BadValue(const std::string& opt, const std::string& value, const std::string& why) {
+  return "bad value '" + value + "' for " + opt + ": " + why;
 }
 
-bool ParseFault(const std::string& s, char sep, Fault* f) {
+// RANK<sep>VALUE, both non-negative integers: the rank below 256 (the --ranks limit), VALUE up to max_value.
+bool ParseFault(const std::string& opt, const std::string& s, char sep, const char* want, long max_value, Fault* f,
+                std::string* error) {
   size_t p = s.find(sep);
-  if (p == std::string::npos) return false;
-  f->rank = atoi(s.substr(0, p).c_str());
-  f->value = atol(s.substr(p + 1).c_str());
-  return f->rank >= 0 && f->value >= 0;
+  std::string why;
+  if (p == std::string::npos) {
+    *error = BadValue(opt, s, std::string("want ") + want);
+    return false;
+  }
+  if (!ParseInteger(std::string_view(s).substr(0, p), 0, 255, &f->rank, &why)) {
+    *error = BadValue(opt, s, "rank " + why);
+    return false;
+  }
+  if (!ParseInteger(std::string_view(s).substr(p + 1), 0, max_value, &f->value, &why)) {
+    *error = BadValue(opt, s, std::string(sep == ':' ? "MS " : "SEQ ") + why);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
 
+bool SplitRoot(const std::string& root, std::string* host, int* port, std::string* why) {
+  size_t c = root.rfind(':');
+  if (c == std::string::npos || c == 0) {
+    *why = "want HOST:PORT";
+    return false;
+  }
+  if (!ParseInteger(std::string_view(root).substr(c + 1), 1, 65535, port, why)) {
+    *why = "port " + *why;
+    return false;
+  }
+  *host = root.substr(0, c);
+  return true;
+}
+
 const char* Usage() {
-  return "usage: ncclscope-sim --ranks N [--comms C] [--ops allreduce,allgather,reducescatter,broadcast,sendrecv|all]\n"
+  return "usage: ncclscope-sim [--ranks N] [--comms C] [--ops allreduce,allgather,reducescatter,broadcast,sendrecv|all]\n"
          "         [--sizes MIN:MAX] [--factor F] [--iters I] [--warmup W] [--channels K] [--step-bytes B]\n"
          "         [--abi 2.28|2.30] [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
          "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--timeout S] [--expect-hang]\n"
          "         [--net-max-version 8..12] [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
+         "       ncclscope-sim --help\n"
          "Starts N rank processes (RANK, WORLD_SIZE, LOCAL_RANK set as torchrun does) that load the plugins as\n"
          "NCCL does and run ring collectives over the net plugin, checking every byte. Plugin names default to\n"
          "ncclscope (NCCL_NET_PLUGIN / NCCL_PROFILER_PLUGIN when set), resolved through LD_LIBRARY_PATH.\n"
@@ -50,52 +73,83 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
   if (const char* v = getenv("NCCL_NET_PLUGIN")) o->net_plugin = v;
   if (const char* v = getenv("NCCL_PROFILER_PLUGIN")) o->profiler_plugin = v;
   for (int i = 0; i < argc; ++i) o->argv.push_back(argv[i]);
+  static const char* const kTakesValue[] = {
+      "--ranks", "-n", "--comms", "--ops", "--sizes", "--factor", "--iters", "--warmup", "--channels",
+      "--step-bytes", "--abi", "--net-plugin", "--profiler-plugin", "--straggle", "--hang", "--kill", "--timeout",
+      "--net-max-version", "--graph-replay", "--compare-profiler", "--rank", "--root"};
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto need = [&](std::string* v) {
-      if (i + 1 >= argc) {
-        *error = a + " needs a value";
-        return false;
-      }
-      *v = argv[++i];
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      *help = true;
       return true;
+    }
+    if (a == "--json") { o->json = true; continue; }
+    if (a == "--expect-hang") { o->expect_hang = true; continue; }
+    bool takes_value = false;
+    for (const char* name : kTakesValue) takes_value |= a == name;
+    if (!takes_value) {
+      *error = a.size() > 1 && a[0] == '-' ? "unknown option '" + a + "'" : "unexpected argument '" + a + "'";
+      return false;
+    }
+    if (i + 1 >= argc) {
+      *error = "option '" + a + "' needs a value";
+      return false;
+    }
+    const std::string v = argv[++i];
+    std::string why;
+    // An integer option in [min, max]; on failure names the option and the value.
+    auto integer = [&](auto* out, long long min, long long max) {
+      if (ParseInteger(v, min, max, out, &why)) return true;
+      *error = BadValue(a, v, why);
+      return false;
     };
-    std::string v;
-    if (a == "-h" || a == "--help") { *help = true; return true; }
-    else if (a == "--json") o->json = true;
-    else if (a == "--expect-hang") o->expect_hang = true;
-    else if (!need(&v)) return false;
-    else if (a == "--ranks" || a == "-n") o->ranks = atoi(v.c_str());
-    else if (a == "--comms") o->comms = atoi(v.c_str());
-    else if (a == "--iters") o->iters = atoi(v.c_str());
-    else if (a == "--warmup") o->warmup = atoi(v.c_str());
-    else if (a == "--channels") o->channels = atoi(v.c_str());
-    else if (a == "--factor") o->factor = atoi(v.c_str());
-    else if (a == "--timeout") o->timeout_s = atof(v.c_str());
-    else if (a == "--net-max-version") o->net_max_version = atoi(v.c_str());
-    else if (a == "--graph-replay") o->graph_replay = atoi(v.c_str());
-    else if (a == "--compare-profiler") o->compare_profiler = atoi(v.c_str());
-    else if (a == "--rank") o->rank = atoi(v.c_str());
-    else if (a == "--root") o->root = v;
-    else if (a == "--net-plugin") o->net_plugin = v;
+    bool ok = true;
+    if (a == "--ranks" || a == "-n") ok = integer(&o->ranks, 2, 256);
+    else if (a == "--comms") ok = integer(&o->comms, 1, 16);
+    else if (a == "--iters") ok = integer(&o->iters, 1, kIntMax);
+    else if (a == "--warmup") ok = integer(&o->warmup, 0, kIntMax);
+    else if (a == "--channels") ok = integer(&o->channels, 1, 64);  // MAXCHANNELS
+    else if (a == "--factor") ok = integer(&o->factor, 2, kIntMax);
+    else if (a == "--net-max-version") ok = integer(&o->net_max_version, 8, 12);
+    else if (a == "--graph-replay") ok = integer(&o->graph_replay, 0, kIntMax);
+    else if (a == "--compare-profiler") ok = integer(&o->compare_profiler, 0, kIntMax);
+    else if (a == "--rank") ok = integer(&o->rank, 0, 255);
+    else if (a == "--timeout") {
+      ok = ParseDecimal(v, 0.001, 1e9, &o->timeout_s, &why);
+      if (!ok) *error = BadValue(a, v, why);
+    } else if (a == "--root") {
+      std::string host;
+      int port = 0;
+      ok = SplitRoot(v, &host, &port, &why);
+      if (ok) o->root = v;
+      else *error = BadValue(a, v, why);
+    } else if (a == "--net-plugin") o->net_plugin = v;
     else if (a == "--profiler-plugin") o->profiler_plugin = v;
     else if (a == "--step-bytes") {
-      if (!ParseSize(v, &o->step_bytes) || o->step_bytes < 4 || o->step_bytes % 4) { *error = "bad --step-bytes"; return false; }
+      ok = ParseByteSize(v, &o->step_bytes, &why);
+      if (!ok) *error = BadValue(a, v, why);
+      else if (o->step_bytes < 4 || o->step_bytes % 4 != 0) {
+        ok = false;
+        *error = BadValue(a, v, "want a multiple of 4 bytes, at least 4");
+      }
     } else if (a == "--abi") {
       if (v == "2.28") o->abi = NcclVersion::k2_28;
       else if (v == "2.30") o->abi = NcclVersion::k2_30;
-      else { *error = "--abi must be 2.28 or 2.30"; return false; }
+      else { ok = false; *error = BadValue(a, v, "want 2.28 or 2.30"); }
     } else if (a == "--sizes") {
       size_t c = v.find(':');
       std::string lo = c == std::string::npos ? v : v.substr(0, c), hi = c == std::string::npos ? v : v.substr(c + 1);
-      if (!ParseSize(lo, &o->min_bytes) || !ParseSize(hi, &o->max_bytes) || o->min_bytes > o->max_bytes) {
-        *error = "bad --sizes '" + v + "' (want MIN:MAX, e.g. 8:256M)";
-        return false;
+      if (!ParseByteSize(lo, &o->min_bytes, &why) || !ParseByteSize(hi, &o->max_bytes, &why)) {
+        ok = false;
+        *error = BadValue(a, v, why + "; want MIN:MAX, e.g. 8:256M");
+      } else if (o->min_bytes > o->max_bytes) {
+        ok = false;
+        *error = BadValue(a, v, "MIN is above MAX");
       }
     } else if (a == "--ops") {
       o->ops.clear();
       size_t pos = 0;
-      while (pos <= v.size()) {
+      while (ok && pos <= v.size()) {
         size_t e = v.find(',', pos);
         if (e == std::string::npos) e = v.size();
         std::string name = v.substr(pos, e - pos);
@@ -106,28 +160,27 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
             found = true;
           }
         }
-        if (!found) { *error = "unknown op '" + name + "'"; return false; }
+        if (!found) {
+          ok = false;
+          *error = BadValue(a, v, "unknown op '" + name + "'");
+        }
         pos = e + 1;
       }
-    } else if (a == "--straggle") {
-      if (!ParseFault(v, ':', &o->straggle)) { *error = "bad --straggle (want RANK:MS)"; return false; }
-    } else if (a == "--hang") {
-      if (!ParseFault(v, '@', &o->hang)) { *error = "bad --hang (want RANK@SEQ)"; return false; }
-    } else if (a == "--kill") {
-      if (!ParseFault(v, '@', &o->kill)) { *error = "bad --kill (want RANK@SEQ)"; return false; }
-    } else {
-      *error = "unknown option " + a;
+    } else if (a == "--straggle") ok = ParseFault(a, v, ':', "RANK:MS", kMaxStraggleMs, &o->straggle, error);
+    else if (a == "--hang") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->hang, error);
+    else if (a == "--kill") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->kill, error);
+    if (!ok) return false;
+  }
+  if (o->compare_profiler > 0 && o->comms != 1) { *error = "--compare-profiler needs --comms 1 (the mask is process-wide)"; return false; }
+  if (o->rank >= o->ranks) { *error = "--rank " + std::to_string(o->rank) + " must be < --ranks " + std::to_string(o->ranks); return false; }
+  if (o->rank >= 0 && o->root.empty()) { *error = "--rank needs --root HOST:PORT"; return false; }
+  const std::pair<const char*, const Fault*> faults[] = {{"--straggle", &o->straggle}, {"--hang", &o->hang}, {"--kill", &o->kill}};
+  for (const auto& [name, f] : faults) {
+    if (f->rank >= o->ranks) {
+      *error = std::string(name) + " rank " + std::to_string(f->rank) + " must be < --ranks " + std::to_string(o->ranks);
       return false;
     }
   }
-  if (o->net_max_version < 8 || o->net_max_version > 12) { *error = "--net-max-version must be 8..12"; return false; }
-  if (o->ranks < 2 || o->ranks > 256) { *error = "--ranks must be 2..256"; return false; }
-  if (o->comms < 1 || o->comms > 16) { *error = "--comms must be 1..16"; return false; }
-  if (o->channels < 1 || o->channels > 64) { *error = "--channels must be 1..64 (MAXCHANNELS)"; return false; }
-  if (o->iters < 1 || o->factor < 2) { *error = "--iters must be >= 1 and --factor >= 2"; return false; }
-  if (o->compare_profiler > 0 && o->comms != 1) { *error = "--compare-profiler needs --comms 1 (the mask is process-wide)"; return false; }
-  if (o->rank >= o->ranks) { *error = "--rank must be < --ranks"; return false; }
-  if (o->rank >= 0 && o->root.empty()) { *error = "--rank needs --root HOST:PORT"; return false; }
   return true;
 }
 

@@ -41,9 +41,13 @@ struct Options {
   std::vector<std::string> argv;  // for re-exec by the launcher
 };
 
-// Parses argv; on error returns false and sets *error. --help sets *help.
+// Parses argv strictly: an unknown option, a missing value or a malformed or out-of-range number is an error.
+// On error returns false and sets *error to one line naming the option (and the value). --help sets *help.
 bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* error);
 const char* Usage();
+
+// Splits a --root value HOST:PORT (PORT 1..65535); on failure returns false and sets *why.
+bool SplitRoot(const std::string& root, std::string* host, int* port, std::string* why);
 
 }  // namespace ncclscope::sim
 

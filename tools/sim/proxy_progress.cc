@@ -11,8 +11,25 @@
 #include "logger.h"
 #include "op_state.h"
 #include "sim_events.h"
+#include "strict_number.h"
 
 namespace ncclscope::sim {
+namespace {
+
+// A tuning knob of the progress loop from the environment; a malformed value is named once and ignored.
+int EnvInt(const char* name, int def, int min, int max) {
+  const char* v = getenv(name);
+  if (v == nullptr) return def;
+  int out = def;
+  std::string why;
+  if (!ParseInteger(v, min, max, &out, &why)) {
+    SIM_WARN("ncclscope-sim: ignoring %s='%s' (%s), using %d", name, v, why.c_str(), def);
+    return def;
+  }
+  return out;
+}
+
+}  // namespace
 
 // One ProxyCtrl event per progress-thread phase, as real NCCL 2.28.9 emits them (golden traces): Idle and
 // Active alone, Sleep then Wakeup on one event, Append then AppendEnd (with the number of ops) on one event.
@@ -130,8 +147,8 @@ void Communicator::ProgressOp(OpState* op) {
     }
   }
   const bool steps_on = (mask & kStepTrig) != 0;
-  static const int spin = getenv("NCCLSCOPE_SIM_SPIN") ? atoi(getenv("NCCLSCOPE_SIM_SPIN")) : 1000;
-  static const int nap_us = getenv("NCCLSCOPE_SIM_NAP_US") ? atoi(getenv("NCCLSCOPE_SIM_NAP_US")) : 20;
+  static const int spin = EnvInt("NCCLSCOPE_SIM_SPIN", 1000, 0, 1 << 30);
+  static const int nap_us = EnvInt("NCCLSCOPE_SIM_NAP_US", 20, 0, 1000000);
   int idle = 0;
   bool all_done = false;
   while (!all_done && err.empty()) {

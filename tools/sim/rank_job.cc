@@ -186,7 +186,7 @@ void Sweep(Shared* s, Communicator* comm, int comm_index) {
       row.time_off_med_us = Median(off_t);
       std::lock_guard<std::mutex> lock(s->mu);
       s->rows.push_back(row);
-      if (bytes == 0) break;
+      if (bytes == 0 || bytes > o.max_bytes / o.factor) break;  // the next size would pass MAX (or wrap)
     }
   }
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The command lines of ncclscope-sim, ncclscope-params and ncclscope-loadcheck: --help prints the usage on stdout
+# and exits 0; an unknown option, a missing or extra argument, or a malformed number exits 2 with one line on
+# stderr naming the option (and the value) and "(try --help)"; loadcheck opens no metrics endpoint unless
+# --metrics asks for one.
+set -u
+sim=${1:?usage: cli_test.sh SIM PARAMS LOADCHECK PLUGIN}
+params=${2:?usage: cli_test.sh SIM PARAMS LOADCHECK PLUGIN}
+loadcheck=${3:?usage: cli_test.sh SIM PARAMS LOADCHECK PLUGIN}
+plugin=${4:?usage: cli_test.sh SIM PARAMS LOADCHECK PLUGIN}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  echo "--- stdout"; cat "$work/out"
+  echo "--- stderr"; cat "$work/err"
+  failures=$((failures + 1))
+}
+
+# expect RC STREAM(out|err) PATTERN TOOL ARGS…: runs TOOL ARGS…, checks the exit status and that PATTERN
+# (a fixed string) is in the named stream.
+expect() {
+  local rc=$1 stream=$2 pattern=$3; shift 3
+  timeout 60 "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  local name; name=$(basename "$1")
+  shift
+  local shown="$name $*"
+  if [ "$got" -ne "$rc" ]; then fail "$shown: exit $got, want $rc"; return; fi
+  if ! grep -qF -- "$pattern" "$work/$stream"; then fail "$shown: std$stream lacks '$pattern'"; return; fi
+  if [ "$rc" -eq 2 ]; then
+    # A usage error is one line on stderr, nothing on stdout.
+    if [ "$(wc -l <"$work/err")" -ne 1 ] || [ -s "$work/out" ]; then fail "$shown: want one line on stderr only"; return; fi
+    if ! grep -qF "(try --help)" "$work/err"; then fail "$shown: no '(try --help)' hint"; return; fi
+  fi
+  echo "ok: $shown -> $got"
+}
+
+for tool in "$sim" "$params" "$loadcheck"; do
+  name=$(basename "$tool")
+  expect 0 out "usage: $name" "$tool" --help
+  expect 0 out "usage: $name" "$tool" -h
+  expect 2 err "$name: unknown option '--no-such-option' (try --help)" "$tool" --no-such-option
+done
+
+# ncclscope-sim: every numeric option parsed whole.
+expect 2 err "bad value '10x' for --iters" "$sim" --iters 10x
+expect 2 err "bad value '' for --ranks" "$sim" --ranks ''
+expect 2 err "bad value '-1' for --ranks" "$sim" --ranks -1
+expect 2 err "bad value '99999999999999999999' for --ranks" "$sim" --ranks 99999999999999999999
+expect 2 err "bad value '1X:2M' for --sizes" "$sim" --sizes 1X:2M
+expect 2 err "bad value '8:1M ' for --sizes" "$sim" --sizes '8:1M '
+expect 2 err "bad value '8:99999999999999999999' for --sizes" "$sim" --sizes 8:99999999999999999999
+expect 2 err "bad value '8:17179869184G' for --sizes" "$sim" --sizes 8:17179869184G
+expect 2 err "bad value '1:5x' for --straggle" "$sim" --straggle 1:5x
+expect 2 err "bad value '1:3600001' for --straggle" "$sim" --straggle 1:3600001
+expect 2 err "bad value '-1:5' for --straggle" "$sim" --straggle -1:5
+expect 2 err "bad value '1@' for --hang" "$sim" --hang 1@
+expect 2 err "bad value '1@2.5' for --kill" "$sim" --kill 1@2.5
+expect 2 err "bad value '-1' for --warmup" "$sim" --warmup -1
+expect 2 err "bad value '3x' for --comms" "$sim" --comms 3x
+expect 2 err "bad value '0x4' for --channels" "$sim" --channels 0x4
+expect 2 err "bad value '2.5' for --factor" "$sim" --factor 2.5
+expect 2 err "bad value '5s' for --timeout" "$sim" --timeout 5s
+expect 2 err "bad value 'nan' for --timeout" "$sim" --timeout nan
+expect 2 err "bad value '1e' for --graph-replay" "$sim" --graph-replay 1e
+expect 2 err "bad value '-2' for --compare-profiler" "$sim" --compare-profiler -2
+expect 2 err "bad value '13' for --net-max-version" "$sim" --net-max-version 13
+expect 2 err "bad value '6' for --step-bytes" "$sim" --step-bytes 6
+expect 2 err "bad value '1 ' for --rank" "$sim" --rank '1 ' --root 127.0.0.1:1
+expect 2 err "bad value '127.0.0.1:http' for --root" "$sim" --rank 1 --root 127.0.0.1:http
+expect 2 err "option '--iters' needs a value" "$sim" --iters
+expect 2 err "unexpected argument 'stray'" "$sim" stray
+expect 2 err "--kill rank 4 must be < --ranks 2" "$sim" --kill 4@1
+
+# ncclscope-params: no argument, --check or --help only.
+expect 0 out "NCCLSCOPE_PROM_PORT" "$params"
+expect 0 out "NCCLSCOPE_PROM_PORT=" "$params" --check
+expect 2 err "ncclscope-params: unexpected argument 'extra'" "$params" --check extra
+expect 2 err "ncclscope-params: unexpected argument 'check'" "$params" check
+
+# ncclscope-loadcheck: one plugin path; no metrics endpoint unless --metrics, even with NCCLSCOPE_PROM_PORT set.
+expect 2 err "ncclscope-loadcheck: missing PLUGIN.so" "$loadcheck"
+expect 2 err "ncclscope-loadcheck: unexpected argument 'second.so'" "$loadcheck" "$plugin" second.so
+export NCCLSCOPE_SOCKET_IFNAME=lo NCCLSCOPE_PROM_BIND=127.0.0.1
+NCCLSCOPE_PROM_PORT=0 expect 0 out "metrics endpoint: off for the check" "$loadcheck" "$plugin"
+if grep -q "metrics endpoint at" "$work/out" "$work/err"; then fail "loadcheck without --metrics started the endpoint"; fi
+grep -q "^OK: " "$work/out" || fail "loadcheck without --metrics did not pass"
+NCCLSCOPE_PROM_PORT=0 expect 0 out "metrics endpoint at http://" "$loadcheck" --metrics "$plugin"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all command-line checks passed"
