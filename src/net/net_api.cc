@@ -8,9 +8,8 @@
 #include "common/params.h"
 #include "common/runtime.h"
 #include "net/record_calls.h"
-#include "net/tcp/tcp_transport.h"
 #include "net/transport.h"
-#include "net/transport_select.h"
+#include "net/transport_registry.h"
 
 namespace ncclscope::net {
 namespace {
@@ -38,12 +37,12 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
   auto release = [&] {
     if (args.per_comm) Runtime::Instance().Release("net ctx (init failed)");
   };
-  Result<TransportChoice> choice = ChooseTransport(Params().Str(ParamId::kTransport));
+  Result<TransportChoice> choice = ChooseTransport(Params().Str(ParamId::kTransport), /*ib_disabled=*/false);
   if (!choice.ok()) {
     release();
     return Status(choice.status().code(), "ncclscope net init: " + choice.status().message());
   }
-  Transport* t = &tcp::GetTcpTransport();
+  Transport* t = &TransportFor(choice->kind).get();
   // Devices are discovered once per process: later comms' service threads read them concurrently.
   Status opened = Current() == t ? Status::Ok() : t->Open();
   if (!opened.ok()) {

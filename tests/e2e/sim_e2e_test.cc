@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -36,20 +38,7 @@ std::string ReadFile(const fs::path& p) {
 
 std::string PluginDir() { return fs::path(NCCLSCOPE_PLUGIN_PATH).parent_path().string(); }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "ncclscope-e2e-XXXXXX").string();
-    path_ = mkdtemp(t.data());
-  }
-  ~TempDir() {
-    if (getenv("NCCLSCOPE_E2E_KEEP") == nullptr) fs::remove_all(path_);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ncclscope::testing::ScopedTempDir;
 
 // Runs the sim with `args` and extra environment; the plugin dir is on LD_LIBRARY_PATH as for NCCL.
 SimRun RunSim(const std::string& args, const std::string& env, const std::string& dir) {
@@ -100,7 +89,7 @@ std::map<int, std::map<std::string, Expect>> Expected(const json& j, int per_row
 constexpr const char* kAllOps = "--ops allreduce,allgather,reducescatter,broadcast,sendrecv";
 
 TEST(SimE2E, MissingNetPluginIsReportedClearly) {
-  TempDir d;
+  ScopedTempDir d;
   SimRun r = RunSim("--ranks 2 --net-plugin doesnotexist --sizes 8:8 --iters 1", "", d.path());
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_NE(r.err.find("could not load a net plugin"), std::string::npos) << r.err;
@@ -108,7 +97,7 @@ TEST(SimE2E, MissingNetPluginIsReportedClearly) {
 }
 
 TEST(SimE2E, ProfilerNameRulesAndNetLibFallback) {
-  TempDir d;
+  ScopedTempDir d;
   SimRun r = RunSim("--ranks 2 --profiler-plugin doesnotexist --sizes 8:8 --iters 1 --json",
                     "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT", d.path());
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -137,7 +126,7 @@ class SimRecorder : public ::testing::TestWithParam<RecorderCase> {};
 
 TEST_P(SimRecorder, EventTreeMatchesNccl) {
   const RecorderCase& c = GetParam();
-  TempDir d;
+  ScopedTempDir d;
   const int iters = 2, warmup = 1;
   std::string args = std::string("--json --ranks ") + std::to_string(c.ranks) + " --comms " + std::to_string(c.comms) +
                      " " + kAllOps + " --sizes 8:64K --factor 16 --iters 2 --warmup 1 --abi " + c.abi +
@@ -207,7 +196,7 @@ class SimNcclscope : public ::testing::TestWithParam<ScopeCase> {};
 
 TEST_P(SimNcclscope, ProfilerSnapshotAgreesWithSim) {
   const ScopeCase& c = GetParam();
-  TempDir d;
+  ScopedTempDir d;
   const int iters = 2, warmup = 1;
   std::string args = std::string("--json --ranks ") + std::to_string(c.ranks) + " --comms " + std::to_string(c.comms) +
                      " " + kAllOps + " --sizes " + c.sizes + " --factor 8 --iters 2 --warmup 1 --abi " + c.abi;
@@ -259,7 +248,7 @@ INSTANTIATE_TEST_SUITE_P(Abis, SimNcclscope,
                          });
 
 TEST(SimFaults, StragglerSlowsEveryCollective) {
-  TempDir d;
+  ScopedTempDir d;
   SimRun r = RunSim("--json --ranks 2 --ops allreduce --sizes 64K:64K --iters 3 --straggle 1:40", "", d.path());
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.j["wrong"], 0);
@@ -268,14 +257,14 @@ TEST(SimFaults, StragglerSlowsEveryCollective) {
 }
 
 TEST(SimFaults, HangEndsByTimeoutAndStallWatchFires) {
-  TempDir d;
+  ScopedTempDir d;
   SimRun r = RunSim("--ranks 4 --ops allreduce --sizes 64K:64K --iters 10 --hang 2@3 --timeout 6 --expect-hang",
                     std::string("NCCLSCOPE_STALL_TIMEOUT_S=1 NCCLSCOPE_DUMP_DIR=") + d.path(), d.path());
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.err.find("rank 2: --hang: stops issuing at seq 3"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("TIMEOUT (job hung)"), std::string::npos) << r.err;
   // Without --expect-hang the same run fails.
-  TempDir d2;
+  ScopedTempDir d2;
   SimRun r2 = RunSim("--ranks 2 --ops allreduce --sizes 8:8 --iters 5 --hang 1@2 --timeout 2", "", d2.path());
   EXPECT_EQ(r2.rc, 4) << r2.err;
   if (!PluginHasProfiler()) GTEST_SKIP() << "no ncclProfiler_v* in the plugin yet: stall watch not checked";
@@ -289,7 +278,7 @@ TEST(SimFaults, HangEndsByTimeoutAndStallWatchFires) {
 }
 
 TEST(SimFaults, KillIsReportedWithTheDeadPeer) {
-  TempDir d;
+  ScopedTempDir d;
   SimRun r = RunSim("--ranks 4 --ops allreduce --sizes 64K:64K --iters 10 --kill 1@3 --timeout 60", "", d.path());
   EXPECT_EQ(r.rc, 3) << r.err;
   EXPECT_NE(r.err.find("rank 1: killed by signal 9"), std::string::npos) << r.err;
@@ -306,7 +295,7 @@ TEST(SimFaults, KillIsReportedWithTheDeadPeer) {
 }
 
 TEST(SimOverhead, ProfilerOnOffAtOneMiB) {
-  TempDir d;
+  ScopedTempDir d;
   SimRun r = RunSim("--json --ranks 2 --ops allreduce --sizes 1M:1M --iters 20 --warmup 5 --compare-profiler 5",
                     std::string("NCCLSCOPE_DUMP_DIR=") + d.path(), d.path());
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -329,7 +318,7 @@ namespace {
 class SimNetVersions : public ::testing::TestWithParam<int> {};
 
 TEST_P(SimNetVersions, DataPathThroughOlderNetTables) {
-  TempDir d;
+  ScopedTempDir d;
   int v = GetParam();
   SimRun r = RunSim(std::string("--json --ranks 2 --comms 2 ") + kAllOps + " --sizes 8:2M --factor 32 --iters 2 --warmup 0" +
                         " --net-max-version " + std::to_string(v),

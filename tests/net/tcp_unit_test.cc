@@ -12,7 +12,8 @@
 #include "harness.h"
 #include "net/tcp/interfaces.h"
 #include "net/tcp/wire.h"
-#include "net/transport_select.h"
+#include "net/transport_registry.h"
+#include "net/verbs/verbs_probe.h"
 
 namespace ncclscope {
 namespace {
@@ -73,10 +74,10 @@ class Ladder : public ::testing::Test {
     root_ = tmpl;
     mkdir((root_ + "/class").c_str(), 0755);
     mkdir((root_ + "/class/infiniband").c_str(), 0755);
-    net::SetSysfsRootForTest(root_);
+    net::verbs::SetSysfsRootForTest(root_);
   }
   void TearDown() override {
-    net::SetSysfsRootForTest("");
+    net::verbs::SetSysfsRootForTest("");
     std::string cmd = "rm -rf " + root_;
     ASSERT_EQ(system(cmd.c_str()), 0);
   }
@@ -85,7 +86,7 @@ class Ladder : public ::testing::Test {
 };
 
 TEST_F(Ladder, AutoWithoutRdmaPicksTcp) {
-  auto c = net::ChooseTransport("auto");
+  auto c = net::ChooseTransport("auto", false);
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->kind, net::TransportKind::kTcp);
   EXPECT_NE(c->reason.find("no RDMA device"), std::string::npos);
@@ -93,24 +94,41 @@ TEST_F(Ladder, AutoWithoutRdmaPicksTcp) {
 
 TEST_F(Ladder, AutoWithRdmaDeclinesSoNcclUsesItsOwnIb) {
   AddFakeVerbsDevice();
-  EXPECT_EQ(net::CountVerbsDevices(), 1);
-  auto c = net::ChooseTransport("auto");
+  EXPECT_EQ(net::verbs::ListVerbsDeviceNames(), std::vector<std::string>{"mlx5_0"});
+  auto c = net::ChooseTransport("auto", false);
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("verbs transport is not built yet"), std::string::npos);
+  EXPECT_NE(c.status().message().find("1 RDMA device(s): mlx5_0: declining"), std::string::npos)
+      << c.status().message();
+  EXPECT_NE(c.status().message().find("NCCLSCOPE_TRANSPORT=ib"), std::string::npos);
   EXPECT_NE(c.status().message().find("NCCLSCOPE_TRANSPORT=tcp"), std::string::npos);
+}
+
+TEST_F(Ladder, AutoWithIbDisabledTakesTcpEvenWithRdma) {
+  AddFakeVerbsDevice();
+  auto c = net::ChooseTransport("auto", /*ib_disabled=*/true);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->kind, net::TransportKind::kTcp);
+  EXPECT_NE(c->reason.find("NCCL_IB_DISABLE"), std::string::npos);
 }
 
 TEST_F(Ladder, UserOverrideTcpWinsOverRdmaHardware) {
   AddFakeVerbsDevice();
-  auto c = net::ChooseTransport("tcp");
+  auto c = net::ChooseTransport("tcp", false);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->kind, net::TransportKind::kTcp);
 }
 
-TEST_F(Ladder, IbRequestFailsClearly) {
-  auto c = net::ChooseTransport("ib");
+TEST_F(Ladder, IbRequestWithoutUsableDeviceFailsClearly) {
+  auto c = net::ChooseTransport("ib", false);
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("not built yet"), std::string::npos);
+  EXPECT_NE(c.status().message().find("no RDMA device is usable"), std::string::npos) << c.status().message();
+  AddFakeVerbsDevice();  // present in sysfs, but libibverbs cannot open a fake device
+  c = net::ChooseTransport("ib", false);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("mlx5_0"), std::string::npos) << c.status().message();
+  c = net::ChooseTransport("ib", true);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("NCCL_IB_DISABLE"), std::string::npos);
 }
 
 // Every version's init through the linked tables: auto + fake RDMA fails init; the ladder line and
@@ -128,13 +146,13 @@ TEST(NetInit, LadderAndPropertiesThroughEveryTable) {
           mkdir((root + "/class").c_str(), 0755);
           mkdir((root + "/class/infiniband").c_str(), 0755);
           mkdir((root + "/class/infiniband/rxe0").c_str(), 0755);
-          net::SetSysfsRootForTest(root);
+          net::verbs::SetSysfsRootForTest(root);
           std::string err;
           auto net = PluginNet::Open(v, TableSource::kLinked, &err);
           CHILD_CHECK(net != nullptr);
           CHILD_CHECK(net->Init(1, CaptureLogger, nullptr) == NCCLSCOPE_INTERNAL_ERROR);
           CHILD_CHECK(LastWarning().find("RDMA device") != std::string::npos);
-          net::SetSysfsRootForTest(root + "/none");
+          net::verbs::SetSysfsRootForTest(root + "/none");
           // No interface matches: init fails with a clear line.
           setenv("NCCLSCOPE_SOCKET_IFNAME", "=nosuchif0", 1);
           ReloadParams();

@@ -218,6 +218,15 @@ TcpTransport& GetTcpTransport() {
   return *t;
 }
 
+TransportProbe ProbeTcp() {
+  TransportProbe p;
+  std::vector<Interface> ifaces = DiscoverInterfaces(LoadTcpConfig().ifname_spec);
+  p.present = p.usable = static_cast<int>(ifaces.size());
+  p.detail = std::to_string(ifaces.size()) + " interface(s)";
+  for (size_t i = 0; i < ifaces.size(); ++i) p.detail += (i ? ", " : ": ") + ifaces[i].name;
+  return p;
+}
+
 Status TcpTransport::Open() {
   TcpConfig cfg = LoadTcpConfig();
   std::vector<Interface> ifaces = DiscoverInterfaces(cfg.ifname_spec);

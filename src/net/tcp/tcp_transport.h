@@ -1,8 +1,7 @@
 // The TCP transport: devices are the filtered network interfaces; listen/connect/accept are
 // non-blocking state machines over `nsocks` sockets per connection (each opens with a Hello naming its
-// connection and index). The connecting side's progress lives in a registry keyed by a cookie stored
-// in the handle NCCL hands back on every retry. Thread-safety: device queries are const after Open();
-// the connector registry has its own lock (service thread only, never the data path).
+// connection and index); the connecting side's state is a PendingConnect (net/handle.h).
+// Thread-safety: device queries are const after Open().
 #ifndef NCCLSCOPE_NET_TCP_TCP_TRANSPORT_H_
 #define NCCLSCOPE_NET_TCP_TCP_TRANSPORT_H_
 
@@ -11,6 +10,7 @@
 #include "net/tcp/interfaces.h"
 #include "net/tcp/socket_util.h"
 #include "net/transport.h"
+#include "net/transport_registry.h"
 
 namespace ncclscope::net::tcp {
 
@@ -32,6 +32,8 @@ class TcpTransport final : public Transport {
 
 // The process-wide TCP transport (devices are discovered again by every Open()).
 TcpTransport& GetTcpTransport();
+// The interfaces NCCLSCOPE_SOCKET_IFNAME selects, for the transport choice.
+TransportProbe ProbeTcp();
 
 }  // namespace ncclscope::net::tcp
 

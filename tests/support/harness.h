@@ -2,8 +2,8 @@
 // fork()ed child that dlopens the built library (or uses the linked core library) and drives one
 // ncclNetPlugin_vN table; the parent only forks, passes handles through a socketpair and reaps the
 // children with a deadline, so a hang in the plugin fails the test instead of hanging it.
-#ifndef NCCLSCOPE_TESTS_NET_HARNESS_H_
-#define NCCLSCOPE_TESTS_NET_HARNESS_H_
+#ifndef NCCLSCOPE_TESTS_SUPPORT_HARNESS_H_
+#define NCCLSCOPE_TESTS_SUPPORT_HARNESS_H_
 
 #include <sys/types.h>
 #include <unistd.h>
@@ -77,4 +77,4 @@ PairResult RunPair(const std::function<int(int)>& receiver, const std::function<
 
 }  // namespace ncclscope::testing
 
-#endif  // NCCLSCOPE_TESTS_NET_HARNESS_H_
+#endif  // NCCLSCOPE_TESTS_SUPPORT_HARNESS_H_

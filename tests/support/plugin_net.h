@@ -2,8 +2,8 @@
 // BUILT library (dlopen) or from the core library linked into the test (to read its counters). It
 // only translates, like NCCL's own adapters: sizes widen/narrow, phandles are dropped below v10, the
 // ctx is created by v11+ init. Not thread-safe; one per (child) process.
-#ifndef NCCLSCOPE_TESTS_NET_PLUGIN_NET_H_
-#define NCCLSCOPE_TESTS_NET_PLUGIN_NET_H_
+#ifndef NCCLSCOPE_TESTS_SUPPORT_PLUGIN_NET_H_
+#define NCCLSCOPE_TESTS_SUPPORT_PLUGIN_NET_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -53,4 +53,4 @@ class PluginNet {
 
 }  // namespace ncclscope::testing
 
-#endif  // NCCLSCOPE_TESTS_NET_PLUGIN_NET_H_
+#endif  // NCCLSCOPE_TESTS_SUPPORT_PLUGIN_NET_H_

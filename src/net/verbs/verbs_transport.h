@@ -1,0 +1,35 @@
+// The verbs (InfiniBand / RoCE) transport: devices are the usable ports of the RDMA devices libibverbs
+// reports, filtered by NCCL_IB_HCA, described exactly as NCCL's own IB transport describes them.
+// This part finds and describes devices; connections (RC queue pairs, receiver-driven clear-to-send)
+// are the data path's, which is not built yet: Listen/Connect say so, and `auto` never picks this
+// transport. Thread-safety: device queries are const after Open(), which NCCL serialises.
+#ifndef NCCLSCOPE_NET_VERBS_VERBS_TRANSPORT_H_
+#define NCCLSCOPE_NET_VERBS_VERBS_TRANSPORT_H_
+
+#include <vector>
+
+#include "net/transport.h"
+#include "net/transport_registry.h"
+
+namespace ncclscope::net::verbs {
+
+class VerbsTransport final : public Transport {
+ public:
+  const char* name() const override { return "verbs"; }
+  Status Open() override;
+  int device_count() const override { return static_cast<int>(props_.size()); }
+  const NetProperties& properties(int dev) const override { return props_[dev]; }
+  Status Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) override;
+  Status Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) override;
+
+ private:
+  std::vector<NetProperties> props_;
+};
+
+VerbsTransport& GetVerbsTransport();
+// The RDMA devices present and the ports usable under the current settings, for the transport choice.
+TransportProbe ProbeVerbs();
+
+}  // namespace ncclscope::net::verbs
+
+#endif  // NCCLSCOPE_NET_VERBS_VERBS_TRANSPORT_H_
