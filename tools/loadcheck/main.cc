@@ -37,6 +37,8 @@ constexpr const char* kUsage =
     "  --metrics   let the plugin start its metrics endpoint as configured (NCCLSCOPE_PROM_PORT,\n"
     "              NCCLSCOPE_PROM_BIND); without it the check opens no port: NCCLSCOPE_PROM_PORT is set to -1\n"
     "              whatever the environment says\n"
+    "The check writes no files: NCCLSCOPE_PROM_TEXTFILE_DIR, NCCLSCOPE_SD_DIR, NCCLSCOPE_DUMP_DIR and\n"
+    "NCCLSCOPE_RECORD_DIR are ignored.\n"
     "  -h, --help  this text\n";
 
 int UsageError(const std::string& what) {
@@ -76,6 +78,11 @@ int main(int argc, char** argv) {
     std::printf("metrics endpoint: off for the check (NCCLSCOPE_PROM_PORT=-1%s%s%s; --metrics starts it)\n",
                 port ? ", overriding " : "", port ? port : "", port ? " from the environment" : "");
     setenv("NCCLSCOPE_PROM_PORT", "-1", 1);
+  }
+  // A check writes no files either: a job's output folders leaked into this shell stay untouched.
+  for (const char* var : {"NCCLSCOPE_PROM_TEXTFILE_DIR", "NCCLSCOPE_SD_DIR", "NCCLSCOPE_DUMP_DIR", "NCCLSCOPE_RECORD_DIR"}) {
+    if (std::getenv(var) != nullptr) std::printf("%s: ignored for the check\n", var);
+    unsetenv(var);
   }
   void* lib = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
