@@ -24,8 +24,10 @@ class OutputError(Exception):
 
 
 def _say(msg):
+    """One line on stderr: control characters and unpaired surrogates (from file or key names) escaped."""
+    line = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in str(msg))
     try:
-        print(f"ncclscope-analyze: {msg}", file=sys.stderr)
+        print(f"ncclscope-analyze: {line}", file=sys.stderr)
     except (OSError, ValueError):  # stderr closed too: the exit status is all that is left
         pass
 

@@ -87,7 +87,7 @@ def json_type(v):
 
 def _join(where, key):
     key = key if len(key) <= 40 else key[:40] + "..."
-    return (f"{where}.{key}" if where else key).encode("utf-8", "backslashreplace").decode("utf-8")
+    return f"{where}.{key}" if where else key
 
 
 def validate(v, spec, where=""):

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Property-based fuzz of ncclscope-analyze (hypothesis): whatever the dumps hold, main() ends with exit
+status 0, 1 or 2 (2 with a one-line message naming the file), never another exception.
+
+Inputs: the real NCCL 2.28.9 dumps of tests/data/golden with fields replaced by other values of the same type
+or by JSON values of any type, deleted, or nested 900 to 50,000 deep; their text truncated or spliced with
+invalid UTF-8; and random JSON. Each case writes one to three dumps into a directory and calls the analyzer
+in process. Derandomized: the same cases every run.
+
+  python3 analyze_fuzz_test.py TOOLS_ANALYZE_DIR [CASES]   (default 10,000 cases)
+"""
+import copy
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from contextlib import redirect_stderr, redirect_stdout
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "tools", "analyze"))
+CASES = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000
+try:
+    from hypothesis import HealthCheck, given, settings, strategies as st
+    from hypothesis.configuration import set_hypothesis_home_dir
+except ImportError as e:
+    sys.exit(f"FAIL: {sys.executable} cannot import hypothesis ({e}); scripts/install-deps.sh installs "
+             f"python3-hypothesis")
+from ncclscope_analysis import cli  # noqa: E402
+
+GOLDEN = os.path.join(HERE, "..", "data", "golden", "nccl-2.28.9", "abort", "dumps")
+SEEDS = []
+for _name in sorted(os.listdir(GOLDEN)):
+    with open(os.path.join(GOLDEN, _name)) as _f:
+        SEEDS.append(json.load(_f))
+DEEP = "@@deep@@"  # a placeholder string, replaced by deep nesting once the dump is text
+
+leaves = (st.none() | st.booleans() | st.integers() | st.integers(-2, 2**64) | st.floats()
+          | st.text(max_size=12) | st.sampled_from(["\ud800", "ncclscope.comm.v1", "coll", "p2p", "Send", "Recv"]))
+json_values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4)
+                           | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+
+
+def same_type(v):
+    if isinstance(v, bool):
+        return st.booleans()
+    if isinstance(v, int):
+        return st.integers(-3, 3) | st.integers(-2**63, 2**64 - 1) | st.integers(0, 1 << 20)
+    if isinstance(v, str):
+        return st.text(max_size=12) | st.sampled_from(["coll", "p2p", "Send", "Recv", "AllReduce", "finalize"])
+    return json_values
+
+
+def paths(v, prefix=()):
+    """Every (container path, key) in a JSON value."""
+    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+    for k, item in items:
+        yield prefix, k
+        yield from paths(item, prefix + (k,))
+
+
+def mutate(data, d):
+    """A golden dump with 1 to 4 fields replaced, deleted or nested deep, as bytes, maybe truncated or spliced."""
+    depth = None
+    for _ in range(data.draw(st.integers(1, 4))):
+        where = list(paths(d))
+        if not where:
+            break
+        prefix, key = data.draw(st.sampled_from(where))
+        parent = d
+        for k in prefix:
+            parent = parent[k]
+        how = data.draw(st.sampled_from(["same type"] * 5 + ["replace"] * 3 + ["delete", "deep"]))
+        if how == "same type":  # passes the type check: the analysis itself sees odd values
+            parent[key] = data.draw(same_type(parent[key]))
+        elif how == "delete":
+            del parent[key]
+        elif how == "deep" and depth is None:
+            depth = data.draw(st.sampled_from([900, 1100, 50_000]))
+            parent[key] = DEEP
+        else:
+            parent[key] = data.draw(json_values)
+    text = json.dumps(d, indent=data.draw(st.sampled_from([None, 1])))
+    if depth:
+        text = text.replace(f'"{DEEP}"', "[" * depth + "]" * depth, 1)
+    raw = text.encode("utf-8")
+    how = data.draw(st.sampled_from(["as is"] * 6 + ["truncate", "bad utf-8"]))
+    at = data.draw(st.integers(0, len(raw)))
+    if how == "truncate":
+        raw = raw[:at]
+    elif how == "bad utf-8":
+        raw = raw[:at] + data.draw(st.sampled_from([b"\xff", b"\xc3(", b"\xed\xa0\x80", b"\x80"])) + raw[at:]
+    return raw
+
+
+def random_dump(data):
+    """Random JSON, half the time an object carrying the dump schema (so that it gets past the first check)."""
+    v = data.draw(json_values)
+    if isinstance(v, dict) and data.draw(st.booleans()):
+        v["schema"] = "ncclscope.comm.v1"
+    return json.dumps(v).encode("utf-8")
+
+
+RUNS = {"count": 0, "status": {}}
+WORK = tempfile.mkdtemp(prefix="ncclscope-fuzz-")
+set_hypothesis_home_dir(os.path.join(WORK, ".hypothesis"))  # its caches, not in the working directory
+
+
+@settings(max_examples=CASES, deadline=None, derandomize=True, database=None, print_blob=True,
+          suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_any_dumps(data):
+    case = os.path.join(WORK, "case")
+    shutil.rmtree(case, ignore_errors=True)
+    os.mkdir(case)
+    for rank in range(data.draw(st.integers(1, 3))):
+        source = data.draw(st.sampled_from(["golden"] * 3 + ["mutated"] * 6 + ["random"]))
+        seed = copy.deepcopy(SEEDS[rank % len(SEEDS)])
+        raw = (json.dumps(seed).encode() if source == "golden" else mutate(data, seed) if source == "mutated"
+               else random_dump(data))
+        with open(os.path.join(case, f"ncclscope-comm-eb6c19cd5aa7c557-rank{rank}.json"), "wb") as f:
+            f.write(raw)
+    args = [case] + data.draw(st.sampled_from([[], ["--json"], ["--trace", os.path.join(WORK, "trace.json")]]))
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = cli.main(args)
+    except SystemExit as e:
+        rc = e.code
+    RUNS["count"] += 1
+    RUNS["status"][rc] = RUNS["status"].get(rc, 0) + 1
+    message = err.getvalue()
+    assert rc in (0, 1, 2), f"exit {rc}: {message}"
+    assert "Traceback" not in message, message
+    if rc == 2:
+        assert message.count("\n") == 1 and message.startswith(f"ncclscope-analyze: {case}/"), message
+    else:
+        assert message == "", message
+
+
+if __name__ == "__main__":
+    start = time.monotonic()
+    try:
+        test_any_dumps()
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
+        print(f"analyze fuzz: {RUNS['count']} cases in {time.monotonic() - start:.1f} s, exit status counts "
+              f"{dict(sorted(RUNS['status'].items()))}")
+    if RUNS["count"] < CASES:
+        sys.exit(f"FAIL: only {RUNS['count']} of {CASES} cases ran")
+    print("PASS")
