@@ -2,10 +2,11 @@
 """Property-based fuzz of ncclscope-analyze (hypothesis): whatever the dumps hold, main() ends with exit
 status 0, 1 or 2 (2 with a one-line message naming the file), never another exception.
 
-Inputs: the real NCCL 2.28.9 dumps of tests/data/golden with fields replaced by other values of the same type
-or by JSON values of any type, deleted, or nested 900 to 50,000 deep; their text truncated or spliced with
-invalid UTF-8; and random JSON. Each case writes one to three dumps into a directory and calls the analyzer
-in process. Derandomized: the same cases every run.
+Inputs: four jobs (the real NCCL 2.28.9 collective hang of tests/data/golden, and made from it the same job
+healthy, a point-to-point hang and a straggler) whose dumps get fields replaced by other values of the same
+type or by JSON values of any type, deleted, or nested 900 to 50,000 deep, their text truncated or spliced
+with invalid UTF-8; and random JSON. Each case writes one to three dumps into a directory and calls the
+analyzer in process. Derandomized: the same cases every run.
 
   python3 analyze_fuzz_test.py TOOLS_ANALYZE_DIR [CASES]   (default 10,000 cases)
 """
@@ -32,10 +33,33 @@ except ImportError as e:
 from ncclscope_analysis import cli  # noqa: E402
 
 GOLDEN = os.path.join(HERE, "..", "data", "golden", "nccl-2.28.9", "abort", "dumps")
-SEEDS = []
-for _name in sorted(os.listdir(GOLDEN)):
-    with open(os.path.join(GOLDEN, _name)) as _f:
-        SEEDS.append(json.load(_f))
+
+
+def scenarios():
+    """[rank 0's dump, rank 1's dump] of four jobs: the golden collective hang, the same job healthy (nothing
+    in flight), a point-to-point hang (rank 0's Send to 1 #2 in flight; rank 1 posted Recv from 0 #1 only), and
+    a straggler."""
+    hung = []
+    for rank in (0, 1):
+        with open(os.path.join(GOLDEN, f"ncclscope-comm-eb6c19cd5aa7c557-rank{rank}.json")) as f:
+            hung.append(json.load(f))
+    healthy = copy.deepcopy(hung)
+    healthy[0]["flight_recorder"]["in_flight"] = []
+    p2p = copy.deepcopy(hung)
+    for rank, rec in ((0, p2p[0]["flight_recorder"]["in_flight"][0]), (1, p2p[1]["flight_recorder"]["completed"][0])):
+        del rec["root"]
+        rec.update(kind="p2p", func="Send" if rank == 0 else "Recv", peer=1 - rank, seq=2 - rank)
+    straggle = copy.deepcopy(healthy)  # five all-reduces on one host, rank 1 enqueuing each 5 ms late
+    for rank, d in enumerate(straggle):
+        first = d["flight_recorder"]["completed"][0]
+        d["host"] = "h"
+        d["ops"][0].update(count=5, last_seq=4)
+        d["flight_recorder"]["completed"] = [dict(first, seq=q, start_ns=10**9 * (q + 1) + 5_000_000 * rank,
+                                                  end_ns=10**9 * (q + 1) + 6_000_000) for q in range(5)]
+    return [hung, healthy, p2p, straggle]
+
+
+SCENARIOS = scenarios()
 DEEP = "@@deep@@"  # a placeholder string, replaced by deep nesting once the dump is text
 
 leaves = (st.none() | st.booleans() | st.integers() | st.integers(-2, 2**64) | st.floats()
@@ -116,9 +140,10 @@ def test_any_dumps(data):
     case = os.path.join(WORK, "case")
     shutil.rmtree(case, ignore_errors=True)
     os.mkdir(case)
+    job = data.draw(st.sampled_from(SCENARIOS))
     for rank in range(data.draw(st.integers(1, 3))):
         source = data.draw(st.sampled_from(["golden"] * 3 + ["mutated"] * 6 + ["random"]))
-        seed = copy.deepcopy(SEEDS[rank % len(SEEDS)])
+        seed = copy.deepcopy(job[rank % 2])
         raw = (json.dumps(seed).encode() if source == "golden" else mutate(data, seed) if source == "mutated"
                else random_dump(data))
         with open(os.path.join(case, f"ncclscope-comm-eb6c19cd5aa7c557-rank{rank}.json"), "wb") as f:
