@@ -137,6 +137,10 @@ class OutputTest(Base):
         finally:
             os.close(w)
         self.assertEqual((rc, err), (4, ""))
+        p = subprocess.run([sys.executable, ANALYZE, self.dir], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           timeout=30, preexec_fn=lambda: os.close(1))  # no fd 1 at all (>&-)
+        self.assertEqual(p.returncode, 4)
+        self.assert_one_line(p.stderr.decode(), "cannot write the report: stdout is closed")
 
     def test_full_disk(self):
         with open("/dev/full", "w") as full:

@@ -27,7 +27,8 @@ def _say(msg):
     """One line on stderr: control characters and unpaired surrogates (from file or key names) escaped."""
     line = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in str(msg))
     try:
-        print(f"ncclscope-analyze: {line}", file=sys.stderr)
+        if sys.stderr is not None:  # print(file=None) would write to stdout
+            print(f"ncclscope-analyze: {line}", file=sys.stderr)
     except (OSError, ValueError):  # stderr closed too: the exit status is all that is left
         pass
 
@@ -43,6 +44,8 @@ def _silence_stdout():
 
 
 def _emit(text):
+    if sys.stdout is None:  # started with fd 1 closed (>&-)
+        raise OutputError("cannot write the report: stdout is closed")
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="backslashreplace")  # a non-UTF-8 locale cannot fail on a host name
     try:

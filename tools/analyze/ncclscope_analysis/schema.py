@@ -119,14 +119,12 @@ def validate(v, spec, where=""):
 
 def check(d):
     """Raises SchemaError unless d is a well-formed ncclscope.comm.v1 dump."""
-    if type(d) is not dict or d.get("schema") != SCHEMA:
-        if type(d) is not dict:
-            what = f"a JSON {json_type(d)}"
-        elif _is_str(d.get("schema")):
-            what = f"schema {d['schema'][:40]!r}"
-        else:
-            what = "schema " + ("missing" if "schema" not in d else f"a JSON {json_type(d['schema'])}")
-        raise SchemaError(f"not an ncclscope dump ({what}, expected {SCHEMA!r})")
+    if type(d) is not dict:
+        raise SchemaError(f"not an ncclscope dump (a JSON {json_type(d)}, expected an object)")
+    if d.get("schema") != SCHEMA:
+        got = d.get("schema")
+        what = repr(got[:40]) if _is_str(got) else "missing" if "schema" not in d else f"a JSON {json_type(got)}"
+        raise SchemaError(f"not an ncclscope dump (schema {what}, expected {SCHEMA!r})")
     validate(d, DUMP)
     if not 1 <= d["nranks"] <= MAX_RANKS:
         raise SchemaError(f"nranks: {d['nranks']} outside 1..{MAX_RANKS}")
