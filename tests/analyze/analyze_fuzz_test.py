@@ -86,46 +86,62 @@ def paths(v, prefix=()):
         yield from paths(item, prefix + (k,))
 
 
-def mutate(data, d):
-    """A golden dump with 1 to 4 fields replaced, deleted or nested deep, as bytes, maybe truncated or spliced."""
+@st.composite
+def mutated(draw, d):
+    """A dump with 1 to 4 fields replaced, deleted or nested deep, as bytes, maybe truncated or spliced."""
     depth = None
-    for _ in range(data.draw(st.integers(1, 4))):
+    for _ in range(draw(st.integers(1, 4))):
         where = list(paths(d))
         if not where:
             break
-        prefix, key = data.draw(st.sampled_from(where))
+        prefix, key = draw(st.sampled_from(where))
         parent = d
         for k in prefix:
             parent = parent[k]
-        how = data.draw(st.sampled_from(["same type"] * 5 + ["replace"] * 3 + ["delete", "deep"]))
+        how = draw(st.sampled_from(["same type"] * 5 + ["replace"] * 3 + ["delete", "deep"]))
         if how == "same type":  # passes the type check: the analysis itself sees odd values
-            parent[key] = data.draw(same_type(parent[key]))
+            parent[key] = draw(same_type(parent[key]))
         elif how == "delete":
             del parent[key]
         elif how == "deep" and depth is None:
-            depth = data.draw(st.sampled_from([900, 1100, 50_000]))
+            depth = draw(st.sampled_from([900, 1100, 50_000]))
             parent[key] = DEEP
         else:
-            parent[key] = data.draw(json_values)
-    text = json.dumps(d, indent=data.draw(st.sampled_from([None, 1])))
+            parent[key] = draw(json_values)
+    text = json.dumps(d, indent=draw(st.sampled_from([None, 1])))
     if depth:
         text = text.replace(f'"{DEEP}"', "[" * depth + "]" * depth, 1)
     raw = text.encode("utf-8")
-    how = data.draw(st.sampled_from(["as is"] * 6 + ["truncate", "bad utf-8"]))
-    at = data.draw(st.integers(0, len(raw)))
+    how = draw(st.sampled_from(["as is"] * 6 + ["truncate", "bad utf-8"]))
+    at = draw(st.integers(0, len(raw)))
     if how == "truncate":
         raw = raw[:at]
     elif how == "bad utf-8":
-        raw = raw[:at] + data.draw(st.sampled_from([b"\xff", b"\xc3(", b"\xed\xa0\x80", b"\x80"])) + raw[at:]
+        raw = raw[:at] + draw(st.sampled_from([b"\xff", b"\xc3(", b"\xed\xa0\x80", b"\x80"])) + raw[at:]
     return raw
 
 
-def random_dump(data):
+@st.composite
+def random_dump(draw):
     """Random JSON, half the time an object carrying the dump schema (so that it gets past the first check)."""
-    v = data.draw(json_values)
-    if isinstance(v, dict) and data.draw(st.booleans()):
+    v = draw(json_values)
+    if isinstance(v, dict) and draw(st.booleans()):
         v["schema"] = "ncclscope.comm.v1"
     return json.dumps(v).encode("utf-8")
+
+
+@st.composite
+def cases(draw):
+    """([the bytes of each rank's dump], extra arguments). Composite strategies, not st.data(): hypothesis
+    formats every st.data() draw for its report, which would take most of the run."""
+    job = draw(st.sampled_from(SCENARIOS))
+    files = []
+    for rank in range(draw(st.integers(1, 3))):
+        source = draw(st.sampled_from(["golden"] * 3 + ["mutated"] * 6 + ["random"]))
+        seed = copy.deepcopy(job[rank % 2])
+        files.append(json.dumps(seed).encode() if source == "golden" else draw(mutated(seed)) if source == "mutated"
+                     else draw(random_dump()))
+    return files, draw(st.sampled_from([[], ["--json"], ["--trace"]]))
 
 
 RUNS = {"count": 0, "status": {}}
@@ -135,20 +151,16 @@ set_hypothesis_home_dir(os.path.join(WORK, ".hypothesis"))  # its caches, not in
 
 @settings(max_examples=CASES, deadline=None, derandomize=True, database=None, print_blob=True,
           suppress_health_check=list(HealthCheck))
-@given(st.data())
-def test_any_dumps(data):
-    case = os.path.join(WORK, "case")
-    shutil.rmtree(case, ignore_errors=True)
-    os.mkdir(case)
-    job = data.draw(st.sampled_from(SCENARIOS))
-    for rank in range(data.draw(st.integers(1, 3))):
-        source = data.draw(st.sampled_from(["golden"] * 3 + ["mutated"] * 6 + ["random"]))
-        seed = copy.deepcopy(job[rank % 2])
-        raw = (json.dumps(seed).encode() if source == "golden" else mutate(data, seed) if source == "mutated"
-               else random_dump(data))
-        with open(os.path.join(case, f"ncclscope-comm-eb6c19cd5aa7c557-rank{rank}.json"), "wb") as f:
+@given(cases())
+def test_any_dumps(case):
+    files, extra = case
+    work = os.path.join(WORK, "case")
+    shutil.rmtree(work, ignore_errors=True)
+    os.mkdir(work)
+    for rank, raw in enumerate(files):
+        with open(os.path.join(work, f"ncclscope-comm-eb6c19cd5aa7c557-rank{rank}.json"), "wb") as f:
             f.write(raw)
-    args = [case] + data.draw(st.sampled_from([[], ["--json"], ["--trace", os.path.join(WORK, "trace.json")]]))
+    args = [work] + extra + ([os.path.join(WORK, "trace.json")] if extra == ["--trace"] else [])
     out, err = io.StringIO(), io.StringIO()
     try:
         with redirect_stdout(out), redirect_stderr(err):
@@ -161,7 +173,7 @@ def test_any_dumps(data):
     assert rc in (0, 1, 2), f"exit {rc}: {message}"
     assert "Traceback" not in message, message
     if rc == 2:
-        assert message.count("\n") == 1 and message.startswith(f"ncclscope-analyze: {case}/"), message
+        assert message.count("\n") == 1 and message.startswith(f"ncclscope-analyze: {work}/"), message
     else:
         assert message == "", message
 
