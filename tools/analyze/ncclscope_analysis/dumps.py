@@ -11,7 +11,7 @@ import os
 import stat
 import sys
 
-from .schema import SCHEMA, SchemaError, check  # noqa: F401 (SCHEMA: part of this module's interface)
+from .schema import SchemaError, check
 
 DUMP_GLOB = "ncclscope-comm-*.json"
 MAX_DUMP_BYTES = 256 << 20  # a dump of a 2048-entry flight recorder is about 2 MB
