@@ -8,7 +8,7 @@ packages=(
   libabsl-dev prometheus-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libibverbs-dev
-  prometheus curl python3 procps iproute2 binutils
+  prometheus curl python3 python3-hypothesis procps iproute2 binutils
 )
 
 missing=()

@@ -14,7 +14,7 @@ from contextlib import redirect_stderr, redirect_stdout
 sys.dont_write_bytecode = True
 sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else
                 os.path.join(os.path.dirname(__file__), "..", "..", "tools", "analyze"))
-from ncclscope_analysis import dumps, hang, report, stragglers, trace  # noqa: E402
+from ncclscope_analysis import cli, dumps, hang, report, schema, stragglers, trace  # noqa: E402
 
 MS = 1_000_000
 
@@ -44,7 +44,7 @@ def dump(rank, nranks=3, completed=(), in_flight=(), host="h", comm="0x000000000
         if rec["state"] == "completed":
             o["count"] += 1
             o["bytes"] += rec["bytes"]
-    d = {"schema": dumps.SCHEMA, "comm_hash": comm, "comm_name": "t", "rank": rank, "nranks": nranks,
+    d = {"schema": schema.SCHEMA, "comm_hash": comm, "comm_name": "t", "rank": rank, "nranks": nranks,
          "host": host, "pid": 100 + rank, "stalled": False, "snapshot_monotonic_ns": 10**12, "ops": list(ops.values()),
          "aggregates": [], "dropped": {}, "flight_recorder": {"depth": 16, "overwritten": 0,
                                                               "completed": list(completed), "in_flight": list(in_flight)}}
@@ -205,7 +205,7 @@ class InputTest(unittest.TestCase):
     def run_main(self, *args):
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            rc = report.main(list(args))
+            rc = cli.main(list(args))
         return rc, out.getvalue(), err.getvalue()
 
     def test_bad_inputs_exit_2_naming_the_file(self):

@@ -1,27 +1,60 @@
 """Finding, loading and checking dump files; grouping them by communicator.
 
 Anything wrong with an input file raises BadInput with a message that starts with the file's path, so the
-command line can exit 2 and name it.
+command line can exit 2 and name it: one bad dump fails the whole run, since a verdict drawn without it could
+blame the wrong rank. Only regular files are read: a FIFO or device named like a dump in a searched directory
+is skipped with a warning (named on the command line, it is bad input), and never opened in a way that blocks.
 """
-import glob
+import fnmatch
 import json
 import os
+import stat
+import sys
 
-SCHEMA = "ncclscope.comm.v1"
+from .schema import SchemaError, check
+
 DUMP_GLOB = "ncclscope-comm-*.json"
+MAX_DUMP_BYTES = 256 << 20  # a dump of a 2048-entry flight recorder is about 2 MB
 
 
 class BadInput(Exception):
     pass
 
 
-def dump_files(paths):
+def _warn(msg):
+    print(f"ncclscope-analyze: warning: {msg}", file=sys.stderr)
+
+
+def _walk(top):
+    """Every file named like a dump under top (symbolic links to directories are not followed)."""
+    def fail(e):
+        raise BadInput(f"{e.filename}: cannot read ({e.strerror or e})")
+    found = []
+    for d, _, names in os.walk(top, onerror=fail):
+        found += [os.path.join(d, n) for n in fnmatch.filter(names, DUMP_GLOB)]
+    return sorted(found)
+
+
+def _is_regular(path):
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read ({e.strerror or e})")
+
+
+def dump_files(paths, warn=_warn):
     """Every dump under the given directories (recursively) plus the files named; BadInput if none."""
     files = []
     for p in paths:
         if os.path.isdir(p):
-            files += sorted(glob.glob(os.path.join(p, "**", DUMP_GLOB), recursive=True))
-        elif os.path.exists(p):
+            for f in _walk(p):
+                if _is_regular(f):
+                    files.append(f)
+                else:
+                    warn(f"{f}: not a regular file, skipped")
+        elif os.path.lexists(p):
+            if not _is_regular(p):
+                raise BadInput(f"{p}: not a regular file")
             files.append(p)
         else:
             raise BadInput(f"{p}: no such file or directory")
@@ -30,59 +63,43 @@ def dump_files(paths):
     return files
 
 
-# (path inside the dump, type) of every field the analysis reads without a default.
-_REQUIRED = [
-    ("comm_hash", str), ("rank", int), ("nranks", int), ("ops", list), ("flight_recorder", dict),
-    ("flight_recorder.completed", list), ("flight_recorder.in_flight", list),
-]
-_OP_FIELDS = [("kind", str), ("func", str), ("count", int), ("bytes", int), ("last_seq", int)]
-_RECORD_FIELDS = [("kind", str), ("func", str), ("seq", int)]
+def _read(path):
+    """The bytes of a regular file; O_NONBLOCK so that a file swapped for a FIFO since the stat cannot block."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise BadInput(f"{path}: not a regular file")
+            if st.st_size > MAX_DUMP_BYTES:
+                raise BadInput(f"{path}: {st.st_size} bytes, larger than any dump ({MAX_DUMP_BYTES})")
+            return f.read(MAX_DUMP_BYTES + 1)
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read ({e.strerror or e})")
 
 
-def _get(d, dotted):
-    for part in dotted.split("."):
-        if not isinstance(d, dict) or part not in d:
-            return None
-        d = d[part]
+def parse(path, data):
+    """A dump's bytes as a checked dict (BadInput naming the file and the field otherwise)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadInput(f"{path}: not JSON (not UTF-8: byte 0x{data[e.start]:02x} at offset {e.start})")
+    try:
+        d = json.loads(text)
+    except RecursionError:
+        raise BadInput(f"{path}: not JSON that can be read (nested too deeply)")
+    except ValueError as e:  # JSONDecodeError; also an integer of more than 4300 digits
+        raise BadInput(f"{path}: not JSON ({str(e)[:200]})")
+    try:
+        check(d)
+    except SchemaError as e:
+        raise BadInput(f"{path}: {e}")
     return d
-
-
-def _check_fields(path, obj, fields, where):
-    for key, typ in fields:
-        v = _get(obj, key)
-        if v is None:
-            raise BadInput(f"{path}: not an ncclscope dump: no '{key}'{where}")
-        if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
-            raise BadInput(f"{path}: not an ncclscope dump: '{key}'{where} is {type(v).__name__}, "
-                           f"expected {typ.__name__}")
-
-
-def check(path, d):
-    """Raises BadInput unless d has the shape of an ncclscope.comm.v1 dump."""
-    if not isinstance(d, dict):
-        raise BadInput(f"{path}: not an ncclscope dump (a JSON {type(d).__name__}, expected an object)")
-    if d.get("schema") != SCHEMA:
-        raise BadInput(f"{path}: not an ncclscope dump (schema {d.get('schema')!r}, expected {SCHEMA!r})")
-    _check_fields(path, d, _REQUIRED, "")
-    if not 0 <= d["rank"] < d["nranks"]:
-        raise BadInput(f"{path}: rank {d['rank']} outside 0..{d['nranks'] - 1}")
-    for i, op in enumerate(d["ops"]):
-        _check_fields(path, op, _OP_FIELDS, f" in ops[{i}]")
-    for part in ("completed", "in_flight"):
-        for i, rec in enumerate(d["flight_recorder"][part]):
-            _check_fields(path, rec, _RECORD_FIELDS, f" in flight_recorder.{part}[{i}]")
 
 
 def load(path):
     """One dump as a dict, with its path under '_path'."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            d = json.load(f)
-    except OSError as e:
-        raise BadInput(f"{path}: cannot read ({e.strerror or e})")
-    except ValueError as e:  # JSONDecodeError and UnicodeDecodeError
-        raise BadInput(f"{path}: not JSON ({e})")
-    check(path, d)
+    d = parse(path, _read(path))
     d["_path"] = path
     return d
 
@@ -103,5 +120,5 @@ def by_communicator(dumps):
     return comms
 
 
-def load_all(paths):
-    return by_communicator([load(p) for p in dump_files(paths)])
+def load_all(paths, warn=_warn):
+    return by_communicator([load(p) for p in dump_files(paths, warn)])

@@ -1,17 +1,13 @@
-"""Per-communicator analysis, the verdict lines, text and JSON output, and the command line.
+"""Per-communicator analysis, the verdict lines, text and JSON output (cli.py has the command line).
 
 Text output: one verdict line for the whole job, one per communicator, then per communicator the findings in
-detail and its summary table. Exit status: 0 healthy, 1 a problem (hang, missing rank, straggler), 2 bad input.
+detail and its summary table.
 """
-import argparse
-import json
 import sys
 
 from . import hang, stragglers
-from .dumps import BadInput, load_all
 from .progress import op_name
 from .summary import summarize
-from .trace import chrome_trace
 
 PROBLEMS = ("behind", "missing", "stuck", "straggler")
 REPORT_SCHEMA = "ncclscope.analyze.v1"
@@ -144,33 +140,3 @@ def to_json(report):
     return {"schema": REPORT_SCHEMA, "status": "healthy" if all(e["status"] == "healthy" for e in report) else "problem",
             "verdict": job_verdict(report), "communicators": report}
 
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(
-        prog="ncclscope-analyze",
-        description="Post-mortem of an NCCL job from every rank's ncclscope dumps (ncclscope-comm-*.json): "
-                    "which rank is stuck, which is slow, what each communicator did.",
-        epilog="Exit status: 0 healthy, 1 a problem found (hang, missing rank, straggler), 2 bad input.")
-    ap.add_argument("paths", nargs="+", metavar="DIR_OR_FILE", help="dump directories (searched recursively) or files")
-    ap.add_argument("--json", action="store_true", help="machine-readable report on stdout")
-    ap.add_argument("--trace", metavar="OUT.json", help="also write a merged Chrome/Perfetto trace of every rank")
-    args = ap.parse_args(argv)
-    try:
-        comms = load_all(args.paths)
-    except BadInput as e:
-        print(f"ncclscope-analyze: {e}", file=sys.stderr)
-        return 2
-    report = analyze(comms)
-    if args.trace:
-        try:
-            with open(args.trace, "w") as f:
-                json.dump(chrome_trace(comms), f)
-        except OSError as e:
-            print(f"ncclscope-analyze: cannot write {args.trace}: {e.strerror or e}", file=sys.stderr)
-            return 2
-    if args.json:
-        json.dump(to_json(report), sys.stdout, indent=1, default=str)
-        print()
-    else:
-        print_text(report)
-    return 0 if all(e["status"] == "healthy" for e in report) else 1

@@ -1,0 +1,116 @@
+"""The command line: arguments, output, exit status. main() never lets an exception out (SystemExit aside:
+argparse exits 2 on a usage error, 0 after --help); NCCLSCOPE_ANALYZE_DEBUG=1 prints the traceback of an
+internal error.
+"""
+import argparse
+import io
+import json
+import os
+import sys
+import traceback
+
+from .dumps import BadInput, load_all
+from .report import analyze, print_text, to_json
+from .trace import chrome_trace
+
+HEALTHY, PROBLEM, BAD_INPUT, INTERNAL_ERROR, OUTPUT_ERROR = 0, 1, 2, 3, 4
+EXIT_STATUS = ("Exit status: 0 healthy; 1 a problem found (hang, missing rank, straggler); 2 bad input or usage "
+               "(the file and field are named); 3 internal error (a bug: NCCLSCOPE_ANALYZE_DEBUG=1 shows the "
+               "traceback); 4 the report or trace could not be written (disk full, closed pipe).")
+
+
+class OutputError(Exception):
+    pass
+
+
+def _say(msg):
+    """One line on stderr: control characters and unpaired surrogates (from file or key names) escaped."""
+    line = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in str(msg))
+    try:
+        if sys.stderr is not None:  # print(file=None) would write to stdout
+            print(f"ncclscope-analyze: {line}", file=sys.stderr)
+    except (OSError, ValueError):  # stderr closed too: the exit status is all that is left
+        pass
+
+
+def _silence_stdout():
+    """After a failed write to stdout: point fd 1 at /dev/null, so that the flush at exit cannot fail again."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
+
+
+def _emit(text):
+    if sys.stdout is None:  # started with fd 1 closed (>&-)
+        raise OutputError("cannot write the report: stdout is closed")
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")  # a non-UTF-8 locale cannot fail on a host name
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (| head): not worth a message
+        _silence_stdout()
+        raise OutputError(None)
+    except OSError as e:
+        _silence_stdout()
+        raise OutputError(f"cannot write the report: {e.strerror or e}")
+
+
+def _write_trace(path, comms):
+    text = json.dumps(chrome_trace(comms))
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise OutputError(f"cannot write {path}: {e.strerror or e}")
+
+
+def _parser():
+    return argparse.ArgumentParser(
+        prog="ncclscope-analyze",
+        description="Post-mortem of an NCCL job from every rank's ncclscope dumps (ncclscope-comm-*.json): "
+                    "which rank is stuck, which is slow, what each communicator did. Only regular files are read; "
+                    "one unreadable or malformed dump fails the run (exit 2).",
+        epilog=EXIT_STATUS)
+
+
+def _run(argv):
+    ap = _parser()
+    ap.add_argument("paths", nargs="+", metavar="DIR_OR_FILE", help="dump directories (searched recursively) or files")
+    ap.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    ap.add_argument("--trace", metavar="OUT.json", help="also write a merged Chrome/Perfetto trace of every rank")
+    args = ap.parse_args(argv)
+    comms = load_all(args.paths, warn=lambda msg: _say(f"warning: {msg}"))
+    report = analyze(comms)
+    if args.trace:
+        _write_trace(args.trace, comms)
+    if args.json:
+        _emit(json.dumps(to_json(report), indent=1, default=str) + "\n")
+    else:
+        out = io.StringIO()
+        print_text(report, out)
+        _emit(out.getvalue())
+    return HEALTHY if all(e["status"] == "healthy" for e in report) else PROBLEM
+
+
+def main(argv=None):
+    try:
+        return _run(argv)
+    except BadInput as e:
+        _say(e)
+        return BAD_INPUT
+    except OutputError as e:
+        if e.args[0]:
+            _say(e)
+        return OUTPUT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a bug (RecursionError and MemoryError included): one line, not a traceback
+        if os.environ.get("NCCLSCOPE_ANALYZE_DEBUG", "0") not in ("", "0"):
+            traceback.print_exc()
+        first = (str(e).splitlines() or [""])[0][:200]
+        _say(f"internal error: {type(e).__name__}: {first} (NCCLSCOPE_ANALYZE_DEBUG=1 shows the traceback)")
+        return INTERNAL_ERROR
