@@ -8,8 +8,9 @@
 //    reading its request or lingering after its response (one whose response is being sent only when
 //    nothing else can go);
 //  - Stop() signals the eventfd; the loop shuts down and closes every client socket and exits, so Stop()
-//    returns within microseconds unless the handler itself is running (civetweb, under prometheus-cpp's
-//    Exposer, took up to 2 s to stop, and the last finalize must return within 100 ms).
+//    returns within about a millisecond (tests/bench/http) unless the handler itself is running
+//    (civetweb, under prometheus-cpp's Exposer, took up to 2 s to stop, and the last finalize must
+//    return within 100 ms).
 // One request per connection (answered with Connection: close). GET is served, HEAD answered like GET
 // without the body, any other well-formed method gets 405, a malformed request line 400, a request
 // header over 8 KiB 431. LF and CRLF line endings are both accepted. Sends use MSG_NOSIGNAL (no
