@@ -127,6 +127,15 @@ ParamValues ParseParams(const std::function<const char*(const char*)>& getenv_fn
 
     const char* env_name = spec.env;
     const char* text = getenv_fn(spec.env);
+    // An empty value means "unset" (the default or the fallback variable applies), except for a string
+    // with neither a fallback nor an empty default: there the empty value is the user's choice
+    // (NCCLSCOPE_PROM_BIND='' must reach the endpoint, which refuses it, rather than bind 0.0.0.0).
+    if (text != nullptr && *text == '\0' && spec.kind == ParamKind::kString && spec.fallback_env == nullptr &&
+        *spec.default_text != '\0') {
+      v.text.clear();
+      v.from_env = true;
+      continue;
+    }
     if ((text == nullptr || *text == '\0') && spec.fallback_env != nullptr) {
       env_name = spec.fallback_env;
       text = getenv_fn(spec.fallback_env);

@@ -2,14 +2,19 @@
 // gone after the last release, and a child forked without exec does not keep its port bound.
 #include "exporters/prometheus/metrics_endpoint.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdarg>
 #include <cstdio>
 #include <fstream>
+#include <string>
+#include <vector>
 
+#include "common/log.h"
 #include "common/params.h"
 #include "common/runtime.h"
 #include "http_get.h"
@@ -98,6 +103,54 @@ TEST_F(MetricsEndpointTest, DisabledWithMinusOne) {
   Runtime::Instance().Acquire("disabled");
   EXPECT_EQ(MetricsEndpoint::Instance().port(), 0);
   Runtime::Instance().Release("disabled");
+}
+
+std::vector<std::string>* g_warnings = nullptr;
+
+void CapturingLogger(ncclscope_log_level_t level, unsigned long, const char*, int, const char* fmt, ...) {
+  if (level != NCCLSCOPE_LOG_WARN || g_warnings == nullptr) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  g_warnings->push_back(buf);
+}
+
+// Sockets this process holds: a listener left behind by a refused bind address would show here.
+int OpenSockets() {
+  int n = 0;
+  DIR* dir = opendir("/proc/self/fd");
+  while (dirent* e = readdir(dir)) {
+    char target[256] = {};
+    std::string link = std::string("/proc/self/fd/") + e->d_name;
+    if (readlink(link.c_str(), target, sizeof(target) - 1) > 0 && std::string(target).rfind("socket:", 0) == 0) {
+      ++n;
+    }
+  }
+  closedir(dir);
+  return n;
+}
+
+TEST_F(MetricsEndpointTest, EmptyOrInvalidBindAddressTurnsTheEndpointOffAndSaysWhy) {
+  // The empty value used to bind 0.0.0.0 silently; an invalid one warned "no free port".
+  for (const char* bind : {"", "node7", "10.0.0", "::1"}) {
+    setenv("NCCLSCOPE_PROM_BIND", bind, 1);
+    std::vector<std::string> warnings;
+    g_warnings = &warnings;
+    SetNcclLogger(&CapturingLogger);
+    const int sockets_before = OpenSockets();
+    Runtime::Instance().Acquire("bad bind");
+    EXPECT_EQ(MetricsEndpoint::Instance().port(), 0) << "'" << bind << "'";
+    EXPECT_EQ(OpenSockets(), sockets_before) << "'" << bind << "' left a socket open";
+    Runtime::Instance().Release("bad bind");
+    SetNcclLogger(nullptr);
+    g_warnings = nullptr;
+    const std::string expected = std::string("NCCLSCOPE_PROM_BIND='") + bind + "' is not an IPv4 address";
+    bool named = false;
+    for (const std::string& w : warnings) named = named || w.find(expected) != std::string::npos;
+    EXPECT_TRUE(named) << "no warning naming " << expected << "; got " << ::testing::PrintToString(warnings);
+  }
 }
 
 TEST(LocalRank, ReadFromLauncherVariables) {

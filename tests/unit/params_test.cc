@@ -155,6 +155,17 @@ TEST_F(ParamsTest, EmptyValueMeansUnset) {
   EXPECT_TRUE(warnings_.empty());
 }
 
+TEST_F(ParamsTest, EmptyStringOverridingANonEmptyDefaultStaysEmpty) {
+  // NCCLSCOPE_PROM_BIND='' must reach the endpoint (which refuses it loudly), not become 0.0.0.0.
+  ParamValues v = Parse({{"NCCLSCOPE_PROM_BIND", ""}});
+  EXPECT_EQ(v.Str(ParamId::kPromBind), "");
+  EXPECT_TRUE(v.IsSet(ParamId::kPromBind));
+  EXPECT_EQ(Parse({}).Str(ParamId::kPromBind), "0.0.0.0");
+  // With a fallback variable, empty still means "look at the fallback".
+  EXPECT_EQ(Parse({{"NCCLSCOPE_JOB_ID", ""}, {"SLURM_JOB_ID", "7"}}).Str(ParamId::kJobId), "7");
+  EXPECT_TRUE(warnings_.empty());
+}
+
 TEST_F(ParamsTest, EveryTunableIsNamedWithOurPrefixAndDocumented) {
   for (const ParamSpec& spec : AllParamSpecs()) {
     EXPECT_EQ(std::string(spec.env).rfind("NCCLSCOPE_", 0), 0u) << spec.env;

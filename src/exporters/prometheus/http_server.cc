@@ -8,27 +8,313 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
+#include <vector>
 
 namespace ncclscope {
 namespace {
 
-constexpr size_t kMaxRequestBytes = 8192;
+using Clock = std::chrono::steady_clock;
 
-void SendAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // timeout or peer gone: drop the scrape
-    off += static_cast<size_t>(n);
-  }
+constexpr size_t kMaxHeaderBytes = 8192;
+// After the response, how long we wait for the client to close first: closing a socket that still holds
+// unread request bytes (a POST body, pipelined junk) sends a reset, which can discard the response
+// before the client has read it.
+constexpr auto kLingerAfterResponse = std::chrono::milliseconds(1000);
+// accept() out of descriptors leaves the listener readable; look at it again only after this pause
+// instead of spinning.
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+// Reads per readiness event, so one client streaming data cannot keep the loop from the others.
+constexpr int kReadsPerEvent = 16;
+
+enum class Phase { kReading, kWriting, kLingering };
+
+struct Connection {
+  int fd = -1;
+  Clock::time_point accepted;
+  Clock::time_point deadline;
+  Phase phase = Phase::kReading;
+  std::string in;   // the request received so far
+  std::string out;  // the response
+  size_t sent = 0;  // bytes of `out` already sent
+};
+
+void CloseConnection(int fd) {
+  shutdown(fd, SHUT_RDWR);
+  close(fd);
 }
+
+// Offset just past the blank line that ends the header ("\r\n\r\n", "\n\n" or a mix), searching from
+// `from`, or npos.
+size_t HeaderEnd(const std::string& s, size_t from) {
+  for (size_t i = s.find('\n', from); i != std::string::npos; i = s.find('\n', i + 1)) {
+    size_t j = i + 1;
+    if (j < s.size() && s[j] == '\r') ++j;
+    if (j < s.size() && s[j] == '\n') return j + 1;
+  }
+  return std::string::npos;
+}
+
+bool IsTokenChar(char c) {  // RFC 9110 tchar
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+
+bool IsVisible(char c) { return c > 0x20 && c < 0x7f; }
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// A request line can only hold printable ASCII and spaces (and the CR before its LF). Lets binary junk
+// (a TLS hello on the plain port) be refused at its first byte instead of at the deadline.
+bool PlausibleLinePrefix(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\r' && i + 1 == s.size()) continue;
+    if (c != ' ' && !IsVisible(c)) return false;
+  }
+  return true;
+}
+
+// Splits "METHOD SP target SP HTTP/d.d" (no CR, no LF). False when malformed.
+bool ParseRequestLine(std::string_view line, std::string_view* method, std::string_view* path) {
+  const size_t sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos) return false;
+  const size_t sp2 = line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) return false;
+  *method = line.substr(0, sp1);
+  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const std::string_view version = line.substr(sp2 + 1);
+  if (method->empty() || !std::all_of(method->begin(), method->end(), IsTokenChar)) return false;
+  if (target.empty() || !std::all_of(target.begin(), target.end(), IsVisible)) return false;
+  if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || !IsDigit(version[5]) || version[6] != '.' ||
+      !IsDigit(version[7])) {
+    return false;
+  }
+  // Absolute form (as sent to proxies): keep the path.
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.substr(0, scheme.size()) == scheme) {
+      const size_t slash = target.find('/', scheme.size());
+      target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
+    }
+  }
+  if (target[0] != '/' && target != "*") return false;
+  *path = target.substr(0, target.find('?'));
+  return true;
+}
+
+std::string Response(const char* status, const char* content_type, const std::string& body, bool with_body,
+                     const char* extra_headers = "") {
+  std::string out = std::string("HTTP/1.0 ") + status + "\r\nContent-Type: " + content_type +
+                    "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + extra_headers +
+                    "Connection: close\r\n\r\n";
+  if (with_body) out += body;
+  return out;
+}
+
+std::string ErrorResponse(const char* status, const char* extra_headers = "") {
+  return Response(status, "text/plain", std::string(status) + "\n", true, extra_headers);
+}
+
+// The poll() loop of one server: owns every client connection.
+class EventLoop {
+ public:
+  EventLoop(int listen_fd, int stop_fd, const HttpServer::Handler& handler, const HttpServer::Options& options)
+      : listen_fd_(listen_fd),
+        stop_fd_(stop_fd),
+        handler_(handler),
+        options_(options),
+        max_connections_(static_cast<size_t>(std::max(1, options.max_connections))) {}
+
+  ~EventLoop() {
+    for (Connection& c : conns_) CloseConnection(c.fd);
+  }
+
+  void Run() {
+    std::vector<pollfd> fds;
+    while (true) {
+      Clock::time_point now = Clock::now();
+      ExpireDeadlines(now);
+      fds.clear();
+      fds.push_back({stop_fd_, POLLIN, 0});
+      fds.push_back({listen_fd_, static_cast<short>(now >= accept_paused_until_ ? POLLIN : 0), 0});
+      for (const Connection& c : conns_) {
+        fds.push_back({c.fd, static_cast<short>(c.phase == Phase::kWriting ? POLLOUT : POLLIN), 0});
+      }
+      const int n = poll(fds.data(), fds.size(), PollTimeoutMs(now));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 || fds[0].revents != 0) return;  // Stop(), or poll itself failed
+
+      now = Clock::now();
+      // fds[2 + i] belongs to conns_[i]; new connections are appended only after this pass.
+      size_t kept = 0;
+      for (size_t i = 0; i < conns_.size(); ++i) {
+        const short revents = fds[2 + i].revents;
+        bool open = true;
+        if (revents & (POLLERR | POLLNVAL)) {
+          open = false;
+        } else if (revents != 0) {
+          open = conns_[i].phase == Phase::kWriting ? OnWritable(conns_[i], now) : OnReadable(conns_[i], now);
+        }
+        if (open) {
+          if (kept != i) conns_[kept] = std::move(conns_[i]);
+          ++kept;
+        } else {
+          CloseConnection(conns_[i].fd);
+        }
+      }
+      conns_.resize(kept);
+      if (fds[1].revents & POLLIN) Accept(now);
+    }
+  }
+
+ private:
+  void ExpireDeadlines(Clock::time_point now) {
+    std::erase_if(conns_, [now](const Connection& c) {
+      if (now < c.deadline) return false;
+      CloseConnection(c.fd);
+      return true;
+    });
+  }
+
+  int PollTimeoutMs(Clock::time_point now) const {
+    Clock::time_point wake = Clock::time_point::max();
+    for (const Connection& c : conns_) wake = std::min(wake, c.deadline);
+    if (now < accept_paused_until_) wake = std::min(wake, accept_paused_until_);
+    if (wake == Clock::time_point::max()) return -1;
+    // Round up, so we never wake a hair before a deadline and spin.
+    auto ms = std::chrono::ceil<std::chrono::milliseconds>(wake - now).count();
+    return static_cast<int>(std::clamp<int64_t>(ms, 0, 60'000));
+  }
+
+  void Accept(Clock::time_point now) {
+    for (size_t k = 0; k < max_connections_; ++k) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) accept_paused_until_ = now + kAcceptPause;  // EMFILE…
+        return;
+      }
+      if (conns_.size() >= max_connections_) EvictOne();
+      Connection c;
+      c.fd = fd;
+      c.accepted = now;
+      c.deadline = now + options_.header_timeout;
+      conns_.push_back(std::move(c));
+    }
+  }
+
+  // Makes room for a new connection: the oldest one not sending a response (idle, reading, lingering),
+  // else the oldest of all. conns_ is in accept order.
+  void EvictOne() {
+    auto victim = std::find_if(conns_.begin(), conns_.end(),
+                               [](const Connection& c) { return c.phase != Phase::kWriting; });
+    if (victim == conns_.end()) victim = conns_.begin();
+    CloseConnection(victim->fd);
+    conns_.erase(victim);
+  }
+
+  // Returns false when the connection is to be closed.
+  bool OnReadable(Connection& c, Clock::time_point now) {
+    char buf[4096];
+    for (int reads = 0; reads < kReadsPerEvent; ++reads) {
+      const ssize_t n = recv(c.fd, buf, sizeof(buf), 0);
+      if (n == 0) return false;  // the client closed: before finishing its request, or after our response
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK;
+      }
+      if (c.phase == Phase::kLingering) continue;  // whatever follows the request is discarded
+      const size_t scan_from = c.in.size() >= 2 ? c.in.size() - 2 : 0;
+      c.in.append(buf, static_cast<size_t>(n));
+      if (!OnRequestBytes(c, scan_from)) continue;
+      c.phase = Phase::kWriting;
+      c.deadline = c.accepted + options_.total_timeout;
+      return OnWritable(c, now);
+    }
+    return true;
+  }
+
+  // Looks at the request received so far; true once c.out holds the response.
+  bool OnRequestBytes(Connection& c, size_t scan_from) {
+    // A server should ignore at least one empty line before the request line (RFC 9112 2.2); one is
+    // skipped, so an empty request ("\r\n\r\n") still gets its 400.
+    const size_t start = c.in.compare(0, 2, "\r\n") == 0 ? 2 : c.in.compare(0, 1, "\n") == 0 ? 1 : 0;
+    const size_t eol = c.in.find('\n', start);
+    std::string_view line(c.in);
+    line = line.substr(start, eol == std::string::npos ? std::string_view::npos : eol - start);
+    if (!PlausibleLinePrefix(line)) {
+      c.out = ErrorResponse("400 Bad Request");
+      return true;
+    }
+    std::string_view method, path;
+    if (eol != std::string::npos) {
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (!ParseRequestLine(line, &method, &path)) {  // refused now, without waiting for the header
+        c.out = ErrorResponse("400 Bad Request");
+        return true;
+      }
+    }
+    const size_t end = eol == std::string::npos ? eol : HeaderEnd(c.in, std::max(scan_from, eol));
+    if (end == std::string::npos ? c.in.size() > kMaxHeaderBytes : end > kMaxHeaderBytes) {
+      c.out = ErrorResponse("431 Request Header Fields Too Large");
+      return true;
+    }
+    if (end == std::string::npos) return false;
+    if (method != "GET" && method != "HEAD") {
+      c.out = ErrorResponse("405 Method Not Allowed", "Allow: GET, HEAD\r\n");
+    } else {
+      c.out = Serve(std::string(path), method == "GET");
+    }
+    return true;
+  }
+
+  std::string Serve(const std::string& path, bool with_body) {
+    bool found = false;
+    std::string body;
+    try {
+      body = handler_(path, &found);
+    } catch (...) {  // an exception must not end the server thread (and the job)
+      return ErrorResponse("500 Internal Server Error");
+    }
+    return found ? Response("200 OK", "text/plain; version=0.0.4; charset=utf-8", body, with_body)
+                 : Response("404 Not Found", "text/plain", body, with_body);
+  }
+
+  bool OnWritable(Connection& c, Clock::time_point now) {
+    while (c.sent < c.out.size()) {
+      const ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        c.sent += static_cast<size_t>(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);  // else the client is gone
+      }
+    }
+    shutdown(c.fd, SHUT_WR);  // our FIN: the client reads to the end, then closes
+    c.out = std::string();
+    c.in = std::string();
+    c.phase = Phase::kLingering;
+    c.deadline = std::min(c.accepted + options_.total_timeout, now + kLingerAfterResponse);
+    return true;
+  }
+
+  const int listen_fd_;
+  const int stop_fd_;
+  const HttpServer::Handler& handler_;
+  const HttpServer::Options options_;
+  const size_t max_connections_;
+  std::vector<Connection> conns_;  // in accept order, oldest first
+  Clock::time_point accept_paused_until_{};
+};
 
 }  // namespace
 
-Status HttpServer::Start(const std::string& address, int port, Handler handler) {
+Status HttpServer::Start(const std::string& address, int port, Handler handler, const Options& options) {
+  if (thread_.joinable()) return InternalError("metrics server already started");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -39,7 +325,7 @@ Status HttpServer::Start(const std::string& address, int port, Handler handler) 
   if (fd < 0) return SystemError(std::string("socket: ") + strerror(errno));
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 16) != 0) {
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, SOMAXCONN) != 0) {
     Status s = SystemError("bind " + address + ":" + std::to_string(port) + ": " + strerror(errno));
     close(fd);
     return s;
@@ -55,6 +341,7 @@ Status HttpServer::Start(const std::string& address, int port, Handler handler) 
   stop_fd_ = stop;
   port_ = ntohs(addr.sin_port);
   handler_ = std::move(handler);
+  options_ = options;
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ncclscope-http");
     Serve();
@@ -66,54 +353,14 @@ void HttpServer::Stop() {
   if (!thread_.joinable()) return;
   uint64_t one = 1;
   (void)!write(stop_fd_, &one, sizeof(one));
-  thread_.join();
+  thread_.join();  // the loop never blocks on a client: it leaves at its next poll()
   close(listen_fd_);
   close(stop_fd_);
   listen_fd_ = stop_fd_ = -1;
   port_ = 0;
+  handler_ = nullptr;
 }
 
-void HttpServer::Serve() {
-  pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-  while (true) {
-    int n = poll(fds, 2, -1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 || (fds[1].revents & POLLIN)) return;
-    if (!(fds[0].revents & POLLIN)) continue;
-    int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (conn < 0) continue;  // EAGAIN, ECONNABORTED, EMFILE: try again at the next poll
-    HandleConnection(conn);
-    close(conn);
-  }
-}
-
-void HttpServer::HandleConnection(int fd) {
-  timeval tv{2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  std::string request;
-  char buf[1024];
-  while (request.find("\r\n\r\n") == std::string::npos && request.size() < kMaxRequestBytes) {
-    ssize_t n = recv(fd, buf, sizeof(buf), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    request.append(buf, static_cast<size_t>(n));
-  }
-  // "GET /metrics HTTP/1.1": method, path (query string ignored), version.
-  size_t sp1 = request.find(' ');
-  size_t sp2 = sp1 == std::string::npos ? sp1 : request.find(' ', sp1 + 1);
-  if (sp2 == std::string::npos || request.compare(0, sp1, "GET") != 0) {
-    SendAll(fd, "HTTP/1.0 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-    return;
-  }
-  std::string path = request.substr(sp1 + 1, sp2 - sp1 - 1);
-  path = path.substr(0, path.find('?'));
-  bool found = false;
-  std::string body = handler_(path, &found);
-  std::string head = found ? "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-                           : "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\n";
-  head += "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
-  SendAll(fd, head + body);
-}
+void HttpServer::Serve() { EventLoop(listen_fd_, stop_fd_, handler_, options_).Run(); }
 
 }  // namespace ncclscope

@@ -1,13 +1,27 @@
-// A minimal HTTP/1.0 server for /metrics: one thread, poll() on the listening socket and an eventfd, so
-// Stop() returns in microseconds (civetweb, under prometheus-cpp's Exposer, took up to 2 s to stop once a
-// handler was registered, and the last finalize must return within 100 ms). One request per connection,
-// 2 s I/O timeouts, MSG_NOSIGNAL (no process-wide SIGPIPE change), close-on-exec descriptors. Scrapes are
-// served one at a time, which suits one Prometheus server scraping every few seconds.
-// Start/Stop are not thread-safe against each other (the runtime serialises them); the handler runs on
-// the server thread.
+// A small HTTP/1.0 server for /metrics. One thread runs a poll() loop over non-blocking sockets: the
+// listening socket, an eventfd that Stop() signals, and every client connection. Requests are read and
+// responses written incrementally, so no client can hold up another scrape or the job's teardown:
+//  - each connection has deadlines counted from its accept (the full request header within
+//    header_timeout, the whole exchange within total_timeout), not per byte, so a client trickling one
+//    byte a second is dropped at its deadline;
+//  - at most max_connections are open; a new connection evicts the oldest one that is idle, still
+//    reading its request or lingering after its response (one whose response is being sent only when
+//    nothing else can go);
+//  - Stop() signals the eventfd; the loop shuts down and closes every client socket and exits, so Stop()
+//    returns within about a millisecond (tests/bench/http) unless the handler itself is running
+//    (civetweb, under prometheus-cpp's Exposer, took up to 2 s to stop, and the last finalize must
+//    return within 100 ms).
+// One request per connection (answered with Connection: close). GET is served, HEAD answered like GET
+// without the body, any other well-formed method gets 405, a malformed request line 400, a request
+// header over 8 KiB 431. LF and CRLF line endings are both accepted. Sends use MSG_NOSIGNAL (no
+// process-wide SIGPIPE change); every descriptor is close-on-exec.
+// Thread-safety: Start/Stop are not thread-safe against each other (the runtime serialises them), and
+// port()/listen_fd() are read by the thread that calls them. The handler runs on the server thread, one
+// request at a time.
 #ifndef NCCLSCOPE_EXPORTERS_PROMETHEUS_HTTP_SERVER_H_
 #define NCCLSCOPE_EXPORTERS_PROMETHEUS_HTTP_SERVER_H_
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
@@ -18,8 +32,14 @@ namespace ncclscope {
 
 class HttpServer {
  public:
-  // Returns the body for a GET of `path`, with *found = false for a 404.
+  // Returns the body for a GET of `path` (query string removed), with *found = false for a 404.
   using Handler = std::function<std::string(const std::string& path, bool* found)>;
+
+  struct Options {
+    int max_connections = 64;
+    std::chrono::milliseconds header_timeout{2000};  // from accept to the end of the request header
+    std::chrono::milliseconds total_timeout{10000};  // from accept to the last byte of the response
+  };
 
   HttpServer() = default;
   ~HttpServer() { Stop(); }
@@ -27,7 +47,11 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Binds `address` (IPv4 dotted quad, "0.0.0.0" = all interfaces) and `port` (0 = any free port).
-  Status Start(const std::string& address, int port, Handler handler);
+  Status Start(const std::string& address, int port, Handler handler) {
+    return Start(address, port, std::move(handler), Options());
+  }
+  Status Start(const std::string& address, int port, Handler handler, const Options& options);
+  // Returns at once whatever the clients do: closes every connection and joins the server thread.
   void Stop();
 
   int port() const { return port_; }
@@ -35,9 +59,9 @@ class HttpServer {
 
  private:
   void Serve();
-  void HandleConnection(int fd);
 
   Handler handler_;
+  Options options_;
   std::thread thread_;
   int listen_fd_ = -1;
   int stop_fd_ = -1;

@@ -1,5 +1,6 @@
 #include "exporters/prometheus/metrics_endpoint.h"
 
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -33,6 +34,13 @@ std::string ServeMetrics(const std::string& path, bool* found) {
   return prometheus::TextSerializer().Serialize(CollectMetricFamilies());
 }
 
+// Only a dotted-quad IPv4 address can be bound. An empty value is set on purpose but names no interface:
+// saying so beats binding every interface, and beats the misleading "no free port" of a failed bind.
+bool IsIpv4Address(const std::string& text) {
+  in_addr addr{};
+  return inet_pton(AF_INET, text.c_str(), &addr) == 1;
+}
+
 }  // namespace
 
 int LocalRankFromEnv() {
@@ -62,6 +70,11 @@ void MetricsEndpoint::Start() {
   const int base = static_cast<int>(params.Int(ParamId::kPromPort));
   if (base < 0) return;
   const std::string bind = params.Str(ParamId::kPromBind);
+  if (!IsIpv4Address(bind)) {
+    NCCLSCOPE_WARN(subsys::kInit, "NCCLSCOPE_PROM_BIND='%s' is not an IPv4 address; metrics endpoint off",
+                   bind.c_str());
+    return;
+  }
   const int local_rank = LocalRankFromEnv();
   bool bound = false;
   if (base == 0) {

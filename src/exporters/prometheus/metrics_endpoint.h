@@ -4,7 +4,8 @@
 // It is a runtime Service: started with the first init of a load cycle, stopped (server threads joined)
 // by the last finalize. Port = NCCLSCOPE_PROM_PORT + local rank (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
 // SLURM_LOCALID, MPI_LOCALRANKID); without a local rank the next 15 ports are tried. A port that cannot
-// be bound is a warning, never an error for the job. Thread-safe through the runtime's serialisation.
+// be bound, or a NCCLSCOPE_PROM_BIND that is not an IPv4 address, is a warning and no endpoint, never an
+// error for the job. Thread-safe through the runtime's serialisation.
 #ifndef NCCLSCOPE_EXPORTERS_PROMETHEUS_METRICS_ENDPOINT_H_
 #define NCCLSCOPE_EXPORTERS_PROMETHEUS_METRICS_ENDPOINT_H_
 

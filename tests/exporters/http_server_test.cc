@@ -1,0 +1,243 @@
+// The metrics server under misbehaving clients, over real loopback sockets: slow and idle clients
+// neither delay a scrape nor Stop(), each is dropped at its deadline, a full server evicts its oldest
+// idle connection rather than refuse scrapes, and requests get the status they deserve. Bounds are
+// generous (1 s) for a loaded 2-core machine; the old one-connection-at-a-time server missed each of
+// them by seconds.
+#include "exporters/prometheus/http_server.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http_get.h"
+#include "http_load.h"
+
+namespace ncclscope {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using testing::ClientLoad;
+using testing::ConnectLoopback;
+using testing::HttpGet;
+using testing::RawRequest;
+using testing::StatusOf;
+using testing::WaitClosedByPeer;
+
+constexpr size_t kBigBody = 16u << 20;  // far more than the socket buffers hold
+
+double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string Handler(const std::string& path, bool* found) {
+  *found = path == "/metrics" || path == "/big";
+  if (path == "/metrics") return "up 1\n";
+  if (path == "/big") return std::string(kBigBody, 'x');
+  return "not found\n";
+}
+
+// Connects and asks for /big without ever reading: its response stays half-sent in the server.
+int NonReadingBigClient(int port) {
+  int fd = ConnectLoopback(port);
+  const std::string req = "GET /big HTTP/1.0\r\n\r\n";
+  EXPECT_EQ(send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  return fd;
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void StartServer(const HttpServer::Options& options = HttpServer::Options()) {
+    ASSERT_TRUE(server_.Start("127.0.0.1", 0, &Handler, options).ok());
+    port_ = server_.port();
+    ASSERT_GT(port_, 0);
+  }
+
+  // Times one GET /metrics and checks it succeeded.
+  double TimedScrape() {
+    const Clock::time_point t0 = Clock::now();
+    int status = 0;
+    std::string body = HttpGet(port_, "/metrics", &status);
+    const double s = SecondsSince(t0);
+    EXPECT_EQ(status, 200);
+    EXPECT_EQ(body, "up 1\n");
+    return s;
+  }
+
+  HttpServer server_;
+  int port_ = 0;
+};
+
+TEST_F(HttpServerTest, ScrapeIsAnsweredWhileSlowAndIdleClientsAreConnected) {
+  HttpServer::Options options;
+  options.max_connections = 128;  // room for all of them: this is about concurrency, not eviction
+  StartServer(options);
+  ClientLoad load(port_, /*slow=*/50, /*idle=*/50, 150ms, /*reconnect=*/false);
+  const int big = NonReadingBigClient(port_);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_LT(TimedScrape(), 1.0);
+  EXPECT_EQ(load.dropped(), 0) << "the clients should all still be connected (deadline 2 s)";
+  close(big);
+}
+
+TEST_F(HttpServerTest, StopReturnsAtOnceWhileClientsAreConnected) {
+  StartServer();
+  ClientLoad load(port_, 50, 50, 150ms, false);
+  const int big = NonReadingBigClient(port_);
+  std::this_thread::sleep_for(300ms);
+  const Clock::time_point t0 = Clock::now();
+  server_.Stop();
+  EXPECT_LT(SecondsSince(t0), 1.0);
+  EXPECT_TRUE(WaitClosedByPeer(big, 1000ms)) << "Stop() must close the client connections";
+  close(big);
+  int status = 0;
+  HttpGet(port_, "/metrics", &status);
+  EXPECT_LT(status, 0) << "still answering after Stop()";
+}
+
+TEST_F(HttpServerTest, SlowAndIdleClientsAreDroppedAtTheHeaderDeadline) {
+  StartServer();  // header deadline 2 s from accept
+  const Clock::time_point t0 = Clock::now();
+  const int idle = ConnectLoopback(port_);
+  const int slow = ConnectLoopback(port_);
+  ASSERT_GE(idle, 0);
+  ASSERT_GE(slow, 0);
+  // One byte per 100 ms of a header that never ends; the old server's per-recv timeout never fired.
+  const std::string prefix = "GET /metrics HTTP/1.0\r\nX-Slow: ";
+  double slow_dropped_at = -1;
+  for (size_t i = 0; SecondsSince(t0) < 6.0; ++i) {
+    const char byte = i < prefix.size() ? prefix[i] : 'a';
+    if (send(slow, &byte, 1, MSG_NOSIGNAL) != 1 || WaitClosedByPeer(slow, 100ms)) {
+      slow_dropped_at = SecondsSince(t0);
+      break;
+    }
+  }
+  EXPECT_GT(slow_dropped_at, 1.5) << "dropped before its deadline";
+  EXPECT_LT(slow_dropped_at, 3.5) << "not dropped at its deadline (-1: never)";
+  EXPECT_TRUE(WaitClosedByPeer(idle, 1000ms)) << "the idle client outlived its deadline";
+  close(idle);
+  close(slow);
+}
+
+TEST_F(HttpServerTest, NonReadingClientIsDroppedAtTheTotalDeadlineWithoutBlockingOthers) {
+  HttpServer::Options options;
+  options.total_timeout = 1000ms;
+  StartServer(options);
+  const Clock::time_point t0 = Clock::now();
+  const int big = NonReadingBigClient(port_);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_LT(TimedScrape(), 1.0) << "a half-sent response blocked the server";
+  std::this_thread::sleep_for(1000ms);
+  // Past its deadline the server has given up: what arrives is the truncated response, then EOF/reset.
+  size_t received = 0;
+  char buf[65536];
+  ssize_t n;
+  while ((n = recv(big, buf, sizeof(buf), 0)) > 0) received += static_cast<size_t>(n);
+  EXPECT_LT(received, kBigBody) << "the response was sent in full: no total deadline";
+  EXPECT_LT(SecondsSince(t0), 4.0);
+  close(big);
+}
+
+TEST_F(HttpServerTest, FullServerEvictsTheOldestIdleConnectionNotAResponseInFlight) {
+  StartServer();  // 64 connections at most
+  const int big = NonReadingBigClient(port_);  // the oldest, and sending: must survive
+  std::this_thread::sleep_for(200ms);
+  std::vector<int> idle;
+  for (int i = 0; i < 74; ++i) idle.push_back(ConnectLoopback(port_));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_LT(TimedScrape(), 1.0) << "a full server refused the scrape";
+  EXPECT_TRUE(WaitClosedByPeer(idle.front(), 500ms)) << "the oldest idle connection was not evicted";
+  pollfd newest{idle.back(), POLLIN, 0};
+  EXPECT_EQ(poll(&newest, 1, 0), 0) << "the newest idle connection was dropped";
+  // The response in flight is still delivered in full.
+  size_t received = 0;
+  char buf[65536];
+  ssize_t n;
+  while ((n = recv(big, buf, sizeof(buf), 0)) > 0) received += static_cast<size_t>(n);
+  EXPECT_GT(received, kBigBody);
+  for (int fd : idle) close(fd);
+  close(big);
+}
+
+TEST_F(HttpServerTest, RequestsGetTheStatusTheyDeserve) {
+  StartServer();
+  struct Case {
+    std::string request;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {"GET /metrics HTTP/1.0\r\n\r\n", 200},
+      {"GET /metrics HTTP/1.0\n\n", 200},  // bare LF
+      {"GET /metrics?x=1 HTTP/1.1\r\nHost: a\nAccept: */*\r\n\r\n", 200},
+      {"\r\nGET /metrics HTTP/1.1\r\n\r\n", 200},  // a stray empty line before the request line
+      {"GET http://node7:9850/metrics HTTP/1.1\r\n\r\n", 200},
+      {"GET /other HTTP/1.0\r\n\r\n", 404},
+      {"POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", 405},
+      {"DELETE /metrics HTTP/1.0\r\n\r\n", 405},
+      {"garbage\r\n\r\n", 400},
+      {"garbage\r\n", 400},  // refused at the end of the line, without waiting for the header
+      {"GET\r\n\r\n", 400},
+      {"GET /metrics\r\n\r\n", 400},
+      {"GET /metrics HTTP/1.0 extra\r\n\r\n", 400},
+      {"GET  /metrics HTTP/1.0\r\n\r\n", 400},
+      {"GET metrics HTTP/1.0\r\n\r\n", 400},
+      {"GET /metrics FTP/1.0\r\n\r\n", 400},
+      {"G(T /metrics HTTP/1.0\r\n\r\n", 400},
+      {"\r\n\r\n\r\n\r\n", 400},
+      {std::string("\x16\x03\x01\x02\x00\x01", 6), 400},  // a TLS hello: refused at its first byte
+      {"GET /metrics HTTP/1.0\r\nX-Pad: " + std::string(9000, 'a') + "\r\n\r\n", 431},
+      {"GET /" + std::string(9000, 'a'), 431},
+  };
+  for (const Case& c : cases) {
+    const Clock::time_point t0 = Clock::now();
+    const std::string resp = RawRequest(port_, c.request, 3000ms);
+    const std::string shown = ::testing::PrintToString(c.request.substr(0, 80));
+    EXPECT_EQ(StatusOf(resp), c.status) << shown << " -> " << resp.substr(0, 200);
+    EXPECT_LT(SecondsSince(t0), 1.0) << shown << " was answered late";
+  }
+  const std::string head = RawRequest(port_, "HEAD /metrics HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(StatusOf(head), 200);
+  EXPECT_NE(head.find("Content-Length: 5\r\n"), std::string::npos) << head;
+  EXPECT_EQ(head.substr(head.size() - 4), "\r\n\r\n") << "HEAD got a body: " << head;
+}
+
+TEST_F(HttpServerTest, ThrowingHandlerGets500AndTheServerLivesOn) {
+  ASSERT_TRUE(server_
+                  .Start("127.0.0.1", 0,
+                         [](const std::string& path, bool* found) -> std::string {
+                           if (path == "/throw") throw std::runtime_error("boom");
+                           return Handler(path, found);
+                         })
+                  .ok());
+  port_ = server_.port();
+  EXPECT_EQ(StatusOf(RawRequest(port_, "GET /throw HTTP/1.0\r\n\r\n")), 500);
+  EXPECT_LT(TimedScrape(), 1.0);
+}
+
+TEST(HttpServerStart, RefusesWhatIsNotAnIpv4Address) {
+  for (const char* bad : {"", "localhost", "1.2.3", "::1", "0.0.0.0 "}) {
+    HttpServer server;
+    EXPECT_FALSE(server.Start(bad, 0, &Handler).ok()) << "'" << bad << "'";
+    EXPECT_EQ(server.port(), 0);
+    EXPECT_EQ(server.listen_fd(), -1);
+  }
+}
+
+TEST(HttpServerStart, RestartsAfterStop) {
+  HttpServer server;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(server.Start("127.0.0.1", 0, &Handler).ok());
+    int status = 0;
+    EXPECT_EQ(HttpGet(server.port(), "/metrics", &status), "up 1\n");
+    EXPECT_EQ(status, 200);
+    server.Stop();
+    EXPECT_EQ(server.port(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace ncclscope
