@@ -36,8 +36,9 @@ VerbsDevice Rxe(const char* name, const char* ip4_mapped) {
   p.active_speed = 1;   // SDR
   p.active_width = 2;   // 4X
   p.speed_mbps = PortSpeedMbps(1, 2);
-  p.gids = {Gid(0, "fe80::5054:ff:fe12:3456", GidType::kIbOrRoceV1), Gid(1, "fe80::5054:ff:fe12:3456", GidType::kRoceV2),
-            Gid(2, ip4_mapped, GidType::kIbOrRoceV1), Gid(3, ip4_mapped, GidType::kRoceV2)};
+  p.gids = {Gid(0, "fe80::5054:ff:fe12:3456", GidType::kIbOrRoceV1),
+            Gid(1, "fe80::5054:ff:fe12:3456", GidType::kRoceV2), Gid(2, ip4_mapped, GidType::kIbOrRoceV1),
+            Gid(3, ip4_mapped, GidType::kRoceV2)};
   d.ports.push_back(p);
   return d;
 }

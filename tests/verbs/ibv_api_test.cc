@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "net/verbs/discovery.h"
 
@@ -36,18 +37,19 @@ TEST(IbvApi, InstalledLibraryResolvesEveryRequiredSymbol) {
   Result<const IbvApi*> r = LoadIbvApi();
   if (!r.ok()) GTEST_SKIP() << r.status().message();
   const IbvApi& api = *r.value();
-  for (const void* fn : {reinterpret_cast<const void*>(api.get_device_list), reinterpret_cast<const void*>(api.free_device_list),
-                         reinterpret_cast<const void*>(api.get_device_name), reinterpret_cast<const void*>(api.open_device),
-                         reinterpret_cast<const void*>(api.close_device), reinterpret_cast<const void*>(api.query_device),
-                         reinterpret_cast<const void*>(api.query_port_compat), reinterpret_cast<const void*>(api.query_gid),
-                         reinterpret_cast<const void*>(api.alloc_pd), reinterpret_cast<const void*>(api.dealloc_pd),
-                         reinterpret_cast<const void*>(api.reg_mr), reinterpret_cast<const void*>(api.dereg_mr),
-                         reinterpret_cast<const void*>(api.create_cq), reinterpret_cast<const void*>(api.destroy_cq),
-                         reinterpret_cast<const void*>(api.create_qp), reinterpret_cast<const void*>(api.modify_qp),
-                         reinterpret_cast<const void*>(api.destroy_qp), reinterpret_cast<const void*>(api.event_type_str),
-                         reinterpret_cast<const void*>(api.wc_status_str)}) {
-    EXPECT_NE(fn, nullptr);
-  }
+  auto p = [](auto fn) { return reinterpret_cast<const void*>(fn); };
+  const std::pair<const char*, const void*> required[] = {
+      {"get_device_list", p(api.get_device_list)}, {"free_device_list", p(api.free_device_list)},
+      {"get_device_name", p(api.get_device_name)}, {"open_device", p(api.open_device)},
+      {"close_device", p(api.close_device)},       {"query_device", p(api.query_device)},
+      {"query_port", p(api.query_port_compat)},    {"query_gid", p(api.query_gid)},
+      {"alloc_pd", p(api.alloc_pd)},               {"dealloc_pd", p(api.dealloc_pd)},
+      {"reg_mr", p(api.reg_mr)},                   {"dereg_mr", p(api.dereg_mr)},
+      {"create_cq", p(api.create_cq)},             {"destroy_cq", p(api.destroy_cq)},
+      {"create_qp", p(api.create_qp)},             {"modify_qp", p(api.modify_qp)},
+      {"destroy_qp", p(api.destroy_qp)},           {"event_type_str", p(api.event_type_str)},
+      {"wc_status_str", p(api.wc_status_str)},     {"port_state_str", p(api.port_state_str)}};
+  for (const auto& [name, fn] : required) EXPECT_NE(fn, nullptr) << name;
   EXPECT_STREQ(api.wc_status_str(IBV_WC_SUCCESS), "success");
   // The same table every time: loaded once.
   EXPECT_EQ(LoadIbvApi().value(), r.value());

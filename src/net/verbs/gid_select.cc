@@ -133,7 +133,9 @@ GidChoice SelectGid(const VerbsPort& port, const GidPolicy& policy) {
   std::string wanted = std::string(FamilyName(policy.family)) + " RoCE v" + std::to_string(policy.roce_version) +
                        (policy.range ? " GID in NCCL_IB_ADDR_RANGE" : " GID");
   if (any_version != nullptr) return Chosen(*any_version, "no " + wanted + "; using another RoCE version");
-  if (const VerbsGid* g0 = FindIndex(port, 0)) return Chosen(*g0, "no " + wanted + "; falling back to GID 0 as NCCL does");
+  if (const VerbsGid* g0 = FindIndex(port, 0)) {
+    return Chosen(*g0, "no " + wanted + "; falling back to GID 0 as NCCL does");
+  }
   GidChoice none;
   none.reason = "no " + wanted + " and no GID 0";
   return none;
