@@ -37,7 +37,7 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
   auto release = [&] {
     if (args.per_comm) Runtime::Instance().Release("net ctx (init failed)");
   };
-  Result<TransportChoice> choice = ChooseTransport(Params().Str(ParamId::kTransport), /*ib_disabled=*/false);
+  Result<TransportChoice> choice = ChooseTransport(Params().Str(ParamId::kTransport), Params().Bool(ParamId::kIbDisable));
   if (!choice.ok()) {
     release();
     return Status(choice.status().code(), "ncclscope net init: " + choice.status().message());

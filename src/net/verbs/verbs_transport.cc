@@ -1,5 +1,8 @@
 #include "net/verbs/verbs_transport.h"
 
+#include "common/log.h"
+#include "common/params.h"
+#include "net/verbs/discovery.h"
 #include "net/verbs/verbs_probe.h"
 
 namespace ncclscope::net::verbs {
@@ -9,17 +12,52 @@ VerbsTransport& GetVerbsTransport() {
   return *t;
 }
 
+namespace {
+
+DiscoveryOptions Options() {
+  DiscoveryOptions o = DiscoveryOptions::FromParams(Params());
+  o.sysfs_root = SysfsRoot();
+  return o;
+}
+
+}  // namespace
+
 TransportProbe ProbeVerbs() {
   TransportProbe p;
   std::vector<std::string> names = ListVerbsDeviceNames();
   p.present = static_cast<int>(names.size());
   p.detail = std::to_string(names.size()) + " RDMA device(s)";
   for (size_t i = 0; i < names.size(); ++i) p.detail += (i ? ", " : ": ") + names[i];
+  if (p.present == 0) return p;  // no need to load libibverbs
+  Result<DiscoveryReport> found = DiscoverVerbsDevices(Options());
+  if (!found.ok()) {
+    p.detail += ", none usable: " + found.status().message();
+    return p;
+  }
+  p.usable = static_cast<int>(found->devices.size());
+  p.detail += ", " + std::to_string(p.usable) + " usable port(s)";
+  for (size_t i = 0; i < found->devices.size(); ++i) {
+    p.detail += (i ? ", " : ": ") + found->devices[i].device_name + ":" + std::to_string(found->devices[i].port_num);
+  }
   return p;
 }
 
 Status VerbsTransport::Open() {
-  return Unimplemented("device discovery is not built yet");
+  Result<DiscoveryReport> found = DiscoverVerbsDevices(Options());
+  if (!found.ok()) return found.status();
+  if (found->devices.empty()) {
+    std::string why;
+    for (const std::string& line : found->lines) why += (why.empty() ? "" : "; ") + line;
+    return SystemError("no usable RDMA port (" + why + ")");
+  }
+  // Open() runs at init, serialised by NCCL's net mutex; data-path threads never read this vector.
+  props_.clear();
+  for (const VerbsNetDevice& d : found->devices) props_.push_back(d.props);
+  NCCLSCOPE_WARN(subsys::kNet,
+                 "NCCLSCOPE_TRANSPORT=ib: %zu RDMA port(s) described, but ncclscope's verbs data path is not built yet: "
+                 "connections will fail; unset NCCLSCOPE_TRANSPORT to let NCCL's own IB transport carry the data",
+                 props_.size());
+  return Status::Ok();
 }
 
 Status VerbsTransport::Listen(NetContext*, int, void*, ListenComm**) {
