@@ -143,11 +143,11 @@ TEST(NetIb, SendAndReceiveQpsCountPerDeviceAndCommunicator) {
   StopEvent(r1);
   NetCounters* ib2 = NetCountersFor("nccl-ib2", kComm, false);
   EXPECT_EQ(ib1->bytes_received.load(), 0u);  // known only at RecvFlushWait
-  // 1000 bytes over 2 QPs as the sender splits them: ceil(500 / 128) * 128 = 512, then the remaining 488.
-  RecordEventState(step, StateUpdate{kStateProxyStepRecvFlushWait, true, 1000});
-  RecordEventState(step, StateUpdate{kStateProxyStepRecvFlushWait, true, 1000});  // once per step
-  EXPECT_EQ(ib1->bytes_received.load(), 512u);
-  EXPECT_EQ(ib2->bytes_received.load(), 488u);
+  // 520 bytes over 2 QPs as the sender splits them: ceil(260 / 128) * 128 = 384, then the remaining 136.
+  RecordEventState(step, StateUpdate{kStateProxyStepRecvFlushWait, true, 520});
+  RecordEventState(step, StateUpdate{kStateProxyStepRecvFlushWait, true, 520});  // once per step
+  EXPECT_EQ(ib1->bytes_received.load(), 384u);
+  EXPECT_EQ(ib2->bytes_received.load(), 136u);
   EXPECT_EQ(ib1->messages_received.load(), 1u);
   EXPECT_EQ(ib2->messages_received.load(), 0u);
   EXPECT_EQ(ib1->bytes_sent.load(), lens[1]);  // a receive never counts as sent
