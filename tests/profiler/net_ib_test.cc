@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/params.h"
@@ -66,6 +67,7 @@ void* Step(void* ctx, bool send, void** coll, void** op) {
   p.proxyOp.nSteps = 1;
   *op = Start(ctx, p);
   EXPECT_NE(*op, nullptr);
+  StopEvent(*coll);  // NCCL stops Coll at enqueue, before its proxy events
   void* s = Start(ctx, Descr(NCCLSCOPE_PROFILE_PROXY_STEP, *op));
   EXPECT_NE(s, nullptr);
   return s;
@@ -219,6 +221,55 @@ TEST(NetIb, NetPluginBitOffCountsNothing) {
   StopEvent(step);
   StopEvent(op);
   for (const auto& r : SnapshotNetStats().rows) EXPECT_NE(r.comm_id, kComm) << r.nic;
+  EXPECT_TRUE(Drops(kComm).empty());
+  Finalize(ctx);
+}
+
+
+// Progress threads of several proxies raising QP events of one communicator at once, every one of them seeing
+// the devices for the first time together: the lazily resolved counter blocks are the same for all, nothing is
+// lost (run under TSan by the concurrency tier).
+TEST(NetIb, ConcurrentFirstSightAndCounting) {
+  constexpr uint64_t kComm = 0x1b0004;
+  constexpr int kThreads = 8, kRounds = 500, kDevs = 4;
+  void* ctx = InitComm(kComm, "0xff");
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([ctx, t] {
+      for (int i = 0; i < kRounds; ++i) {
+        void *coll, *op;
+        void* step = Step(ctx, /*send=*/(t % 2) == 0, &coll, &op);
+        ncclscope_net_ib_descr_v1_t q{};
+        q.type = NCCLSCOPE_NET_IB_DESCR_TYPE_QP;
+        void* h[kDevs];
+        for (int d = 0; d < kDevs; ++d) {
+          q.qp.device = d;
+          q.qp.length = 1000;
+          h[d] = StartQp(ctx, step, kIbId, &q);
+        }
+        for (void* e : h) StopEvent(e);
+        RecordEventState(step, StateUpdate{kStateProxyStepRecvFlushWait, true, 4 * 1024});
+        StopEvent(step);
+        StopEvent(op);
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  uint64_t sent = 0, received = 0, msent = 0, mrecv = 0;
+  for (int d = 0; d < kDevs; ++d) {
+    NetCounters* c = NetCountersFor("nccl-ib" + std::to_string(d), kComm, false);
+    sent += c->bytes_sent.load();
+    received += c->bytes_received.load();
+    msent += c->messages_sent.load();
+    mrecv += c->messages_received.load();
+    EXPECT_EQ(c->in_flight.load(), 0);
+    // 4 KiB over 4 QPs: 1024 bytes each.
+    EXPECT_EQ(c->bytes_received.load(), uint64_t{kThreads / 2} * kRounds * 1024) << d;
+  }
+  EXPECT_EQ(sent, uint64_t{kThreads / 2} * kRounds * kDevs * 1000);
+  EXPECT_EQ(received, uint64_t{kThreads / 2} * kRounds * 4 * 1024);
+  EXPECT_EQ(msent, uint64_t{kThreads / 2} * kRounds);
+  EXPECT_EQ(mrecv, uint64_t{kThreads / 2} * kRounds);
   EXPECT_TRUE(Drops(kComm).empty());
   Finalize(ctx);
 }
