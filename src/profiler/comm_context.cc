@@ -13,7 +13,8 @@ namespace {
 
 constexpr const char* kDropNames[] = {"event_pool_full", "op_pool_full",   "unknown_type",  "unknown_state",
                                       "stale_handle",    "stale_parent",   "foreign_parent", "null_context",
-                                      "invalid_context", "after_finalize"};
+                                      "invalid_context", "after_finalize", "net_unknown_plugin", "net_bad_descriptor",
+                                      "net_bad_device",  "net_unattributed"};
 static_assert(sizeof(kDropNames) / sizeof(kDropNames[0]) == static_cast<size_t>(Drop::kCount));
 
 constexpr const char* kEventNames[] = {"Group",   "Coll",     "P2p",    "ProxyOp",      "ProxyStep", "ProxyCtrl",
@@ -85,8 +86,9 @@ void* CommContext::Start(const EventDesc& d) {
       }
       return StartChild(d, d.parent != nullptr ? AcquireParent(d.parent) : nullptr);
     case EventType::kProxyStep:
-    case EventType::kNetPlugin:
       return StartChild(d, d.parent != nullptr ? AcquireParent(d.parent) : nullptr);
+    case EventType::kNetPlugin:
+      return StartNetPlugin(d, d.parent != nullptr ? AcquireParent(d.parent) : nullptr);
     case EventType::kUnknown:
     case EventType::kCount:
       CountDrop(Drop::kUnknownType);
@@ -159,6 +161,8 @@ void* CommContext::StartOp(const EventDesc& d) {
 
   s->type = d.type;
   s->is_send = is_send;
+  s->net_dir = 0;
+  s->net_dev = kNoNetDev;
   s->parent = nullptr;  // CollApi/P2pApi/Group parents are not needed once the op is described
   s->op = op;
   s->owner = this;
@@ -193,10 +197,15 @@ void* CommContext::StartChild(const EventDesc& d, EventSlot* parent) {
   Op* op = parent != nullptr ? parent->op : nullptr;
   s->type = d.type;
   s->is_send = d.is_send;
+  s->net_dir = d.type == EventType::kProxyOp ? (d.is_send ? kNetDirSend : kNetDirRecv)
+                                             : (parent != nullptr ? parent->net_dir : 0);
+  s->net_dev = kNoNetDev;
   s->parent = parent;
   s->op = op;
   s->owner = this;
   s->start_ns = 0;
+  s->net_bytes = 0;
+  s->net_qps.store(0, std::memory_order_relaxed);
   if (op != nullptr && d.type == EventType::kProxyOp) {
     op->proxy_ops_started.Add(1);
     op->steps_total.Add(static_cast<uint32_t>(d.nsteps > 0 ? d.nsteps : 0));
@@ -308,6 +317,9 @@ void CommContext::Stop(void* handle) {
     case EventType::kProxyStep:
       if (op != nullptr) op->steps_done.Add(1);
       break;
+    case EventType::kNetPlugin:
+      if (s->net_dev != kNoNetDev) StopNetPlugin(s);
+      break;
     default:
       break;
   }
@@ -330,6 +342,10 @@ void CommContext::Record(void* handle, const StateUpdate& u) {
   if (HandleIsKernel(handle)) {
     if (u.state == kStateKernelChStop && u.has_args && u.value != 0) op->gpu_end.Max(u.value);
     return;
+  }
+  if (s->type == EventType::kProxyStep && u.state == kStateProxyStepRecvFlushWait && u.has_args &&
+      s->net_dir == kNetDirRecv && s->net_qps.load(std::memory_order_acquire) != 0) {
+    RecordStepReceived(s, u.value);
   }
   if (op == nullptr) return;
   if (s->type == EventType::kProxyOp && u.state == kStateProxyOpInProgress) {

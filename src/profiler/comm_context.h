@@ -17,6 +17,7 @@
 
 #include "core/aggregates.h"
 #include "core/flight_recorder.h"
+#include "core/net_stats.h"
 #include "core/registry.h"
 #include "core/relaxed.h"
 #include "profiler/event.h"
@@ -35,6 +36,11 @@ enum class Drop : uint8_t {
   kNullContext,
   kInvalidContext,
   kAfterFinalize,
+  // NetPlugin events kept (their stop stays safe) whose IB QP figures are not counted:
+  kNetUnknownPlugin,   // a plugin-id type other than IB (0x10000) or socket (0x20000)
+  kNetBadDescriptor,   // IB type with NULL extData, an unknown descriptor version or type
+  kNetBadDevice,       // qp.device outside [0, kMaxIbDevices)
+  kNetUnattributed,    // no ProxyStep parent (dropped or stale): neither direction nor step known
   kCount
 };
 const char* DropName(Drop d);
@@ -87,6 +93,15 @@ class CommContext final : public CommSource {
   void* StartOp(const EventDesc& d);
   void* StartKernelCh(const EventDesc& d);
   void* StartChild(const EventDesc& d, EventSlot* parent);
+  // NetPlugin: a child slot, plus NCCL IB QP accounting into the per-NIC counters (net_ib_accounting.cc).
+  void* StartNetPlugin(const EventDesc& d, EventSlot* parent);
+  static void StopNetPlugin(EventSlot* s);
+  // ProxyStep RecvFlushWait: the step's received bytes split over its IB receive QPs.
+  static void RecordStepReceived(EventSlot* step, uint64_t bytes);
+  // The counter blocks of NCCL IB device `dev` (< kMaxIbDevices): the NIC total and, for a communicator with a
+  // hash, its row. Resolved once per device per context (NetCountersFor takes the net-stats lock and
+  // allocates the block, the first time only), then read lock-free.
+  void IbCounters(int dev, NetCounters** nic, NetCounters** comm);
   EventSlot* AcquireParent(void* parent_handle);
   // Drops n references; the last one frees the slot (and its Op) and releases the parent.
   static void Release(EventSlot* s, int32_t n = 1);
@@ -118,6 +133,9 @@ class CommContext final : public CommSource {
   // GPU→host calibration: the smallest (host_monotonic − gpu) seen at a KernelCh start; the host
   // sees the start late, so the minimum is the best estimate of the true offset.
   std::atomic<int64_t> gpu_offset_{INT64_MAX};
+  // NCCL IB devices seen in NetPlugin events: counter blocks, filled on first sight (see IbCounters).
+  std::atomic<NetCounters*> ib_nic_[kMaxIbDevices] = {};
+  std::atomic<NetCounters*> ib_comm_[kMaxIbDevices] = {};
   std::atomic<bool> finalized_{false};
   std::atomic<bool> stalled_{false};
   std::atomic<uint64_t> stalled_arrival_{UINT64_MAX};

@@ -42,6 +42,7 @@ inline constexpr int kMaskP2p = 0x4;
 inline constexpr int kMaskProxyOp = 0x8;
 inline constexpr int kMaskProxyStep = 0x10;
 inline constexpr int kMaskKernelCh = 0x40;
+inline constexpr int kMaskNetPlugin = 0x80;
 // Always on: Coll and P2p name every operation (function, sequence, bytes, algorithm) and KernelCh
 // gives its GPU start/end and completion, which the flight recorder and stall watch need to tell an
 // enqueued operation from one whose kernel is running. ProxyOp/ProxyStep (network steps) cost ~3
@@ -56,6 +57,19 @@ inline constexpr int kStateProxyOpInProgress = 19;
 inline constexpr int kStateNetPluginUpdate = 21;
 inline constexpr int kStateKernelChStop = 22;
 inline constexpr int kStateMaxKnown = 30;
+
+// Where a NetPlugin event came from, decoded by the ABI layer from its plugin id (type bits) and descriptor.
+enum class NetSource : uint8_t {
+  kNone = 0,       // not a NetPlugin event, or not decoded
+  kIb,             // NCCL's IB transport (type 0x10000, descriptor v1, ncclProfileQp): net_device/net_length valid
+  kIbMalformed,    // IB type but NULL extData, an unknown descriptor version or a non-QP descriptor
+  kSocket,         // socket type (0x20000): NCCL's socket transport or ncclscope's own TCP (counted by the net half)
+  kUnknown,        // any other type code (another plugin's own events)
+};
+
+// NCCL's IB devices we keep counters for: qp.device must be in [0, kMaxIbDevices) (NCCL merges at most a
+// few HCAs per virtual device; 64 bounds the label set).
+inline constexpr int kMaxIbDevices = 64;
 
 struct EventDesc {
   EventType type = EventType::kUnknown;
@@ -86,6 +100,11 @@ struct EventDesc {
   // NetPlugin
   int64_t net_id = 0;
   void* net_data = nullptr;
+  // NetPlugin, decoded: NCCL keeps extData by pointer and rewrites it for the next QP, so the ABI layer copies
+  // the fields here at startEvent. net_length is the send-side bytes of this QP (receive events carry none).
+  NetSource net_source = NetSource::kNone;
+  int net_device = -1;
+  uint64_t net_length = 0;
 };
 
 // A recordEventState call: `value` is the 8-byte state argument read per state (transSize, pTimer,

@@ -40,11 +40,20 @@ struct alignas(64) EventSlot {
   std::atomic<uint32_t> gen{0};
   EventType type = EventType::kUnknown;
   bool is_send = false;
+  uint8_t net_dir = 0;          // ProxyOp and descendants: kNetDirSend / kNetDirRecv, 0 when unknown
+  uint8_t net_dev = 0xff;       // NetPlugin (NCCL IB): the QP's device index, kNoNetDev when not counted
   EventSlot* parent = nullptr;  // holds one reference on it
   Op* op = nullptr;             // Coll/P2p: owned; descendants: borrowed through the parent chain
   CommContext* owner = nullptr;
   uint64_t start_ns = 0;
+  uint64_t net_bytes = 0;       // NetPlugin (NCCL IB, send): the QP's bytes, counted at stop
+  // ProxyStep: the IB QP events started under it, in post order (count in bits 56-63, device of QP i in bits
+  // 6i..6i+5 for the first kStepQpSlots). NetPlugin: this QP's ordinal within its step.
+  std::atomic<uint64_t> net_qps{0};
 };
+inline constexpr uint8_t kNetDirSend = 1, kNetDirRecv = 2, kNoNetDev = 0xff;
+inline constexpr int kStepQpSlots = 8;  // NCCL's MAX_QPS_PER_REQ
+static_assert(sizeof(EventSlot) == 64, "one cache line per event slot");
 
 template <class T>
 class FixedPool {

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "gtest/gtest.h"
+#include "common/params.h"
 #include "profiler/profiler.h"
 
 namespace {
@@ -95,6 +96,53 @@ TEST(ProfilerAlloc, EventPathAllocatesNothing) {
   EXPECT_EQ(handles, 5000u);
   EXPECT_EQ(g_news.load(), 0u) << "heap allocations on the event path";
   Finalize(ctx);
+}
+
+
+// NCCL IB QP NetPlugin events (NetPlugin bit on): the first event of a device resolves its counter blocks (one
+// net-stats lock and allocation per device per communicator, documented); every later one allocates nothing.
+TEST(ProfilerAlloc, IbQpEventsAllocateNothingOnceTheirDevicesAreKnown) {
+  setenv("NCCLSCOPE_EVENT_MASK", "0xff", 1);
+  ReloadParams();
+  InitArgs a;
+  a.comm_hash = 0xa110c1b;
+  a.nranks = 8;
+  void* ctx = nullptr;
+  ASSERT_TRUE(Init(a, &ctx).ok());
+  auto round = [&](uint64_t i) {
+    EventDesc p;
+    p.type = EventType::kProxyOp;
+    p.is_send = (i % 2) == 0;
+    p.nsteps = 1;
+    void* ph = StartEvent(ctx, p);
+    EventDesc s;
+    s.type = EventType::kProxyStep;
+    s.parent = ph;
+    void* sh = StartEvent(ctx, s);
+    void* qps[4];
+    for (int q = 0; q < 4; ++q) {
+      EventDesc n;
+      n.type = EventType::kNetPlugin;
+      n.parent = sh;
+      n.net_source = NetSource::kIb;
+      n.net_device = q;
+      n.net_length = 1 << 16;
+      qps[q] = StartEvent(ctx, n);
+    }
+    for (void* h : qps) StopEvent(h);
+    RecordEventState(sh, StateUpdate{kStateProxyStepRecvFlushWait, true, 1 << 18});
+    StopEvent(sh);
+    StopEvent(ph);
+  };
+  round(0);  // warm-up: devices 0-3 seen once
+  round(1);
+  t_counting = true;
+  for (uint64_t i = 0; i < 2000; ++i) round(i);
+  t_counting = false;
+  EXPECT_EQ(g_news.load(), 0u) << "heap allocations on the IB QP event path";
+  Finalize(ctx);
+  unsetenv("NCCLSCOPE_EVENT_MASK");
+  ReloadParams();
 }
 
 }  // namespace

@@ -71,6 +71,11 @@ expect 2 err "bad value '13' for --net-max-version" "$sim" --net-max-version 13
 expect 2 err "bad value '6' for --step-bytes" "$sim" --step-bytes 6
 expect 2 err "bad value '1 ' for --rank" "$sim" --rank '1 ' --root 127.0.0.1:1
 expect 2 err "bad value '127.0.0.1:http' for --root" "$sim" --rank 1 --root 127.0.0.1:http
+expect 2 err "bad value '2' for --ib-events" "$sim" --ib-events 2
+expect 2 err "bad value '0:1' for --ib-events" "$sim" --ib-events 0:1
+expect 2 err "bad value '65:1' for --ib-events" "$sim" --ib-events 65:1
+expect 2 err "bad value '2:9' for --ib-events" "$sim" --ib-events 2:9
+expect 2 err "bad value '2:3x' for --ib-events" "$sim" --ib-events 2:3x
 expect 2 err "option '--iters' needs a value" "$sim" --iters
 expect 2 err "unexpected argument 'stray'" "$sim" stray
 expect 2 err "--kill rank 4 must be < --ranks 2" "$sim" --kill 4@1

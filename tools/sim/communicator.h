@@ -42,9 +42,16 @@ struct CommConfig {
   int channels = 2;
   size_t step_bytes = 512 * 1024;  // NCCL_BUFFSIZE / NCCL_STEPS
   bool graph_captured = false;
+  // --ib-events D:Q: also raise, through the profiler, the NetPlugin QP events NCCL's own IB transport raises
+  // when built with NET_PROFILER=1 (one per QP per request, Q QPs per request spread over D devices).
+  int ib_devices = 0;  // 0: off
+  int ib_qps = 1;
 };
 
+inline constexpr int kMaxIbQps = 8;  // NCCL's MAX_QPS_PER_REQ
+
 struct OpState;
+struct IbQpEvents;
 
 class Communicator {
  public:
@@ -87,6 +94,9 @@ class Communicator {
   void ServiceLoop();
   void ProgressLoop();
   void ProgressOp(OpState* op);
+  // --ib-events: NCCL IB's QP events of one request (bytes split over the QPs as ncclIbMultiSend does).
+  void StartIbQps(OpState* op, void* step_event, IbQpEvents* ev, bool send, int channel, int slot, size_t bytes);
+  void StopIbQps(IbQpEvents* ev);
   void* ProxyCtrlStart(ncclscope_profiler_state_t s, int appended);
   void ProxyCtrlState(void* h, ncclscope_profiler_state_t s, int appended);
   void ProxyCtrlStop(void* h);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "communicator.h"
+#include "ncclscope/abi/common.h"
 
 namespace ncclscope::sim {
 
@@ -33,6 +34,14 @@ struct PHandle {
   OpState* op = nullptr;
 };
 
+// NCCL IB's per-request profiler info (--ib-events): the QP event handles and ONE descriptor that is rewritten
+// for every QP and handed over by pointer, exactly as net_ib does (so a profiler must copy it at start).
+struct IbQpEvents {
+  void* handles[kMaxIbQps] = {};
+  int n = 0;
+  ncclscope_net_ib_descr_v1_t descr{};
+};
+
 struct ChannelState {
   std::vector<SendStep> sends;
   std::vector<RecvStep> recvs;
@@ -42,6 +51,8 @@ struct ChannelState {
   void* r_req[kNcclSteps] = {};
   PHandle s_ph[kNcclSteps];
   PHandle r_ph[kNcclSteps];
+  IbQpEvents s_ib[kNcclSteps];
+  IbQpEvents r_ib[kNcclSteps];
   void* send_op_ev = nullptr;
   void* recv_op_ev = nullptr;
   bool send_op_open = false, recv_op_open = false;

@@ -60,12 +60,17 @@ const char* Usage() {
          "         [--abi 2.28|2.30] [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
          "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--timeout S] [--expect-hang]\n"
          "         [--net-max-version 8..12] [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
+         "         [--ib-events DEVICES:QPS]\n"
          "       ncclscope-sim --help\n"
          "Starts N rank processes (RANK, WORLD_SIZE, LOCAL_RANK set as torchrun does) that load the plugins as\n"
          "NCCL does and run ring collectives over the net plugin, checking every byte. Plugin names default to\n"
          "ncclscope (NCCL_NET_PLUGIN / NCCL_PROFILER_PLUGIN when set), resolved through LD_LIBRARY_PATH.\n"
          "SEQ counts the operations issued on the first communicator, from 0.\n"
-         "With --rank and --root one invocation runs one rank (rank 0 hosts the rendezvous at --root).\n";
+         "With --rank and --root one invocation runs one rank (rank 0 hosts the rendezvous at --root).\n"
+         "--ib-events DEVICES:QPS (1..64:1..8) also raises, through the profiler, the NetPlugin QP events of NCCL's\n"
+         "own IB transport built with NET_PROFILER=1 (id 0x10001): QPS QPs per request, QP i on IB device\n"
+         "i % DEVICES, data split over the QPs as net_ib does; the bytes still move through the net plugin.\n"
+         "Needs the NetPlugin bit (0x80) in the profiler's mask, as in NCCL.\n";
 }
 
 bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* error) {
@@ -76,7 +81,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
   static const char* const kTakesValue[] = {
       "--ranks", "-n", "--comms", "--ops", "--sizes", "--factor", "--iters", "--warmup", "--channels",
       "--step-bytes", "--abi", "--net-plugin", "--profiler-plugin", "--straggle", "--hang", "--kill", "--timeout",
-      "--net-max-version", "--graph-replay", "--compare-profiler", "--rank", "--root"};
+      "--net-max-version", "--graph-replay", "--compare-profiler", "--rank", "--root", "--ib-events"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -123,6 +128,18 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
       ok = SplitRoot(v, &host, &port, &why);
       if (ok) o->root = v;
       else *error = BadValue(a, v, why);
+    } else if (a == "--ib-events") {
+      size_t c = v.find(':');
+      if (c == std::string::npos) {
+        ok = false;
+        *error = BadValue(a, v, "want DEVICES:QPS, e.g. 2:4");
+      } else if (!ParseInteger(std::string_view(v).substr(0, c), 1, 64, &o->ib_devices, &why)) {
+        ok = false;
+        *error = BadValue(a, v, "DEVICES " + why);
+      } else if (!ParseInteger(std::string_view(v).substr(c + 1), 1, kMaxIbQps, &o->ib_qps, &why)) {
+        ok = false;
+        *error = BadValue(a, v, "QPS " + why);
+      }
     } else if (a == "--net-plugin") o->net_plugin = v;
     else if (a == "--profiler-plugin") o->profiler_plugin = v;
     else if (a == "--step-bytes") {

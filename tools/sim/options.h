@@ -36,6 +36,8 @@ struct Options {
   int net_max_version = 12;  // --net-max-version: emulate an older NCCL's newest net ABI
   int graph_replay = 0;      // replays per captured op
   int compare_profiler = 0;  // on/off alternations per size, 0 = off
+  int ib_devices = 0;        // --ib-events DEVICES:QPS (0: off)
+  int ib_qps = 1;
   int rank = -1;             // one rank per invocation (with --root)
   std::string root;          // rendezvous host:port
   std::vector<std::string> argv;  // for re-exec by the launcher

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 #include "communicator.h"
@@ -84,6 +85,47 @@ void Communicator::ProgressLoop() {
     for (OpState* op : ops) ProgressOp(op);
     ProxyCtrlStop(ProxyCtrlStart(NCCLSCOPE_STATE_PROXY_CTRL_IDLE, 0));
   }
+}
+
+// NCCL IB (NET_PROFILER=1) raises one NetPlugin event per QP of a request when it posts the request (isend:
+// ncclIbMultiSend; irecv: per posted receive WR) and stops them when the request completes in test. Each QP of
+// a send carries ceil(ceil(size/nqps)/128)*128 bytes, the last ones what is left (possibly 0). The descriptor
+// is one struct per request, rewritten for every QP and passed by pointer. QP i sits on device i % devices.
+void Communicator::StartIbQps(OpState* op, void* step_event, IbQpEvents* ev, bool send, int channel, int slot,
+                              size_t bytes) {
+  ev->n = 0;
+  if (cfg_.ib_devices <= 0) return;
+  const int nqps = cfg_.ib_qps;
+  const size_t chunk = ((bytes + nqps - 1) / nqps + 127) / 128 * 128;
+  size_t offset = 0;
+  for (int i = 0; i < nqps; ++i) {
+    ncclscope_net_ib_descr_v1_t& q = ev->descr;
+    q.type = NCCLSCOPE_NET_IB_DESCR_TYPE_QP;
+    q.qp.device = i % cfg_.ib_devices;
+    q.qp.wr_id = static_cast<uint64_t>(slot & 0xff);
+    q.qp.qpNum = 0x100 + channel * kMaxIbQps + i;
+    if (send) {
+      // One request, no adaptive routing: the data WR is the IMM one (IBV_WR_RDMA_WRITE_WITH_IMM = 1).
+      q.qp.opcode = 1;
+      q.qp.length = std::min(chunk, bytes - offset);
+      offset += q.qp.length;
+    } else {
+      // Receive events fill only device, wr_id and qpNum; what NCCL leaves in the rest is stale: make it loud.
+      q.qp.opcode = 0;
+      q.qp.length = 0xdeadbeef;
+    }
+    ev->handles[i] = nullptr;
+    StartNetPluginEvent(op, step_event, NCCLSCOPE_NET_PLUGIN_TYPE_IB | 1, &ev->descr, &ev->handles[i]);
+    ev->n = i + 1;
+  }
+}
+
+void Communicator::StopIbQps(IbQpEvents* ev) {
+  for (int i = 0; i < ev->n; ++i) {
+    if (ev->handles[i] != nullptr) StopEvent(ev->handles[i]);
+    ev->handles[i] = nullptr;
+  }
+  ev->n = 0;
 }
 
 void Communicator::ProgressOp(OpState* op) {
@@ -187,6 +229,7 @@ void Communicator::ProgressOp(OpState* op) {
           break;
         }
         if (req == nullptr) break;
+        StartIbQps(op, ch.r_ph[slot].step_event, &ch.r_ib[slot], false, c, slot, 0);
         ncclscope_profiler_state_args_t a;
         a.proxyStep.transSize = 0;
         Record(ch.r_ph[slot].step_event, NCCLSCOPE_STATE_PROXY_STEP_RECV_WAIT, &a);
@@ -210,6 +253,7 @@ void Communicator::ProgressOp(OpState* op) {
                 std::to_string(sizes[0]) + " bytes, expected " + std::to_string(st.bytes);
           break;
         }
+        StopIbQps(&ch.r_ib[slot]);
         ncclscope_profiler_state_args_t a;
         a.proxyStep.transSize = static_cast<size_t>(sizes[0]);
         Record(ch.r_ph[slot].step_event, NCCLSCOPE_STATE_PROXY_STEP_RECV_FLUSH_WAIT, &a);
@@ -261,6 +305,7 @@ void Communicator::ProgressOp(OpState* op) {
           break;
         }
         if (req == nullptr) break;
+        StartIbQps(op, ch.s_ph[slot].step_event, &ch.s_ib[slot], true, c, slot, st.bytes);
         Record(ch.s_ph[slot].step_event, NCCLSCOPE_STATE_PROXY_STEP_SEND_WAIT, &a);
         ch.s_req[slot] = req;
         ++ch.s_posted;
@@ -275,6 +320,7 @@ void Communicator::ProgressOp(OpState* op) {
           break;
         }
         if (!done) break;
+        StopIbQps(&ch.s_ib[slot]);
         StopEvent(ch.s_ph[slot].step_event);
         ++ch.s_done;
         progressed = true;

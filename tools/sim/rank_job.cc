@@ -230,6 +230,8 @@ int RunRank(const Options& o, int rank, const std::string& rendezvous) {
     cfg.channels = o.channels;
     cfg.step_bytes = o.step_bytes;
     cfg.graph_captured = o.graph_replay > 0;
+    cfg.ib_devices = o.ib_devices;
+    cfg.ib_qps = o.ib_qps;
     auto comm = std::make_unique<Communicator>();
     if (!comm->Init(cfg, &err)) {
       fprintf(stderr, "ncclscope-sim: rank %d: communicator %d init failed: %s\n", rank, c, err.c_str());
@@ -338,6 +340,7 @@ int RunRank(const Options& o, int rank, const std::string& rendezvous) {
     for (auto h : hashes) jh.push_back(Hex(h));
     out["comm_hashes"] = jh;
     if (dump_dir) out["dump_dir"] = dump_dir;
+    if (o.ib_devices > 0) out["ib_events"] = {{"devices", o.ib_devices}, {"qps", o.ib_qps}};
     printf("%s\n", out.dump().c_str());
   } else {
     printf("# Out of bounds values : %ld %s\n", total_wrong, total_wrong ? "FAILED" : "OK");

@@ -1,5 +1,7 @@
 // Net-half metric families from SnapshotNetStats(): NIC totals as ncclscope_nic_*, communicator rows as
-// ncclscope_comm_net_* (separate names so that sum() over any family never counts a byte twice).
+// ncclscope_comm_net_* (separate names so that sum() over any family never counts a byte twice). Rows come from
+// our own transports (nic = interface or device name) and from NCCL IB's QP profiler events (nic="nccl-ib<N>",
+// src/profiler/net_ib_accounting.cc); the two never describe the same bytes.
 #include "core/net_stats.h"
 #include "common/hex.h"
 #include "exporters/prometheus/family_builders.h"
@@ -21,14 +23,14 @@ void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out) {
                 n_msent = name("sent_messages_total"), n_mrecv = name("received_messages_total"),
                 n_inflight = name("requests_in_flight"), n_conns = name("connections_open"),
                 n_errors = name("errors_total"), n_lat = name("completion_latency_seconds");
-    auto sent = prom::Family(n_sent.c_str(), "Bytes sent through the ncclscope net plugin", MetricType::Counter);
-    auto recv = prom::Family(n_recv.c_str(), "Bytes received through the ncclscope net plugin", MetricType::Counter);
+    auto sent = prom::Family(n_sent.c_str(), "Bytes sent (ncclscope transports; nic=nccl-ib<N>: NCCL IB QP profiler events)", MetricType::Counter);
+    auto recv = prom::Family(n_recv.c_str(), "Bytes received (ncclscope transports; nic=nccl-ib<N>: NCCL IB QP profiler events)", MetricType::Counter);
     auto msent = prom::Family(n_msent.c_str(), "Messages (isend requests) completed", MetricType::Counter);
     auto mrecv = prom::Family(n_mrecv.c_str(), "Messages received (irecv buffers) completed", MetricType::Counter);
     auto inflight = prom::Family(n_inflight.c_str(), "Requests posted and not yet completed", MetricType::Gauge);
     auto conns = prom::Family(n_conns.c_str(), "Open send and receive connections", MetricType::Gauge);
     auto errors = prom::Family(n_errors.c_str(), "Network errors by kind", MetricType::Counter);
-    auto lat = prom::Family(n_lat.c_str(), "Request completion latency, post to test() done", MetricType::Histogram);
+    auto lat = prom::Family(n_lat.c_str(), "Request completion latency, post to test() done (nccl-ib<N>: per QP work request)", MetricType::Histogram);
     for (const NetStatsRow& row : snap.rows) {
       if (row.nic_total != g.nic_total) continue;
       prom::Labels labels = {{"nic", row.nic}};

@@ -3,6 +3,8 @@
 #ifndef NCCLSCOPE_PROFILER_ABI_TRANSLATE_H_
 #define NCCLSCOPE_PROFILER_ABI_TRANSLATE_H_
 
+#include <cstring>
+
 #include "common/gate.h"
 #include "ncclscope/abi/profiler.h"
 #include "profiler/abi/record_calls.h"
@@ -10,6 +12,34 @@
 #include "profiler/profiler.h"
 
 namespace ncclscope::profiler::abi {
+
+// NetPlugin: the plugin id's type bits say whose descriptor extData is (nccl-abi.md §4). NCCL's IB transport keeps
+// one descriptor per request and rewrites it for each QP, keeping it by pointer: copy what we count, now.
+inline void DecodeNetPlugin(EventDesc* d) {
+  const int64_t type = d->net_id & NCCLSCOPE_NET_PLUGIN_TYPE_MASK;
+  const int64_t version = d->net_id & NCCLSCOPE_NET_PLUGIN_VER_MASK;
+  if (type == NCCLSCOPE_NET_PLUGIN_TYPE_SOCK) {
+    d->net_source = NetSource::kSocket;
+    return;
+  }
+  if (type != NCCLSCOPE_NET_PLUGIN_TYPE_IB) {
+    d->net_source = NetSource::kUnknown;
+    return;
+  }
+  ncclscope_net_ib_descr_v1_t q;
+  if (version != 1 || d->net_data == nullptr) {
+    d->net_source = NetSource::kIbMalformed;
+    return;
+  }
+  std::memcpy(&q, d->net_data, sizeof(q));
+  if (q.type != NCCLSCOPE_NET_IB_DESCR_TYPE_QP) {
+    d->net_source = NetSource::kIbMalformed;
+    return;
+  }
+  d->net_source = NetSource::kIb;
+  d->net_device = q.qp.device;
+  d->net_length = q.qp.length;  // meaningful on send events only (receive events leave it unwritten)
+}
 
 // The arms v4, v5 and v6 share under the same names and offsets (coll, p2p, proxyOp, proxyStep,
 // kernelCh, netPlugin), read from any version's descriptor type; d->type must already be set.
@@ -55,6 +85,7 @@ void TranslateSharedArms(const Descr* e, EventDesc* d) {
     case EventType::kNetPlugin:
       d->net_id = e->netPlugin.id;
       d->net_data = e->netPlugin.data;
+      DecodeNetPlugin(d);
       break;
     default:
       break;
