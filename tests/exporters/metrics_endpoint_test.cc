@@ -18,6 +18,7 @@
 #include "common/params.h"
 #include "common/runtime.h"
 #include "http_get.h"
+#include "log_capture.h"
 
 namespace ncclscope {
 namespace {
@@ -105,18 +106,6 @@ TEST_F(MetricsEndpointTest, DisabledWithMinusOne) {
   Runtime::Instance().Release("disabled");
 }
 
-std::vector<std::string>* g_warnings = nullptr;
-
-void CapturingLogger(ncclscope_log_level_t level, unsigned long, const char*, int, const char* fmt, ...) {
-  if (level != NCCLSCOPE_LOG_WARN || g_warnings == nullptr) return;
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  g_warnings->push_back(buf);
-}
-
 // Sockets this process holds: a listener left behind by a refused bind address would show here.
 int OpenSockets() {
   int n = 0;
@@ -136,16 +125,15 @@ TEST_F(MetricsEndpointTest, EmptyOrInvalidBindAddressTurnsTheEndpointOffAndSaysW
   // The empty value used to bind 0.0.0.0 silently; an invalid one warned "no free port".
   for (const char* bind : {"", "node7", "10.0.0", "::1"}) {
     setenv("NCCLSCOPE_PROM_BIND", bind, 1);
-    std::vector<std::string> warnings;
-    g_warnings = &warnings;
-    SetNcclLogger(&CapturingLogger);
+    testing::LogCapture::Clear();
+    SetNcclLogger(&testing::LogCapture::Logger);
     const int sockets_before = OpenSockets();
     Runtime::Instance().Acquire("bad bind");
     EXPECT_EQ(MetricsEndpoint::Instance().port(), 0) << "'" << bind << "'";
     EXPECT_EQ(OpenSockets(), sockets_before) << "'" << bind << "' left a socket open";
     Runtime::Instance().Release("bad bind");
     SetNcclLogger(nullptr);
-    g_warnings = nullptr;
+    const std::vector<std::string> warnings = testing::LogCapture::AllWarnings();
     const std::string expected = std::string("NCCLSCOPE_PROM_BIND='") + bind + "' is not an IPv4 address";
     bool named = false;
     for (const std::string& w : warnings) named = named || w.find(expected) != std::string::npos;

@@ -26,6 +26,7 @@
 #include "common/call_recorder.h"
 #include "common/log.h"
 #include "common/params.h"
+#include "log_capture.h"
 
 namespace ncclscope {
 namespace {
@@ -59,31 +60,15 @@ std::vector<std::string> List(const std::string& dir) {
 
 std::string WorkDir(const std::string& dir) { return dir + "/.ncclscope-work-" + std::to_string(geteuid()); }
 
-// Captures WARN lines through the logger hook NCCL would install.
-std::mutex g_log_mu;
-std::vector<std::string> g_warnings;
-void CaptureLogger(ncclscope_log_level_t level, unsigned long, const char*, int, const char* fmt, ...) {
-  if (level != NCCLSCOPE_LOG_WARN) return;
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  std::lock_guard<std::mutex> lock(g_log_mu);
-  g_warnings.push_back(buf);
-}
+// Captures WARN lines through the logger hook NCCL would install, for one scope.
 class ScopedLogCapture {
  public:
   ScopedLogCapture() {
-    std::lock_guard<std::mutex> lock(g_log_mu);
-    g_warnings.clear();
-    SetNcclLogger(&CaptureLogger);
+    testing::LogCapture::Clear();
+    SetNcclLogger(&testing::LogCapture::Logger);
   }
   ~ScopedLogCapture() { SetNcclLogger(nullptr); }
-  std::vector<std::string> Warnings() {
-    std::lock_guard<std::mutex> lock(g_log_mu);
-    return g_warnings;
-  }
+  std::vector<std::string> Warnings() { return testing::LogCapture::AllWarnings(); }
 };
 
 TEST(OutputDir, WritesWholeFilesWithUmaskPermissions) {

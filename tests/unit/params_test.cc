@@ -9,32 +9,20 @@
 #include <vector>
 
 #include "common/log.h"
+#include "log_capture.h"
 #include "common/params.h"
 
 namespace ncclscope {
 namespace {
 
-std::vector<std::string>* g_warnings = nullptr;
-
-void CapturingLogger(ncclscope_log_level_t level, unsigned long, const char*, int, const char* fmt, ...) {
-  if (level != NCCLSCOPE_LOG_WARN || g_warnings == nullptr) return;
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  g_warnings->push_back(buf);
-}
-
 class ParamsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    g_warnings = &warnings_;
-    SetNcclLogger(&CapturingLogger);
+    testing::LogCapture::Clear();
+    SetNcclLogger(&testing::LogCapture::Logger);
   }
   void TearDown() override {
     SetNcclLogger(nullptr);
-    g_warnings = nullptr;
   }
   ParamValues Parse(std::map<std::string, std::string> env) {
     env_ = std::move(env);
@@ -44,12 +32,12 @@ class ParamsTest : public ::testing::Test {
     });
   }
   std::map<std::string, std::string> env_;
-  std::vector<std::string> warnings_;
+  static std::vector<std::string> Warnings() { return testing::LogCapture::AllWarnings(); }
 };
 
 TEST_F(ParamsTest, DefaultsParseAndMatchTheDeclaredText) {
   ParamValues v = Parse({});
-  EXPECT_TRUE(warnings_.empty());
+  EXPECT_TRUE(Warnings().empty());
   EXPECT_EQ(v.Int(ParamId::kStallTimeoutS), 30);
   EXPECT_EQ(v.Int(ParamId::kFrDepth), 2048);
   EXPECT_EQ(v.Str(ParamId::kTransport), "auto");
@@ -64,7 +52,7 @@ TEST_F(ParamsTest, EveryDeclaredDefaultIsValidForItsKind) {
     if (*spec.default_text == '\0') continue;
     EXPECT_TRUE(v.IsSet(spec.id)) << spec.env << " default '" << spec.default_text << "' does not parse";
   }
-  EXPECT_TRUE(warnings_.empty()) << warnings_.front();
+  EXPECT_TRUE(Warnings().empty()) << Warnings().front();
 }
 
 TEST_F(ParamsTest, GoodValuesOfEachKind) {
@@ -73,7 +61,7 @@ TEST_F(ParamsTest, GoodValuesOfEachKind) {
                          {"NCCLSCOPE_DUMP_ON_FINALIZE", "no"},
                          {"NCCLSCOPE_TRANSPORT", "TCP"},
                          {"NCCLSCOPE_DUMP_DIR", "/tmp/x"}});
-  EXPECT_TRUE(warnings_.empty());
+  EXPECT_TRUE(Warnings().empty());
   EXPECT_EQ(v.Int(ParamId::kFrDepth), 4096);
   EXPECT_EQ(v.Int(ParamId::kEventMask), 0x7ff);
   EXPECT_FALSE(v.Bool(ParamId::kDumpOnFinalize));
@@ -93,33 +81,33 @@ void ExpectWarned(const std::vector<std::string>& warnings, const std::string& v
 TEST_F(ParamsTest, BadIntegerWarnsAndKeepsDefault) {
   ParamValues v = Parse({{"NCCLSCOPE_FR_DEPTH", "lots"}});
   EXPECT_EQ(v.Int(ParamId::kFrDepth), 2048);
-  ExpectWarned(warnings_, "NCCLSCOPE_FR_DEPTH", "lots", "2048");
+  ExpectWarned(Warnings(), "NCCLSCOPE_FR_DEPTH", "lots", "2048");
 }
 
 TEST_F(ParamsTest, IntegerOutOfRangeWarnsAndKeepsDefault) {
   ParamValues v = Parse({{"NCCLSCOPE_STALL_TIMEOUT_S", "0"}});
   EXPECT_EQ(v.Int(ParamId::kStallTimeoutS), 30);
-  ExpectWarned(warnings_, "NCCLSCOPE_STALL_TIMEOUT_S", "0", "30");
-  EXPECT_NE(warnings_[0].find("outside [1, 86400]"), std::string::npos) << warnings_[0];
+  ExpectWarned(Warnings(), "NCCLSCOPE_STALL_TIMEOUT_S", "0", "30");
+  EXPECT_NE(Warnings()[0].find("outside [1, 86400]"), std::string::npos) << Warnings()[0];
 }
 
 TEST_F(ParamsTest, IntegerWithTrailingGarbageWarns) {
   ParamValues v = Parse({{"NCCLSCOPE_PROM_PORT", "9000x"}});
   EXPECT_EQ(v.Int(ParamId::kPromPort), 9850);
-  ExpectWarned(warnings_, "NCCLSCOPE_PROM_PORT", "9000x", "9850");
+  ExpectWarned(Warnings(), "NCCLSCOPE_PROM_PORT", "9000x", "9850");
 }
 
 TEST_F(ParamsTest, BadBooleanWarnsAndKeepsDefault) {
   ParamValues v = Parse({{"NCCLSCOPE_DUMP_ON_FINALIZE", "maybe"}});
   EXPECT_TRUE(v.Bool(ParamId::kDumpOnFinalize));
-  ExpectWarned(warnings_, "NCCLSCOPE_DUMP_ON_FINALIZE", "maybe", "1");
+  ExpectWarned(Warnings(), "NCCLSCOPE_DUMP_ON_FINALIZE", "maybe", "1");
 }
 
 TEST_F(ParamsTest, BadEnumWarnsAndKeepsDefault) {
   ParamValues v = Parse({{"NCCLSCOPE_TRANSPORT", "carrier-pigeon"}});
   EXPECT_EQ(v.Str(ParamId::kTransport), "auto");
-  ExpectWarned(warnings_, "NCCLSCOPE_TRANSPORT", "carrier-pigeon", "auto");
-  EXPECT_NE(warnings_[0].find("auto|ib|tcp"), std::string::npos) << warnings_[0];
+  ExpectWarned(Warnings(), "NCCLSCOPE_TRANSPORT", "carrier-pigeon", "auto");
+  EXPECT_NE(Warnings()[0].find("auto|ib|tcp"), std::string::npos) << Warnings()[0];
 }
 
 TEST_F(ParamsTest, SizeKindAcceptsSuffixesAndRejectsGarbage) {
@@ -127,12 +115,12 @@ TEST_F(ParamsTest, SizeKindAcceptsSuffixesAndRejectsGarbage) {
   // shape: any declared kSize tunable must accept 64K and reject 64Q.
   for (const ParamSpec& spec : AllParamSpecs()) {
     if (spec.kind != ParamKind::kSize) continue;
-    warnings_.clear();
+    Warnings().clear();
     ParamValues good = Parse({{spec.env, "1M"}});
     if (spec.min <= (1 << 20) && (1 << 20) <= spec.max) {
       EXPECT_EQ(good.Int(spec.id), 1 << 20) << spec.env;
     }
-    warnings_.clear();
+    Warnings().clear();
     ParamValues bad = Parse({{spec.env, "64Q"}});
     ParamValues def = Parse({});
     EXPECT_EQ(bad.Int(spec.id), def.Int(spec.id)) << spec.env;
@@ -152,7 +140,7 @@ TEST_F(ParamsTest, FallbackVariableIsHonouredAndOursTakesPrecedence) {
 TEST_F(ParamsTest, EmptyValueMeansUnset) {
   ParamValues v = Parse({{"NCCLSCOPE_FR_DEPTH", ""}});
   EXPECT_EQ(v.Int(ParamId::kFrDepth), 2048);
-  EXPECT_TRUE(warnings_.empty());
+  EXPECT_TRUE(Warnings().empty());
 }
 
 TEST_F(ParamsTest, EmptyStringOverridingANonEmptyDefaultStaysEmpty) {
@@ -163,7 +151,7 @@ TEST_F(ParamsTest, EmptyStringOverridingANonEmptyDefaultStaysEmpty) {
   EXPECT_EQ(Parse({}).Str(ParamId::kPromBind), "0.0.0.0");
   // With a fallback variable, empty still means "look at the fallback".
   EXPECT_EQ(Parse({{"NCCLSCOPE_JOB_ID", ""}, {"SLURM_JOB_ID", "7"}}).Str(ParamId::kJobId), "7");
-  EXPECT_TRUE(warnings_.empty());
+  EXPECT_TRUE(Warnings().empty());
 }
 
 TEST_F(ParamsTest, EveryTunableIsNamedWithOurPrefixAndDocumented) {

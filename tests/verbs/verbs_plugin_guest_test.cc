@@ -9,43 +9,21 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 
-#include <cstdarg>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "harness.h"
+#include "log_capture.h"
 #include "plugin_net.h"
 
 namespace ncclscope::testing {
 namespace {
 
-// Every line the plugin logs in this (child) process.
-std::mutex g_mu;
-std::vector<std::string> g_lines;
-void KeepAllLines(ncclscope_log_level_t, unsigned long, const char*, int, const char* fmt, ...) {
-  char buf[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_lines.push_back(buf);
-}
-bool Logged(const std::string& needle) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (const std::string& l : g_lines) {
-    if (l.find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
-void DumpLog() {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (const std::string& l : g_lines) std::fprintf(stderr, "  log: %s\n", l.c_str());
-}
+bool Logged(const std::string& needle) { return LogCapture::Logged(needle); }
+void DumpLog() { LogCapture::Print(stderr); }
 
 std::vector<std::string> SysfsDevices() {
   std::vector<std::string> names;
@@ -84,7 +62,7 @@ int ListInChild(int version, const std::vector<std::string>& want, const std::ve
   std::string err;
   auto net = PluginNet::Open(version, TableSource::kDlopen, &err);
   CHILD_CHECK(net != nullptr);
-  if (net->Init(0x1b, KeepAllLines, nullptr) != 0) {
+  if (net->Init(0x1b, LogCapture::Logger, nullptr) != 0) {
     DumpLog();
     return 10;
   }
@@ -162,7 +140,7 @@ TEST(VerbsPluginGuest, AutoDeclinesAndSaysWhy) {
         std::string err;
         auto net = PluginNet::Open(11, TableSource::kDlopen, &err);
         CHILD_CHECK(net != nullptr);
-        CHILD_CHECK(net->Init(0x1c, KeepAllLines, nullptr) != 0);
+        CHILD_CHECK(net->Init(0x1c, LogCapture::Logger, nullptr) != 0);
         CHILD_CHECK(Logged("2 RDMA device(s): rxe0, rxe1") && Logged("declining"));
         CHILD_CHECK(Logged("NCCLSCOPE_TRANSPORT=ib"));
         return 0;
@@ -177,7 +155,7 @@ TEST(VerbsPluginGuest, IbDisableMakesAutoTakeTcp) {
         std::string err;
         auto net = PluginNet::Open(11, TableSource::kDlopen, &err);
         CHILD_CHECK(net != nullptr);
-        CHILD_CHECK(net->Init(0x1d, KeepAllLines, nullptr) == 0);
+        CHILD_CHECK(net->Init(0x1d, LogCapture::Logger, nullptr) == 0);
         CHILD_CHECK(Logged("transport TCP") && Logged("NCCL_IB_DISABLE"));
         CHILD_CHECK(net->Finalize() == 0);
         return 0;
