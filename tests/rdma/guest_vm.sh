@@ -150,7 +150,10 @@ for i in \$(seq 50); do  # wait for the IPv4-mapped (RoCE v2) GID to show up
 done 2>/dev/null
 export RXE_GID NCCLSCOPE_RDMA_GUEST=1; ulimit -l unlimited
 bash $out/cmd > $out/stdout 2> $out/stderr < /dev/null; echo \$? > $out/rc
-sync; echo o > /proc/sysrq-trigger; sleep 10
+# Leave at once: sysrq b resets the guest immediately (QEMU exits: -no-reboot). The status and the
+# results are already on the host (9p writes go straight through). An orderly sysrq o power-off took
+# up to a minute here, and tears down the 9p root under PID 1 (which must never exit: kernel panic).
+sync; echo b > /proc/sysrq-trigger; while :; do sleep 1; done
 EOF
 
 RW=${RXE_VM_RW:-}; dirs=(); share=()
@@ -171,7 +174,7 @@ q=0; timeout "${RXE_VM_TIMEOUT:-600}" qemu-system-x86_64 -nodefaults -display no
   -virtfs "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap" \
   -virtfs "local,path=$out,mount_tag=out,security_model=none" "${share[@]}" </dev/null || q=$?
 cat "$out/stdout" 2>/dev/null || true; cat "$out/stderr" >&2 2>/dev/null || true
-grep -avE 'sysrq: Power Off|reboot: Power down' "$out/console" | tr -d '\r' > "$out/con" || true
+grep -avE 'sysrq: Power Off|sysrq: Resetting|reboot: Power down' "$out/console" | tr -d '\r' > "$out/con" || true
 [ -s "$out/con" ] && { echo "guest_vm: guest console (kernel messages):" >&2; tail -n 40 "$out/con" >&2; }
 [ -s "$out/rc" ] && exit "$(cat "$out/rc")"
 echo "guest_vm: the guest gave no exit status (qemu status $q; 124 = timeout)" >&2

@@ -8,7 +8,7 @@
 # (0: all passed). 77 with a "SKIP: <reason>" line only when the guest cannot be started on this
 # machine (guest_vm.sh: no QEMU and no way to install it, no kernel download); in CI that is a failure.
 # The kernel and initramfs are cached in BUILD_DIR/rdma-vm-cache (one-time setup, ~35 s).
-# Knobs: RXE_VM_TIMEOUT (s, default 840: under rdma_tier's ctest timeout of 900), CTEST (the ctest to
+# Knobs: RXE_VM_TIMEOUT (s, default 840: under rdma_tier's ctest timeout of 900), RXE_VM_MEM (3G), CTEST (the ctest to
 # run in the guest; default: ctest on PATH), RDMA_GUEST_CTEST_ARGS (extra ctest arguments, e.g. -R NAME).
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
@@ -24,14 +24,16 @@ ctest_bin=$(command -v "${CTEST:-ctest}") || { echo "FAIL: no ctest" >&2; exit 2
 results=$build/rdma-guest-results
 rm -rf "$results" && mkdir -p "$results"
 export RXE_VM_CACHE=${RXE_VM_CACHE:-$build/rdma-vm-cache}
-export RXE_VM_NDEV=2 RXE_VM_RW=$results RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-840}
+# 3G: rdma_guest_tcp_conformance's 1 GiB message needs two 1 GiB buffers (2G is OOM-killed).
+export RXE_VM_NDEV=2 RXE_VM_RW=$results RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-840} RXE_VM_MEM=${RXE_VM_MEM:-3G}
 
 # What runs in the guest (as root, in $build, with this environment). No `ctest -j`: the guest has
 # two emulated CPUs, and the tests in it run client and server processes of their own.
 inner="set -o pipefail
-echo \"guest: kernel \$(uname -r), \$(nproc) CPUs, verbs devices: \$(ls /sys/class/infiniband | tr '\\n' ' ')\"
+echo \"guest: up after \$(cut -d' ' -f1 /proc/uptime) s, kernel \$(uname -r), \$(nproc) CPUs, verbs devices: \$(ls /sys/class/infiniband | tr '\\n' ' ')\"
 $ctest_bin --test-dir $build -L rdma_guest --no-tests=error --output-on-failure \\
-  --output-junit $results/junit.xml ${RDMA_GUEST_CTEST_ARGS:-} 2>&1 | tee $results/ctest.log"
+  --output-junit $results/junit.xml ${RDMA_GUEST_CTEST_ARGS:-} 2>&1 | tee $results/ctest.log
+rc=\$?; echo \"guest: ctest done at uptime \$(cut -d' ' -f1 /proc/uptime) s\"; exit \$rc"
 
 echo "rdma_tier: booting the soft-RoCE guest (rxe0, rxe1) to run ctest -L rdma_guest in $build"
 t0=$(date +%s)
