@@ -49,6 +49,7 @@ cannot() {
   exit 77
 }
 
+export PATH=$PATH:/usr/sbin:/sbin  # depmod, modprobe (not on a non-root user's PATH)
 C=${RXE_VM_CACHE:-/tmp/rxe-vm-cache-v2}
 mkdir -p "$C" && C=$(realpath -e "$C")
 
@@ -67,7 +68,7 @@ if ! need "${tools[@]}" || [ ! -e /etc/libibverbs.d/rxe.driver ]; then
   command -v apt-get >/dev/null || cannot "missing packages and no apt-get to install them"
   echo "guest_vm: installing the guest's host packages (one time)" >&2
   { "${sudo_cmd[@]}" apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-providers ibverbs-utils >/dev/null
   } || cannot "apt-get could not install qemu-system-x86 and the rdma packages"
   need "${tools[@]}" && [ -e /etc/libibverbs.d/rxe.driver ] || cannot "packages installed but tools still missing: ${tools[*]}"
