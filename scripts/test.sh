@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian 12 machine: installs the packages, builds, runs every tier
-# (unit, ABI, net conformance, end-to-end, real Prometheus), then the unit and ABI tests again under
-# AddressSanitizer+UndefinedBehaviorSanitizer and the concurrency tests under ThreadSanitizer.
+# (unit, ABI, net conformance, end-to-end, real Prometheus, and the soft-RoCE guest tier `rdma_tier`,
+# which boots a QEMU guest with verbs devices and runs the `rdma_guest` tests in it), then the unit and
+# ABI tests again under AddressSanitizer+UndefinedBehaviorSanitizer and the concurrency tests under
+# ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
