@@ -8,22 +8,28 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/log.h"
 #include "common/params.h"
 #include "common/runtime.h"
 #include "http_get.h"
+#include "http_load.h"
+#include "profiler/profiler.h"
 #include "log_capture.h"
 
 namespace ncclscope {
 namespace {
 
 using testing::HttpGet;
+
+
 
 class MetricsEndpointTest : public ::testing::Test {
  protected:
@@ -32,6 +38,34 @@ class MetricsEndpointTest : public ::testing::Test {
     setenv("NCCLSCOPE_PROM_BIND", "127.0.0.1", 1);
   }
 };
+
+// The job's teardown never waits on a client: with 50 slow and 50 idle clients connected to the endpoint,
+// a scrape is answered and the last communicator's finalize (which stops the server) returns within 1 s.
+// (The old server served one client at a time with a per-byte timeout: 25-43 s extra teardown.)
+TEST_F(MetricsEndpointTest, LastFinalizeReturnsAtOnceWithSlowAndIdleClientsConnected) {
+  int mask = 0;
+  profiler::InitArgs args;
+  args.comm_hash = 0x51041;
+  args.activation_mask = &mask;
+  void* ctx = nullptr;
+  ASSERT_TRUE(profiler::Init(args, &ctx).ok());
+  const int port = MetricsEndpoint::Instance().port();
+  ASSERT_GT(port, 0);
+  using Clock = std::chrono::steady_clock;
+  {
+    testing::ClientLoad load(port, 50, 50, std::chrono::milliseconds(150), /*reconnect=*/false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    int status = 0;
+    Clock::time_point t0 = Clock::now();
+    std::string body = HttpGet(port, "/metrics", &status);
+    EXPECT_EQ(status, 200);
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.0) << "scrape behind hostile clients";
+    t0 = Clock::now();
+    profiler::Finalize(ctx);  // the last user: stops the endpoint
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.0) << "finalize waited on a client";
+  }
+  EXPECT_EQ(MetricsEndpoint::Instance().port(), 0);
+}
 
 TEST_F(MetricsEndpointTest, ServesWhileTheRuntimeRunsAndStopsAfter) {
   Runtime::Instance().Acquire("endpoint test");
