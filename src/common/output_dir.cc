@@ -114,16 +114,25 @@ Status OutputDir::EnsureOpen() {
 
 Status OutputDir::ReadyLocked() {
   struct stat st;
-  // A folder removed since we opened it (tests reuse names; users clean up) is opened afresh.
-  if (dir_fd_ >= 0 && fstat(dir_fd_, &st) == 0 && st.st_nlink > 0) return Status::Ok();
-  return OpenLocked();
+  // A folder removed since we opened it (tests reuse names; users clean up) is opened afresh; so is one
+  // whose opening failed half-way (every descriptor must be there: a refused work folder is never used).
+  if (dir_fd_ >= 0 && work_fd_ >= 0 && lock_fd_ >= 0 && fstat(dir_fd_, &st) == 0 && st.st_nlink > 0) {
+    return Status::Ok();
+  }
+  Status s = OpenLocked();
+  if (!s.ok()) CloseLocked();
+  return s;
 }
 
-Status OutputDir::OpenLocked() {
+void OutputDir::CloseLocked() {
   for (int* fd : {&lock_fd_, &work_fd_, &dir_fd_}) {
     if (*fd >= 0) close(*fd);
     *fd = -1;
   }
+}
+
+Status OutputDir::OpenLocked() {
+  CloseLocked();
   if (mkdir(path_.c_str(), 0777) != 0 && errno != EEXIST) return SystemError(Errno("cannot create " + path_, errno));
   dir_fd_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd_ < 0) return SystemError(Errno("cannot open " + path_, errno));
@@ -135,8 +144,12 @@ Status OutputDir::OpenLocked() {
   work_fd_ = openat(dir_fd_, work.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct stat st;
   if (work_fd_ < 0) return SystemError(Errno("cannot open " + path_ + "/" + work + " (a link?)", errno));
-  if (fstat(work_fd_, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 0077) != 0) {
-    return SystemError(path_ + "/" + work + " belongs to another user or is open to others; not writing there");
+  if (fstat(work_fd_, &st) != 0 || st.st_uid != geteuid()) {
+    return SystemError(path_ + "/" + work + " belongs to another user; not writing there");
+  }
+  // Ours but open to others (a default ACL on a shared project folder adds group bits): close it again.
+  if ((st.st_mode & 0077) != 0 && fchmod(work_fd_, 0700) != 0) {
+    return SystemError(Errno(path_ + "/" + work + " is open to others and cannot be closed (chmod 0700)", errno));
   }
 
   // Created under a temporary name, locked, then renamed: a sweeper never sees our lock file unlocked. A
@@ -175,8 +188,12 @@ void OutputDir::SweepLocked() {
     const bool lock = EndsWith(name, kLockSuffix), pending = EndsWith(name, kPendingLockSuffix);
     if ((!lock && !pending) || name == tag_ + kLockSuffix) continue;
     const std::string tag = lock ? name.substr(0, name.size() - sizeof(kLockSuffix) + 1) : name.substr(0, name.rfind('-'));
-    int fd = openat(work_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) continue;
+    // Read-write: NFS emulates flock with byte-range locks, and an exclusive one needs a writable descriptor.
+    int fd = openat(work_fd_, name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT && pending) live_tags.insert(tag);  // renamed to its .lock meanwhile: alive
+      continue;
+    }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       live_tags.insert(tag);
       close(fd);

@@ -45,7 +45,8 @@ class OutputDir {
   OutputDir(std::string path, std::string tag) : path_(std::move(path)), tag_(std::move(tag)) {}
   Status OpenLocked();  // (re)opens the folder and the work folder, takes the lock, sweeps leftovers
   Status EnsureOpen();
-  Status ReadyLocked();  // opens the folder unless it is open and still exists
+  Status ReadyLocked();
+  void CloseLocked();  // opens the folder unless it is open and still exists
   void SweepLocked();
 
   std::mutex mu_;

@@ -79,6 +79,24 @@ class InputTest(Base):
         self.assertEqual(rc, 2)
         self.assert_one_line(err, f"{fifo}: not a regular file")
 
+    def test_writers_work_folder_and_dangling_links_do_not_fail_the_run(self):
+        # The writers' private folder (mode 0700, another user's for whoever runs the analyzer) holds only
+        # temporary files: never entered. A dangling link named like a dump is skipped with a warning.
+        work = os.path.join(self.dir, ".ncclscope-work-12345")
+        os.mkdir(work)
+        with open(os.path.join(work, "ncclscope-comm-00000000000000ee-rank0.json"), "w") as f:
+            f.write("{half a dump")
+        os.chmod(work, 0)
+        dangling = os.path.join(self.dir, "ncclscope-comm-00000000000000dd-rank0.json")
+        os.symlink(os.path.join(self.dir, "gone"), dangling)
+        try:
+            rc, err = self.run_tool(self.dir)
+        finally:
+            os.chmod(work, 0o700)
+        self.assertEqual(rc, 1, err)  # the golden abort's hang, as without them
+        self.assertIn(f"warning: {dangling}: cannot read", err)
+        self.assertNotIn(".ncclscope-work-", err)
+
     def test_symlink_loop_ends(self):
         os.symlink(self.dir, os.path.join(self.dir, "loop"))
         rc, err = self.run_tool(self.dir)

@@ -135,6 +135,31 @@ TEST(OutputDir, APlantedWorkFolderLinkIsRefusedWithAWarning) {
   EXPECT_NE(w[0].find(dir + "/ncclscope-x.prom"), std::string::npos) << w[0];
 }
 
+TEST(OutputDir, AWorkFolderOfAnotherUserIsRefusedEveryTime) {
+  if (geteuid() != 0) GTEST_SKIP() << "SKIP: needs root to plant a folder owned by another user (chown)";
+  const std::string dir = MakeTempDir();
+  ASSERT_EQ(mkdir(WorkDir(dir).c_str(), 0777), 0);
+  ASSERT_EQ(chmod(WorkDir(dir).c_str(), 0777), 0);
+  ASSERT_EQ(chown(WorkDir(dir).c_str(), 65534, 65534), 0);
+  ScopedLogCapture log;
+  for (int i = 0; i < 3; ++i) {  // a failed open must not leave a half-open folder that the next call trusts
+    EXPECT_FALSE(OutputDir::Get(dir).ok()) << "call " << i;
+    EXPECT_FALSE(WriteFileAtomically(dir, "ncclscope-x.json", "x").ok()) << "call " << i;
+  }
+  EXPECT_TRUE(List(WorkDir(dir)).empty()) << "nothing was created in the planted folder";
+  EXPECT_TRUE(List(dir).size() == 1u) << "no output was written";
+}
+
+TEST(OutputDir, OurWorkFolderOpenToOthersIsClosedAgain) {
+  const std::string dir = MakeTempDir();
+  ASSERT_EQ(mkdir(WorkDir(dir).c_str(), 0700), 0);
+  ASSERT_EQ(chmod(WorkDir(dir).c_str(), 0770), 0);  // as a default ACL on a shared project folder does
+  ASSERT_TRUE(WriteFileAtomically(dir, "ncclscope-y.json", "y").ok());
+  struct stat st;
+  ASSERT_EQ(stat(WorkDir(dir).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
 TEST(OutputDir, AFailureWarnsOnceUntilAWriteSucceeds) {
   const std::string dir = MakeTempDir();
   ASSERT_TRUE(WriteFileAtomically(dir, "ncclscope-f.json", "v1\n").ok());

@@ -25,12 +25,17 @@ def _warn(msg):
     print(f"ncclscope-analyze: warning: {msg}", file=sys.stderr)
 
 
-def _walk(top):
-    """Every file named like a dump under top (symbolic links to directories are not followed)."""
+def _walk(top, warn):
+    """Every file named like a dump under top (symbolic links to directories are not followed). The top
+    directory must be readable; below it, an unreadable directory is skipped with a warning, and the
+    writers' private work folders (.ncclscope-work-<uid>, mode 0700, temporary files only) are not entered."""
     def fail(e):
-        raise BadInput(f"{e.filename}: cannot read ({e.strerror or e})")
+        if os.path.abspath(e.filename or "") == os.path.abspath(top):
+            raise BadInput(f"{e.filename}: cannot read ({e.strerror or e})")
+        warn(f"{e.filename}: cannot read ({e.strerror or e}), skipped")
     found = []
-    for d, _, names in os.walk(top, onerror=fail):
+    for d, dirs, names in os.walk(top, onerror=fail):
+        dirs[:] = [x for x in dirs if not x.startswith(".ncclscope-work-")]
         found += [os.path.join(d, n) for n in fnmatch.filter(names, DUMP_GLOB)]
     return sorted(found)
 
@@ -47,8 +52,13 @@ def dump_files(paths, warn=_warn):
     files = []
     for p in paths:
         if os.path.isdir(p):
-            for f in _walk(p):
-                if _is_regular(f):
+            for f in _walk(p, warn):
+                try:
+                    regular = stat.S_ISREG(os.stat(f).st_mode)
+                except OSError as e:
+                    warn(f"{f}: cannot read ({e.strerror or e}), skipped")
+                    continue
+                if regular:
                     files.append(f)
                 else:
                     warn(f"{f}: not a regular file, skipped")
