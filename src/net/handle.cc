@@ -54,7 +54,7 @@ Status CheckHandleHeader(const HandleHeader& hh, TransportKind expected, const s
 }
 
 Status StepConnect(void* handle, const std::function<Result<std::unique_ptr<PendingConnect>>()>& make,
-                   SendComm** send_comm) {
+                   SendComm** send_comm, const std::string& from) {
   *send_comm = nullptr;
   HandleHeader hh;
   memcpy(&hh, handle, sizeof(hh));
@@ -64,7 +64,8 @@ Status StepConnect(void* handle, const std::function<Result<std::unique_ptr<Pend
   if (hh.stage_cookie != 0) {
     auto it = pending->find(hh.stage_cookie);
     if (it == pending->end()) {
-      return InternalError("connect handle carries an unknown handshake state (handle reused after failure?)");
+      return InternalError("connect handle for " + from +
+                           " carries an unknown handshake state (handle reused after failure?)");
     }
     c = it->second.get();
   } else {

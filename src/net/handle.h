@@ -41,8 +41,9 @@ class PendingConnect {
 // One connect call: finds this handle's PendingConnect by its cookie (or creates one with `make` at the
 // first call and writes the cookie into the handle), advances it, and forgets it once it has produced a
 // comm or failed (the cookie in the handle is cleared so a retry starts afresh).
+// `from` names the peer in the error about an unknown cookie (there is no PendingConnect to ask).
 Status StepConnect(void* handle, const std::function<Result<std::unique_ptr<PendingConnect>>()>& make,
-                   SendComm** send_comm);
+                   SendComm** send_comm, const std::string& from = "the peer");
 
 }  // namespace ncclscope::net
 

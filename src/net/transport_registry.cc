@@ -1,6 +1,7 @@
 #include "net/transport_registry.h"
 
 #include "net/tcp/tcp_transport.h"
+#include "net/verbs/verbs_probe.h"
 #include "net/verbs/verbs_transport.h"
 
 namespace ncclscope::net {
@@ -42,9 +43,12 @@ Result<TransportChoice> ChooseTransport(std::string_view requested, bool ib_disa
     return TransportChoice{TransportKind::kVerbs, "NCCLSCOPE_TRANSPORT=ib: " + p.detail};
   }
   if (ib_disabled) return TransportChoice{TransportKind::kTcp, "auto: NCCL_IB_DISABLE=1"};
-  TransportProbe p = verbs::ProbeVerbs();
-  if (p.present > 0) {
-    return Unimplemented(p.detail +
+  // Presence alone decides `auto`: no need to load libibverbs and open every device at each init.
+  const std::vector<std::string> names = verbs::ListVerbsDeviceNames();
+  if (!names.empty()) {
+    std::string seen = std::to_string(names.size()) + " RDMA device(s)";
+    for (size_t i = 0; i < names.size(); ++i) seen += (i ? ", " : ": ") + names[i];
+    return Unimplemented(seen +
                          ": declining, so that NCCL's own IB transport carries the data (ncclscope's verbs "
                          "transport is opt-in until it is measured on real NICs: NCCLSCOPE_TRANSPORT=ib; "
                          "NCCLSCOPE_TRANSPORT=tcp forces TCP)");

@@ -293,7 +293,7 @@ Status TcpTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** 
       [&]() -> Result<std::unique_ptr<PendingConnect>> {
         return std::unique_ptr<PendingConnect>(new Connector(payload, LoadTcpConfig(), ctx, nic));
       },
-      send_comm);
+      send_comm, "peer " + SockAddrToString(payload.addr));
 }
 
 }  // namespace ncclscope::net::tcp

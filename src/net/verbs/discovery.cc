@@ -1,6 +1,7 @@
 #include "net/verbs/discovery.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "common/log.h"
 #include "net/verbs/ibv_api.h"
@@ -155,11 +156,12 @@ Result<DiscoveryReport> DiscoverVerbsDevices(const DiscoveryOptions& options) {
     return r;
   }
   const IbvApi* api = nullptr;
-  Result<IbvApi> own = Status();  // keeps a test-hook table alive for this call
+  std::optional<IbvApi> own;  // keeps a test-hook table alive for this call
   if (!options.ibverbs_soname.empty()) {
-    own = LoadIbvApiFrom(options.ibverbs_soname.c_str());
-    if (!own.ok()) return own.status();
-    api = &own.value();
+    Result<IbvApi> loaded = LoadIbvApiFrom(options.ibverbs_soname.c_str());
+    if (!loaded.ok()) return loaded.status();
+    own = std::move(loaded.value());
+    api = &*own;
   } else {
     Result<const IbvApi*> loaded = LoadIbvApi();
     if (!loaded.ok()) return loaded.status();
