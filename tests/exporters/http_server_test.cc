@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -34,7 +35,10 @@ constexpr size_t kBigBody = 16u << 20;  // far more than the socket buffers hold
 
 double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+std::atomic<int> g_handler_calls{0};
+
 std::string Handler(const std::string& path, bool* found) {
+  g_handler_calls.fetch_add(1);
   *found = path == "/metrics" || path == "/big";
   if (path == "/metrics") return "up 1\n";
   if (path == "/big") return std::string(kBigBody, 'x');
@@ -71,6 +75,19 @@ class HttpServerTest : public ::testing::Test {
   HttpServer server_;
   int port_ = 0;
 };
+
+// 64 clients asking for a 16 MiB body and never reading it share one collection and one copy of the
+// response (each used to run the handler and hold its own copy: 1 GB of RSS).
+TEST_F(HttpServerTest, AFloodOfRequestsSharesOneResponse) {
+  StartServer();
+  g_handler_calls = 0;
+  std::vector<int> fds;
+  for (int i = 0; i < 64; ++i) fds.push_back(NonReadingBigClient(port_));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_LE(g_handler_calls.load(), 4) << "one collection per 250 ms, not one per connection";
+  for (int fd : fds) close(fd);
+  TimedScrape();  // still serving
+}
 
 TEST_F(HttpServerTest, ScrapeIsAnsweredWhileSlowAndIdleClientsAreConnected) {
   HttpServer::Options options;

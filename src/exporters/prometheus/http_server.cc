@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -27,6 +28,10 @@ constexpr auto kLingerAfterResponse = std::chrono::milliseconds(1000);
 // accept() out of descriptors leaves the listener readable; look at it again only after this pause
 // instead of spinning.
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+// A response is reused for requests of the same path within this time: a flood of connections costs one
+// collection and one copy of the body, not one each (64 clients that never read held 64 copies).
+constexpr auto kReuse = std::chrono::milliseconds(250);
+
 // Reads per readiness event, so one client streaming data cannot keep the loop from the others.
 constexpr int kReadsPerEvent = 16;
 
@@ -38,7 +43,7 @@ struct Connection {
   Clock::time_point deadline;
   Phase phase = Phase::kReading;
   std::string in;   // the request received so far
-  std::string out;  // the response
+  std::shared_ptr<const std::string> out;  // the response, shared by the clients served within kReuse
   size_t sent = 0;  // bytes of `out` already sent
 };
 
@@ -246,46 +251,57 @@ class EventLoop {
     std::string_view line(c.in);
     line = line.substr(start, eol == std::string::npos ? std::string_view::npos : eol - start);
     if (!PlausibleLinePrefix(line)) {
-      c.out = ErrorResponse("400 Bad Request");
+      c.out = Shared(ErrorResponse("400 Bad Request"));
       return true;
     }
     std::string_view method, path;
     if (eol != std::string::npos) {
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (!ParseRequestLine(line, &method, &path)) {  // refused now, without waiting for the header
-        c.out = ErrorResponse("400 Bad Request");
+        c.out = Shared(ErrorResponse("400 Bad Request"));
         return true;
       }
     }
     const size_t end = eol == std::string::npos ? eol : HeaderEnd(c.in, std::max(scan_from, eol));
     if (end == std::string::npos ? c.in.size() > kMaxHeaderBytes : end > kMaxHeaderBytes) {
-      c.out = ErrorResponse("431 Request Header Fields Too Large");
+      c.out = Shared(ErrorResponse("431 Request Header Fields Too Large"));
       return true;
     }
     if (end == std::string::npos) return false;
     if (method != "GET" && method != "HEAD") {
-      c.out = ErrorResponse("405 Method Not Allowed", "Allow: GET, HEAD\r\n");
+      c.out = Shared(ErrorResponse("405 Method Not Allowed", "Allow: GET, HEAD\r\n"));
     } else {
-      c.out = Serve(std::string(path), method == "GET");
+      c.out = Serve(std::string(path), method == "GET", Clock::now());
     }
     return true;
   }
 
-  std::string Serve(const std::string& path, bool with_body) {
+  static std::shared_ptr<const std::string> Shared(std::string text) {
+    return std::make_shared<const std::string>(std::move(text));
+  }
+
+  std::shared_ptr<const std::string> Serve(const std::string& path, bool with_body, Clock::time_point now) {
+    if (cached_ != nullptr && cached_path_ == path && cached_with_body_ == with_body && now - cached_at_ < kReuse) {
+      return cached_;
+    }
     bool found = false;
     std::string body;
     try {
       body = handler_(path, &found);
     } catch (...) {  // an exception must not end the server thread (and the job)
-      return ErrorResponse("500 Internal Server Error");
+      return Shared(ErrorResponse("500 Internal Server Error"));
     }
-    return found ? Response("200 OK", "text/plain; version=0.0.4; charset=utf-8", body, with_body)
-                 : Response("404 Not Found", "text/plain", body, with_body);
+    cached_ = Shared(found ? Response("200 OK", "text/plain; version=0.0.4; charset=utf-8", body, with_body)
+                           : Response("404 Not Found", "text/plain", body, with_body));
+    cached_path_ = path;
+    cached_with_body_ = with_body;
+    cached_at_ = now;
+    return cached_;
   }
 
   bool OnWritable(Connection& c, Clock::time_point now) {
-    while (c.sent < c.out.size()) {
-      const ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+    while (c.sent < c.out->size()) {
+      const ssize_t n = send(c.fd, c.out->data() + c.sent, c.out->size() - c.sent, MSG_NOSIGNAL);
       if (n > 0) {
         c.sent += static_cast<size_t>(n);
       } else if (n < 0 && errno == EINTR) {
@@ -295,7 +311,7 @@ class EventLoop {
       }
     }
     shutdown(c.fd, SHUT_WR);  // our FIN: the client reads to the end, then closes
-    c.out = std::string();
+    c.out.reset();
     c.in = std::string();
     c.phase = Phase::kLingering;
     c.deadline = std::min(c.accepted + options_.total_timeout, now + kLingerAfterResponse);
@@ -309,6 +325,10 @@ class EventLoop {
   const size_t max_connections_;
   std::vector<Connection> conns_;  // in accept order, oldest first
   Clock::time_point accept_paused_until_{};
+  std::shared_ptr<const std::string> cached_;  // the last response served, for kReuse
+  std::string cached_path_;
+  bool cached_with_body_ = false;
+  Clock::time_point cached_at_{};
 };
 
 }  // namespace

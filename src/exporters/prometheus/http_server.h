@@ -13,7 +13,9 @@
 //    return within 100 ms).
 // One request per connection (answered with Connection: close). GET is served, HEAD answered like GET
 // without the body, any other well-formed method gets 405, a malformed request line 400, a request
-// header over 8 KiB 431. LF and CRLF line endings are both accepted. Sends use MSG_NOSIGNAL (no
+// header over 8 KiB 431. LF and CRLF line endings are both accepted. A response is reused for requests of
+// the same path within 250 ms, shared by every client it goes to, so a flood of connections costs one
+// collection and one copy of the body. Sends use MSG_NOSIGNAL (no
 // process-wide SIGPIPE change); every descriptor is close-on-exec.
 // Thread-safety: Start/Stop are not thread-safe against each other (the runtime serialises them), and
 // port()/listen_fd() are read by the thread that calls them. The handler runs on the server thread, one
