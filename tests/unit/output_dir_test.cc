@@ -295,7 +295,9 @@ TEST(OutputDir, LeftoversOfDeadOwnersAreRemovedLiveOnesKept) {
   for (const std::string& n : names) prom += n.find(".prom") != std::string::npos;
   EXPECT_EQ(prom, 1) << "the dead owner's output is removed, the live one's kept";
   for (const std::string& n : names) {
-    if (n.find(".prom") != std::string::npos) EXPECT_EQ(ReadFile(dir + "/" + n), "live\n");
+    if (n.find(".prom") != std::string::npos) {
+      EXPECT_EQ(ReadFile(dir + "/" + n), "live\n");
+    }
   }
   for (const std::string& n : List(WorkDir(dir))) EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
   EXPECT_EQ(List(WorkDir(dir)).size(), 2u) << "our lock and the live owner's";
