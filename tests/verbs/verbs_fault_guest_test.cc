@@ -2,6 +2,7 @@
 // processes on rxe0 via NCCL_IB_HCA==rxe0, set here):
 //  - the sender process is SIGKILLed while its 64 MiB message is in flight: the receiver's test() fails
 //    within seconds (liveness socket or a completion error), and the logged error names the peer;
+//  - a message bigger than the receive buffer fails the sender's isend with a truncation error;
 //  - a garbage handle, and a well-formed handle whose listener is gone, make connect fail cleanly.
 // On a host without a verbs device it prints SKIP with the reason and exits 77.
 #include <dirent.h>
@@ -78,6 +79,64 @@ TEST(VerbsFaultGuest, PeerKilledMidTransferFailsTheReceiverNamingThePeer) {
   PairResult r = RunPair(receiver, sender, VerbsEnv(), 60);
   EXPECT_EQ(r.recv_status, 0);
   EXPECT_EQ(r.send_status, 128 + SIGKILL);
+}
+
+// A message bigger than the receive buffer: the sender's isend fails with a truncation error naming the
+// peer (nothing is written), and the receiver, whose receive then never completes, fails once the sender
+// has closed.
+TEST(VerbsFaultGuest, TruncationFailsTheSenderNamingThePeer) {
+  auto receiver = [](int fd) {
+    auto net = OpenAndInit(12, TableSource::kDlopen);
+    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+    void* lc = nullptr;
+    CHILD_CHECK(net->Listen(0, handle, &lc) == 0);
+    CHILD_CHECK(SendBytes(fd, handle, sizeof(handle)));
+    void* rc = nullptr;
+    CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+    std::vector<char> buf(1000, 0);
+    void* data = buf.data();
+    size_t cap = buf.size();
+    int tag = 3;
+    void* req = nullptr;
+    CHILD_CHECK(net->Irecv(rc, 1, &data, &cap, &tag, nullptr, nullptr, &req) == 0 && req);
+    char sync = 0;
+    CHILD_CHECK(RecvBytes(fd, &sync, 1));  // the sender saw its error and closed
+    int sizes[8];
+    int r = WaitDone(*net, req, sizes, 10);
+    CHILD_CHECK(r != -1 && r != 0);
+    for (char c : buf) CHILD_CHECK(c == 0);
+    CHILD_CHECK(net->CloseRecv(rc) == 0);
+    CHILD_CHECK(net->CloseListen(lc) == 0);
+    CHILD_CHECK(net->Finalize() == 0);
+    return 0;
+  };
+  auto sender = [](int fd) {
+    auto net = OpenAndInit(12, TableSource::kDlopen);
+    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+    CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
+    void* sc = nullptr;
+    CHILD_CHECK(ConnectLoop(*net, handle, &sc) == 0);
+    std::vector<char> buf(2000, 5);
+    void* req = nullptr;
+    int r = 0;
+    double deadline = NowS() + 20;
+    while (r == 0 && req == nullptr) {
+      r = net->Isend(sc, buf.data(), buf.size(), 3, nullptr, nullptr, &req);
+      CHILD_CHECK(NowS() < deadline);
+    }
+    fprintf(stderr, "sender: isend returned %d: %s\n", r, LastWarning().c_str());
+    CHILD_CHECK(r != 0 && req == nullptr);
+    CHILD_CHECK(LastWarning().find("truncation") != std::string::npos);
+    CHILD_CHECK(LastWarning().find("peer") != std::string::npos);
+    CHILD_CHECK(net->CloseSend(sc) == 0);
+    char sync = 1;
+    CHILD_CHECK(SendBytes(fd, &sync, 1));
+    CHILD_CHECK(net->Finalize() == 0);
+    return 0;
+  };
+  PairResult r = RunPair(receiver, sender, VerbsEnv(), 60);
+  EXPECT_EQ(r.recv_status, 0);
+  EXPECT_EQ(r.send_status, 0);
 }
 
 TEST(VerbsFaultGuest, GarbageAndStaleHandlesFailConnectCleanly) {
