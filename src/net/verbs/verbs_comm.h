@@ -33,7 +33,7 @@ inline constexpr int kMaxQps = 8;
 inline constexpr uint32_t kConnMagic = 0x56425343;  // "CSBV"
 inline constexpr uint16_t kConnVersion = 1;
 // Our own NetPlugin type code: the profiler counts NCCL's IB events (0x10000) itself.
-inline constexpr int64_t kVerbsPluginId = 0x30000 | 1;
+inline constexpr int64_t kVerbsPluginId = NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS | 1;
 // A Test() that found nothing to do for this long checks the liveness socket (one non-blocking recv).
 inline constexpr uint64_t kLivenessCheckNs = 100'000'000;
 
