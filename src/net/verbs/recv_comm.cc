@@ -141,9 +141,15 @@ Status VerbsRecvComm::TestReq(Req* r, int* done, int* sizes) {
     if (!s.ok()) return s;
   }
   if (r->remaining > 0) {
-    if (found == 0) return CheckLiveness();
-    NoteProgress(MonotonicNs());
-    return Status::Ok();
+    if (found != 0) {
+      NoteProgress(MonotonicNs());
+      return Status::Ok();
+    }
+    int gone = PeerGone();
+    if (gone == 0) return Status::Ok();
+    Status s = Poll(&found);  // a last look: completions that landed before the peer closed still count
+    if (!s.ok()) return s;
+    if (r->remaining > 0) return FailPeerGone(gone);
   }
   uint64_t now = MonotonicNs();
   NoteProgress(now);

@@ -171,17 +171,20 @@ Status VerbsComm::FailWc(const ibv_wc& wc, const char* op) {
               wc.status == IBV_WC_RETRY_EXC_ERR ? NetErrorKind::kTimeout : NetErrorKind::kSend);
 }
 
-Status VerbsComm::CheckLiveness() {
+int VerbsComm::PeerGone() {
   uint64_t now = MonotonicNs();
-  if (now - last_progress_ns_ < kLivenessCheckNs) return Status::Ok();
+  if (now - last_progress_ns_ < kLivenessCheckNs) return 0;
   last_progress_ns_ = now;
   char b;
   ssize_t n = recv(fd_, &b, 1, MSG_DONTWAIT | MSG_PEEK);
-  if (n == 0) return Fail("peer closed the connection", NetErrorKind::kRecv);
-  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-    return Fail(std::string("liveness socket failed: ") + strerror(errno), NetErrorKind::kRecv);
-  }
-  return Status::Ok();
+  if (n == 0) return ECONNRESET;
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return errno;
+  return 0;
+}
+
+Status VerbsComm::FailPeerGone(int why) {
+  if (why == ECONNRESET) return Fail("peer closed the connection", NetErrorKind::kRecv);
+  return Fail(std::string("liveness socket failed: ") + strerror(why), NetErrorKind::kRecv);
 }
 
 }  // namespace ncclscope::net::verbs

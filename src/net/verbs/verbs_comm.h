@@ -104,7 +104,11 @@ class VerbsComm {
   // A completion error: names the QP and ibv_wc_status_str.
   Status FailWc(const ibv_wc& wc, const char* op);
   // Called by Test() when it found nothing to do; checks the socket at most every kLivenessCheckNs.
-  Status CheckLiveness();
+  // Returns 0 (alive or not checked) or the errno-like reason the peer is gone (ECONNRESET for EOF). The
+  // caller polls the CQ once more before failing: the peer may have closed right after its last
+  // completion, whose CQE we had not seen yet.
+  int PeerGone();
+  Status FailPeerGone(int why);
   void NoteProgress(uint64_t now_ns) { last_progress_ns_ = now_ns; }
   void ProfStart(void* phandle, void** event, ncclscope_net_ib_descr_v1_t* d, uint64_t wr_id, int opcode,
                  int qp, size_t len) {
