@@ -3,6 +3,7 @@
 //  - the sender process is SIGKILLed while its 64 MiB message is in flight: the receiver's test() fails
 //    within seconds (liveness socket or a completion error), and the logged error names the peer;
 //  - a message bigger than the receive buffer fails the sender's isend with a truncation error;
+//  - a write to a deregistered receive buffer fails the sender's test() naming the QP and the status;
 //  - a garbage handle, and a well-formed handle whose listener is gone, make connect fail cleanly.
 // On a host without a verbs device it prints SKIP with the reason and exits 77.
 #include <dirent.h>
@@ -135,6 +136,66 @@ TEST(VerbsFaultGuest, TruncationFailsTheSenderNamingThePeer) {
     return 0;
   };
   PairResult r = RunPair(receiver, sender, VerbsEnv(), 60);
+  EXPECT_EQ(r.recv_status, 0);
+  EXPECT_EQ(r.send_status, 0);
+}
+
+// A completion error: the receiver deregisters its buffer after posting the receive, so the sender's RDMA
+// WRITE meets a dead rkey. The sender's test() fails naming the QP and ibv_wc_status_str's text.
+TEST(VerbsFaultGuest, CompletionErrorNamesTheQpAndStatus) {
+  auto receiver = [](int fd) {
+    auto net = OpenAndInit(12, TableSource::kDlopen);
+    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+    void* lc = nullptr;
+    CHILD_CHECK(net->Listen(0, handle, &lc) == 0);
+    CHILD_CHECK(SendBytes(fd, handle, sizeof(handle)));
+    void* rc = nullptr;
+    CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+    std::vector<char> buf(1 << 20, 0);
+    void* data = buf.data();
+    size_t cap = buf.size();
+    int tag = 1;
+    void* mh = nullptr;
+    CHILD_CHECK(net->RegMr(rc, data, cap, &mh) == 0);
+    void* req = nullptr;
+    CHILD_CHECK(net->Irecv(rc, 1, &data, &cap, &tag, &mh, nullptr, &req) == 0 && req);
+    CHILD_CHECK(net->DeregMr(rc, mh) == 0);
+    char sync = 0;
+    CHILD_CHECK(SendBytes(fd, &sync, 1));  // the buffer's registration is gone
+    CHILD_CHECK(RecvBytes(fd, &sync, 1));  // the sender saw its error
+    int sizes[8];
+    CHILD_CHECK(WaitDone(*net, req, sizes, 10) > 0);  // an error (QP flushed or peer gone), never a hang
+    CHILD_CHECK(net->CloseRecv(rc) == 0);
+    CHILD_CHECK(net->CloseListen(lc) == 0);
+    CHILD_CHECK(net->Finalize() == 0);
+    return 0;
+  };
+  auto sender = [](int fd) {
+    auto net = OpenAndInit(12, TableSource::kDlopen);
+    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+    CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
+    void* sc = nullptr;
+    CHILD_CHECK(ConnectLoop(*net, handle, &sc) == 0);
+    char sync = 0;
+    CHILD_CHECK(RecvBytes(fd, &sync, 1));
+    std::vector<char> buf(1 << 20, 5);
+    void* req = nullptr;
+    double deadline = NowS() + 20;
+    while (req == nullptr) {
+      CHILD_CHECK(net->Isend(sc, buf.data(), buf.size(), 1, nullptr, nullptr, &req) == 0);
+      CHILD_CHECK(NowS() < deadline);
+    }
+    int r = WaitDone(*net, req, nullptr, 20);
+    fprintf(stderr, "sender: test() returned %d: %s\n", r, LastWarning().c_str());
+    CHILD_CHECK(r > 0);
+    CHILD_CHECK(LastWarning().find("completion failed on QP") != std::string::npos);
+    CHILD_CHECK(LastWarning().find("peer") != std::string::npos);
+    CHILD_CHECK(SendBytes(fd, &sync, 1));
+    CHILD_CHECK(net->CloseSend(sc) == 0);
+    CHILD_CHECK(net->Finalize() == 0);
+    return 0;
+  };
+  PairResult r = RunPair(receiver, sender, VerbsEnv(), 90);
   EXPECT_EQ(r.recv_status, 0);
   EXPECT_EQ(r.send_status, 0);
 }
