@@ -24,7 +24,7 @@ namespace {
 using tcp::SockAddr;
 using tcp::SockAddrToString;
 
-// Moves up to `n - *done` bytes without blocking. *closed is set on EOF or a hard error (errno in *err).
+// Move up to `n - *done` bytes without blocking; false on EOF (ECONNRESET) or a hard error (errno in *err).
 bool SendSome(int fd, const void* p, size_t n, size_t* done, int* err) {
   ssize_t k = send(fd, static_cast<const char*>(p) + *done, n - *done, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (k > 0) *done += static_cast<size_t>(k);

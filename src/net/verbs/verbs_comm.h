@@ -12,7 +12,7 @@
 // immediates for a slot, all data and sizes of that slot are in memory.
 //
 // Thread-safety: built and closed on NCCL's service thread; the data path (one progress thread per
-// comm) uses fixed arrays only. Fail() may race with nothing else: first error wins (ErrorSlot).
+// comm) uses fixed arrays only. The first error wins (ErrorSlot) and every later call returns it.
 #ifndef NCCLSCOPE_NET_VERBS_VERBS_COMM_H_
 #define NCCLSCOPE_NET_VERBS_VERBS_COMM_H_
 
