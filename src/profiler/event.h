@@ -64,6 +64,7 @@ enum class NetSource : uint8_t {
   kIb,             // NCCL's IB transport (type 0x10000, descriptor v1, ncclProfileQp): net_device/net_length valid
   kIbMalformed,    // IB type but NULL extData, an unknown descriptor version or a non-QP descriptor
   kSocket,         // socket type (0x20000): NCCL's socket transport or ncclscope's own TCP (counted by the net half)
+  kOwnVerbs,       // 0x30000: ncclscope's own verbs transport (counted by the net half)
   kUnknown,        // any other type code (another plugin's own events)
 };
 

@@ -68,7 +68,7 @@ void* CommContext::StartNetPlugin(const EventDesc& d, EventSlot* parent) {
     case NetSource::kUnknown:
       CountDrop(Drop::kNetUnknownPlugin);
       return h;
-    default:  // socket type or not decoded: not ours to count here
+    default:  // socket type, ncclscope's own verbs, or not decoded: not ours to count here
       return h;
   }
   if (d.net_device < 0 || d.net_device >= kMaxIbDevices) {

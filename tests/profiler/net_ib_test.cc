@@ -188,7 +188,9 @@ TEST(NetIb, WhatIsNotCountedIsDroppedOrIgnored) {
   ncclscope_net_ib_descr_v1_t not_qp = q;
   not_qp.type = 2;
   hs.push_back(StartQp(ctx, step, kIbId, &not_qp));
-  hs.push_back(StartQp(ctx, step, 0x30001, &q));  // another plugin's own type
+  hs.push_back(StartQp(ctx, step, 0x70001, &q));  // another plugin's own type
+  // ncclscope's own verbs transport (counted by the net half): not counted here, not a drop.
+  hs.push_back(StartQp(ctx, step, NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS | 1, &q));
   hs.push_back(StartQp(ctx, step, kSockId, &q));  // socket (NCCL's or our TCP's): not counted here, not a drop
   hs.push_back(StartQp(ctx, nullptr, kIbId, &q));  // no ProxyStep parent: direction unknown
   for (void* h : hs) StopEvent(h);

@@ -209,12 +209,19 @@ bool Communicator::Init(const CommConfig& cfg, std::string* error) {
       net_->SetNetAttr(net_ctx_, 2, ~0u, ~0u, ~0u);
     }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    // One handle buffer per connection, handed to every connect retry, as NCCL does: a plugin may keep
+    // its in-progress state in the handle (ncclscope's stage cookie), so a fresh copy per call would
+    // restart the handshake each time.
+    std::vector<std::string> connect_handles;
+    for (int c = 0; c < cfg.channels; ++c) {
+      connect_handles.push_back(all[next_].substr(c * NCCLSCOPE_NET_HANDLE_MAXSIZE, NCCLSCOPE_NET_HANDLE_MAXSIZE));
+    }
     for (;;) {
       bool pending = false;
       for (int c = 0; c < cfg.channels; ++c) {
         Link& l = links_[c];
         if (l.send_comm == nullptr) {
-          std::string h = all[next_].substr(c * NCCLSCOPE_NET_HANDLE_MAXSIZE, NCCLSCOPE_NET_HANDLE_MAXSIZE);
+          std::string& h = connect_handles[c];
           if (net_->Connect(net_ctx_, 0, h.data(), &l.send_comm) != NCCLSCOPE_SUCCESS) {
             svc_err = "connect to rank " + std::to_string(next_) + " failed";
             return;

@@ -74,6 +74,9 @@ typedef ncclscope_result_t (*ncclscope_profiler_callback_t)(void** eHandle, int 
 #define NCCLSCOPE_NET_PLUGIN_TYPE_MASK 0xFFFF0000LL
 #define NCCLSCOPE_NET_PLUGIN_TYPE_IB 0x10000LL
 #define NCCLSCOPE_NET_PLUGIN_TYPE_SOCK 0x20000LL
+/* Not an NCCL value: ncclscope's own verbs transport (IB-style QP descriptor); its events are counted by the net
+   half, so the profiler half must not count them as NCCL IB events (0x10000). */
+#define NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS 0x30000LL
 
 /* ncclProfilerNetSockDescr_v1_t: the socket-style NetPlugin descriptor (id 0x20001). */
 #define NCCLSCOPE_NET_SOCK_DESCR_TYPE 1

@@ -2,6 +2,7 @@
 
 #include "common/log.h"
 #include "common/params.h"
+#include "net/verbs/connect.h"
 #include "net/verbs/discovery.h"
 #include "net/verbs/verbs_probe.h"
 
@@ -50,25 +51,25 @@ Status VerbsTransport::Open() {
     for (const std::string& line : found->lines) why += (why.empty() ? "" : "; ") + line;
     return SystemError("no usable RDMA port (" + why + ")");
   }
-  // Open() runs at init, serialised by NCCL's net mutex; data-path threads never read this vector.
+  // Open() runs at init, serialised by NCCL's net mutex; data-path threads never read these vectors.
   props_.clear();
   for (const VerbsNetDevice& d : found->devices) props_.push_back(d.props);
-  NCCLSCOPE_WARN(subsys::kNet,
-                 "NCCLSCOPE_TRANSPORT=ib: %zu RDMA port(s) described, but ncclscope's verbs data path is not built yet: "
-                 "connections will fail; unset NCCLSCOPE_TRANSPORT to let NCCL's own IB transport carry the data",
-                 props_.size());
+  devices_ = found->devices;
+  NCCLSCOPE_INFO(subsys::kNet, "NCCLSCOPE_TRANSPORT=ib: %zu RDMA port(s), RC queue pairs with receiver-driven "
+                 "clear-to-send", props_.size());
   return Status::Ok();
 }
 
-Status VerbsTransport::Listen(NetContext*, int, void*, ListenComm**) {
-  return Unimplemented("ncclscope's verbs data path (RC queue pairs) is not built yet; use NCCL's own IB "
-                       "transport (unset NCCLSCOPE_TRANSPORT) or NCCLSCOPE_TRANSPORT=tcp");
+Status VerbsTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) {
+  *listen_comm = nullptr;
+  if (dev < 0 || dev >= device_count()) return InternalError("listen on unknown device " + std::to_string(dev));
+  return VerbsListen(devices_[dev], ctx, handle, listen_comm);
 }
 
 Status VerbsTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) {
   *send_comm = nullptr;
-  ListenComm* unused = nullptr;
-  return Listen(ctx, dev, handle, &unused);
+  if (dev < 0 || dev >= device_count()) return InternalError("connect on unknown device " + std::to_string(dev));
+  return VerbsConnect(devices_[dev], ctx, handle, send_comm);
 }
 
 }  // namespace ncclscope::net::verbs

@@ -1,8 +1,8 @@
 // The verbs (InfiniBand / RoCE) transport: devices are the usable ports of the RDMA devices libibverbs
 // reports, filtered by NCCL_IB_HCA, described exactly as NCCL's own IB transport describes them.
-// This part finds and describes devices; connections (RC queue pairs, receiver-driven clear-to-send)
-// are the data path's, which is not built yet: Listen/Connect say so, and `auto` never picks this
-// transport. Thread-safety: device queries are const after Open(), which NCCL serialises.
+// Connections are RC queue pairs with a receiver-driven clear-to-send (connect.h, send_comm.h,
+// recv_comm.h). `auto` still never picks this transport (NCCLSCOPE_TRANSPORT=ib does).
+// Thread-safety: device queries are const after Open(), which NCCL serialises.
 #ifndef NCCLSCOPE_NET_VERBS_VERBS_TRANSPORT_H_
 #define NCCLSCOPE_NET_VERBS_VERBS_TRANSPORT_H_
 
@@ -10,6 +10,7 @@
 
 #include "net/transport.h"
 #include "net/transport_registry.h"
+#include "net/verbs/discovery.h"
 
 namespace ncclscope::net::verbs {
 
@@ -24,6 +25,7 @@ class VerbsTransport final : public Transport {
 
  private:
   std::vector<NetProperties> props_;
+  std::vector<VerbsNetDevice> devices_;
 };
 
 VerbsTransport& GetVerbsTransport();

@@ -22,6 +22,10 @@ inline void DecodeNetPlugin(EventDesc* d) {
     d->net_source = NetSource::kSocket;
     return;
   }
+  if (type == NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS) {
+    d->net_source = NetSource::kOwnVerbs;
+    return;
+  }
   if (type != NCCLSCOPE_NET_PLUGIN_TYPE_IB) {
     d->net_source = NetSource::kUnknown;
     return;

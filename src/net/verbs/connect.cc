@@ -1,0 +1,292 @@
+#include "net/verbs/connect.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "common/random.h"
+#include "net/handle.h"
+#include "net/tcp/interfaces.h"
+#include "net/tcp/socket_util.h"
+#include "net/verbs/gid_select.h"
+#include "net/verbs/recv_comm.h"
+#include "net/verbs/send_comm.h"
+
+namespace ncclscope::net::verbs {
+namespace {
+
+using tcp::SockAddr;
+using tcp::SockAddrToString;
+
+// Move up to `n - *done` bytes without blocking; false on EOF (ECONNRESET) or a hard error (errno in *err).
+bool SendSome(int fd, const void* p, size_t n, size_t* done, int* err) {
+  ssize_t k = send(fd, static_cast<const char*>(p) + *done, n - *done, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (k > 0) *done += static_cast<size_t>(k);
+  if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+    *err = errno;
+    return false;
+  }
+  return true;
+}
+bool RecvSome(int fd, void* p, size_t n, size_t* done, int* err) {
+  ssize_t k = recv(fd, static_cast<char*>(p) + *done, n - *done, MSG_DONTWAIT);
+  if (k > 0) *done += static_cast<size_t>(k);
+  if (k == 0) {
+    *err = ECONNRESET;
+    return false;
+  }
+  if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+    *err = errno;
+    return false;
+  }
+  return true;
+}
+
+Status CheckInfo(const ConnInfo& in, uint32_t listener_id, const std::string& from) {
+  if (in.magic != kConnMagic || in.version != kConnVersion || in.nqps < 1 || in.nqps > kMaxQps) {
+    return SystemError("malformed verbs handshake from " + from + " (magic " + std::to_string(in.magic) +
+                       ", version " + std::to_string(in.version) + ", " + std::to_string(in.nqps) + " QPs)");
+  }
+  if (in.listener_id != listener_id) {
+    return SystemError("verbs handshake from " + from + " names another listener (stale handle?)");
+  }
+  return Status::Ok();
+}
+
+// The IPv4 address to listen on: the one inside a RoCE GID, else the first non-loopback interface's.
+Result<SockAddr> ListenAddress(const VerbsNetDevice& dev) {
+  SockAddr a{};
+  if (dev.link_layer == LinkLayer::kEthernet && GidFamily(dev.gid.raw) == AF_INET) {
+    a.in4.sin_family = AF_INET;
+    memcpy(&a.in4.sin_addr, dev.gid.raw.data() + 12, 4);
+    return a;
+  }
+  for (const tcp::Interface& i : tcp::DiscoverInterfaces("")) {
+    if (!i.loopback) return i.addr;
+  }
+  return SystemError("no IPv4 address for the handshake of " + dev.device_name +
+                     " (not RoCE v4 and no non-loopback interface)");
+}
+
+class VerbsListenComm final : public ListenComm {
+ public:
+  VerbsListenComm(int fd, uint32_t id, std::string addr, VerbsDeviceCtx* dev, NetContext* ctx)
+      : fd_(fd), id_(id), addr_(std::move(addr)), dev_(dev), ctx_(ctx) {}
+  ~VerbsListenComm() override {
+    close(fd_);
+    for (Pending& p : pending_) {
+      if (p.fd >= 0) close(p.fd);
+    }
+  }
+  Status Close() override {
+    delete this;
+    return Status::Ok();
+  }
+
+  Status Accept(RecvComm** recv_comm) override {
+    *recv_comm = nullptr;
+    for (;;) {
+      SockAddr peer{};
+      socklen_t len = sizeof(peer);
+      int fd = accept4(fd_, &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        return SystemError("accept on " + addr_ + " failed: " + strerror(errno));
+      }
+      pending_.emplace_back();
+      pending_.back().fd = fd;
+      pending_.back().peer = SockAddrToString(peer);
+    }
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      Pending& p = pending_[i];
+      int err = 0;
+      Status s = Step(p, &err);
+      if (s.ok() && err == 0 && !p.done) continue;
+      std::unique_ptr<VerbsRecvComm> comm = std::move(p.comm);
+      int fd = p.fd;
+      pending_.erase(pending_.begin() + static_cast<long>(i));
+      if (!s.ok() || err != 0) {
+        close(fd);
+        if (!s.ok()) return s;
+        --i;  // the connector went away mid-handshake: drop that socket only
+        continue;
+      }
+      comm->AdoptSocket(fd);
+      *recv_comm = comm.release();
+      return Status::Ok();
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct Pending {
+    int fd = -1;
+    std::string peer;
+    int stage = 0;  // 0 read their info, 1 send ours, 2 read the ready byte
+    ConnInfo in{}, out{};
+    size_t moved = 0;
+    char ready = 0;
+    bool done = false;
+    std::unique_ptr<VerbsRecvComm> comm;
+  };
+
+  Status Step(Pending& p, int* err) {
+    if (p.stage == 0) {
+      if (!RecvSome(p.fd, &p.in, sizeof(p.in), &p.moved, err) || p.moved < sizeof(p.in)) return Status::Ok();
+      NCCLSCOPE_RETURN_IF_ERROR(CheckInfo(p.in, id_, "peer " + p.peer));
+      VerbsConfig cfg = VerbsConfig::Load();
+      cfg.qps_per_connection = p.in.nqps;  // the connector's choice rules the connection
+      p.comm = std::make_unique<VerbsRecvComm>(dev_, cfg, ctx_, p.peer);
+      NCCLSCOPE_RETURN_IF_ERROR(p.comm->Create(VerbsRecvComm::kCtrlBytes));
+      NCCLSCOPE_RETURN_IF_ERROR(p.comm->ConnectQps(p.in));
+      p.comm->FillInfo(&p.out, 0);  // the size table is at the start of the control block
+      p.out.listener_id = id_;
+      p.stage = 1;
+      p.moved = 0;
+    }
+    if (p.stage == 1) {
+      if (!SendSome(p.fd, &p.out, sizeof(p.out), &p.moved, err) || p.moved < sizeof(p.out)) return Status::Ok();
+      p.stage = 2;
+      p.moved = 0;
+    }
+    if (!RecvSome(p.fd, &p.ready, 1, &p.moved, err) || p.moved < 1) return Status::Ok();
+    p.done = true;
+    return Status::Ok();
+  }
+
+  int fd_;
+  uint32_t id_;
+  std::string addr_;
+  VerbsDeviceCtx* dev_;
+  NetContext* ctx_;
+  std::vector<Pending> pending_;
+};
+
+class Connector final : public PendingConnect {
+ public:
+  Connector(const VerbsHandlePayload& h, VerbsDeviceCtx* dev, NetContext* ctx)
+      : h_(h), peer_(SockAddrToString(h.addr)), dev_(dev), ctx_(ctx) {}
+  ~Connector() override {
+    if (fd_ >= 0) close(fd_);
+  }
+  std::string peer() const override { return "peer " + peer_; }
+
+  Status Progress(SendComm** comm) override {
+    int err = 0;
+    if (stage_ == 0) {
+      Result<int> fd = tcp::NewSocket(h_.addr.sa.sa_family, "connect to peer " + peer_);
+      if (!fd.ok()) return fd.status();
+      fd_ = *fd;
+      if (connect(fd_, &h_.addr.sa, tcp::SockAddrLen(h_.addr)) != 0 && errno != EINPROGRESS) {
+        return ConnectError(errno);
+      }
+      stage_ = 1;
+    }
+    if (stage_ == 1) {
+      pollfd p{fd_, POLLOUT, 0};
+      if (poll(&p, 1, 0) <= 0) return Status::Ok();
+      socklen_t len = sizeof(err);
+      getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err != 0) return ConnectError(err);
+      comm_ = std::make_unique<VerbsSendComm>(dev_, VerbsConfig::Load(), ctx_, peer_);
+      NCCLSCOPE_RETURN_IF_ERROR(comm_->Create(VerbsSendComm::kCtrlBytes));
+      comm_->FillInfo(&out_, 0);  // the FIFO is at the start of the control block
+      out_.listener_id = h_.listener_id;
+      stage_ = 2;
+    }
+    if (stage_ == 2) {
+      if (!SendSome(fd_, &out_, sizeof(out_), &moved_, &err)) return ConnectError(err);
+      if (moved_ < sizeof(out_)) return Status::Ok();
+      stage_ = 3;
+      moved_ = 0;
+    }
+    if (stage_ == 3) {
+      if (!RecvSome(fd_, &in_, sizeof(in_), &moved_, &err)) return ConnectError(err);
+      if (moved_ < sizeof(in_)) return Status::Ok();
+      NCCLSCOPE_RETURN_IF_ERROR(CheckInfo(in_, h_.listener_id, "peer " + peer_));
+      NCCLSCOPE_RETURN_IF_ERROR(comm_->ConnectQps(in_));
+      stage_ = 4;
+      moved_ = 0;
+    }
+    char ready = 1;
+    if (!SendSome(fd_, &ready, 1, &moved_, &err)) return ConnectError(err);
+    if (moved_ < 1) return Status::Ok();
+    comm_->AdoptSocket(fd_);
+    fd_ = -1;
+    *comm = comm_.release();
+    return Status::Ok();
+  }
+
+ private:
+  Status ConnectError(int err) {
+    NetCountersFor(dev_->info.props.name, 0, true)->AddError(NetErrorKind::kConnect);
+    return RemoteError("verbs connect to peer " + peer_ + " failed: " + strerror(err) +
+                       (err == ECONNREFUSED ? " (peer gone or its listen comm closed)" : ""));
+  }
+
+  VerbsHandlePayload h_;
+  std::string peer_;
+  VerbsDeviceCtx* dev_;
+  NetContext* ctx_;
+  int fd_ = -1;
+  int stage_ = 0;
+  size_t moved_ = 0;
+  ConnInfo out_{}, in_{};
+  std::unique_ptr<VerbsSendComm> comm_;
+};
+
+}  // namespace
+
+Status VerbsListen(const VerbsNetDevice& info, NetContext* ctx, void* handle, ListenComm** listen_comm) {
+  Result<VerbsDeviceCtx*> dev = OpenVerbsDevice(info);
+  if (!dev.ok()) return dev.status();
+  Result<SockAddr> addr = ListenAddress(info);
+  if (!addr.ok()) return addr.status();
+  Result<int> fd = tcp::NewSocket(addr->sa.sa_family, "listen on " + info.device_name);
+  if (!fd.ok()) return fd.status();
+  SockAddr a = *addr;
+  socklen_t len = tcp::SockAddrLen(a);
+  if (bind(*fd, &a.sa, len) != 0 || listen(*fd, 16384) != 0 || getsockname(*fd, &a.sa, &len) != 0) {
+    int err = errno;
+    close(*fd);
+    return SystemError("verbs listen on " + info.device_name + " (" + SockAddrToString(a) + ") failed: " +
+                       strerror(err));
+  }
+  VerbsHandlePayload payload{};
+  payload.addr = a;
+  payload.listener_id = static_cast<uint32_t>(RandomU64());
+  WriteHandle(handle, TransportKind::kVerbs, &payload, sizeof(payload));
+  *listen_comm = new VerbsListenComm(*fd, payload.listener_id, SockAddrToString(a), *dev, ctx);
+  return Status::Ok();
+}
+
+Status VerbsConnect(const VerbsNetDevice& info, NetContext* ctx, void* handle, SendComm** send_comm) {
+  *send_comm = nullptr;
+  HandleHeader hh;
+  VerbsHandlePayload payload;
+  ReadHandle(handle, &hh, &payload, sizeof(payload));
+  const bool inet = payload.addr.sa.sa_family == AF_INET || payload.addr.sa.sa_family == AF_INET6;
+  const std::string from = inet ? "peer " + SockAddrToString(payload.addr) : "an unknown peer";
+  NCCLSCOPE_RETURN_IF_ERROR(CheckHandleHeader(hh, TransportKind::kVerbs, from));
+  if (!inet) {
+    return SystemError("malformed verbs connect handle from " + from + " (address family " +
+                       std::to_string(payload.addr.sa.sa_family) + ")");
+  }
+  Result<VerbsDeviceCtx*> dev = OpenVerbsDevice(info);
+  if (!dev.ok()) return dev.status();
+  return StepConnect(
+      handle,
+      [&]() -> Result<std::unique_ptr<PendingConnect>> {
+        return std::unique_ptr<PendingConnect>(new Connector(payload, *dev, ctx));
+      },
+      send_comm);
+}
+
+}  // namespace ncclscope::net::verbs

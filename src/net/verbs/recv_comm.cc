@@ -1,0 +1,168 @@
+#include "net/verbs/recv_comm.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "common/clock.h"
+
+namespace ncclscope::net::verbs {
+namespace {
+
+constexpr uint64_t kCtsWrFlag = uint64_t{1} << 32;  // wr_id of a clear-to-send WRITE (ignored on success)
+
+}  // namespace
+
+Status VerbsRecvComm::RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t, void** mhandle) {
+  *mhandle = nullptr;
+  if (type != NCCLSCOPE_PTR_HOST || dmabuf_fd >= 0) {
+    return InvalidUsage("ncclscope verbs registers host memory only (ptrSupport is NCCL_PTR_HOST)");
+  }
+  Result<MrRef*> r = AcquireMr(dev_, data, size);
+  if (!r.ok()) return r.status();
+  *mhandle = *r;
+  return Status::Ok();
+}
+
+Status VerbsRecvComm::DeregMr(void* mhandle) { return ReleaseMr(static_cast<MrRef*>(mhandle)); }
+
+void VerbsRecvComm::Release(Req* r) {
+  for (int i = 0; i < r->n; ++i) {
+    acct_.events().Stop(&r->events[i]);
+    if (r->owned[i] != nullptr) ReleaseMr(r->owned[i]);
+    r->owned[i] = nullptr;
+  }
+  r->used = false;
+}
+
+Status VerbsRecvComm::Close() {
+  for (Req& r : reqs_) {
+    if (!r.used) continue;
+    acct_.Abandoned();
+    Release(&r);
+  }
+  delete this;
+  return Status::Ok();
+}
+
+Status VerbsRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* tags, void** mhandles,
+                            void** phandles, bool, Request** request) {
+  *request = nullptr;
+  if (acct_.failed()) return acct_.error();
+  if (n < 1 || n > kMaxRecvs) return InvalidArgument("irecv of " + std::to_string(n) + " buffers (1..8)");
+  const int slot = static_cast<int>(posted_ % kMaxRequests);
+  Req& r = reqs_[slot];
+  if (r.used) return Status::Ok();  // kMaxRequests receives in flight
+  const uint32_t seq = posted_ + 1;
+  CtsSlot& cts = staging()[slot];
+  for (int i = 0; i < n; ++i) {
+    MrRef* mr = mhandles != nullptr ? static_cast<MrRef*>(mhandles[i]) : nullptr;
+    r.owned[i] = nullptr;
+    if (mr == nullptr && sizes[i] > 0) {
+      Result<MrRef*> got = AcquireMr(dev_, data[i], sizes[i]);
+      if (!got.ok()) {
+        for (int j = 0; j < i; ++j) ReleaseMr(r.owned[j]);
+        return Fail(got.status().message(), NetErrorKind::kResource);
+      }
+      mr = r.owned[i] = *got;
+    }
+    cts.e[i] = CtsEntry{reinterpret_cast<uint64_t>(data[i]), sizes[i], mr != nullptr ? mr->mr->rkey : 0, tags[i], seq,
+                        static_cast<uint16_t>(n), static_cast<uint16_t>(i)};
+    size_table()[slot * kMaxRecvs + i] = 0;
+  }
+  // Receive WRs first: the sender's immediates may follow the clear-to-send at once.
+  ibv_recv_wr rws[kMaxRecvs];
+  for (int q = 0; q < nqps_; ++q) {
+    for (int i = 0; i < n; ++i) {
+      rws[i] = ibv_recv_wr{};
+      rws[i].wr_id = static_cast<uint64_t>(slot);
+      rws[i].next = i + 1 < n ? &rws[i + 1] : nullptr;
+    }
+    ibv_recv_wr* bad = nullptr;
+    int rc = ibv_post_recv(qps_[q], rws, &bad);
+    if (rc != 0) {
+      return Fail("ibv_post_recv on QP " + std::to_string(qps_[q]->qp_num) + " failed: " + strerror(rc),
+                  NetErrorKind::kRecv);
+    }
+  }
+  ibv_sge sge{reinterpret_cast<uint64_t>(&cts), static_cast<uint32_t>(n * sizeof(CtsEntry)), ctrl_mr_->lkey};
+  ibv_send_wr w{};
+  w.wr_id = kCtsWrFlag | static_cast<uint64_t>(slot);
+  w.sg_list = &sge;
+  w.num_sge = 1;
+  w.opcode = IBV_WR_RDMA_WRITE;
+  w.send_flags = IBV_SEND_SIGNALED;  // unsignaled WRs would pile up in the send queue
+  w.wr.rdma.remote_addr = remote_addr_ + static_cast<uint64_t>(slot) * sizeof(CtsSlot);
+  w.wr.rdma.rkey = remote_rkey_;
+  ibv_send_wr* bad = nullptr;
+  int rc = ibv_post_send(qps_[0], &w, &bad);
+  if (rc != 0) {
+    return Fail("ibv_post_send (clear-to-send) on QP " + std::to_string(qps_[0]->qp_num) + " failed: " +
+                    strerror(rc),
+                NetErrorKind::kRecv);
+  }
+  ++posted_;
+  r.comm = this;
+  r.used = true;
+  r.n = n;
+  r.slot = slot;
+  r.remaining = n * nqps_;
+  r.start_ns = MonotonicNs();
+  acct_.Posted();
+  for (int i = 0; i < n; ++i) {
+    ProfStart(phandles != nullptr ? phandles[i] : nullptr, &r.events[i], &r.descr[i], static_cast<uint64_t>(slot),
+              IBV_WR_RDMA_WRITE_WITH_IMM, qps_[0]->qp_num, sizes[i]);
+  }
+  *request = &r;
+  return Status::Ok();
+}
+
+Status VerbsRecvComm::Poll(int* found) {
+  ibv_wc wc[16];
+  int n = ibv_poll_cq(cq_, 16, wc);
+  *found = n;
+  if (n < 0) return Fail("ibv_poll_cq failed", NetErrorKind::kRecv);
+  for (int i = 0; i < n; ++i) {
+    if (wc[i].status != IBV_WC_SUCCESS) {
+      return FailWc(wc[i], (wc[i].wr_id & kCtsWrFlag) ? "clear-to-send write" : "receive");
+    }
+    if (wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc[i].wr_id < static_cast<uint64_t>(kMaxRequests)) {
+      --reqs_[wc[i].wr_id].remaining;
+    }
+  }
+  return Status::Ok();
+}
+
+Status VerbsRecvComm::TestReq(Req* r, int* done, int* sizes) {
+  *done = 0;
+  if (acct_.failed()) return acct_.error();
+  int found = 0;
+  if (r->remaining > 0) {
+    Status s = Poll(&found);
+    if (!s.ok()) return s;
+  }
+  if (r->remaining > 0) {
+    if (found != 0) {
+      NoteProgress(MonotonicNs());
+      return Status::Ok();
+    }
+    int gone = PeerGone();
+    if (gone == 0) return Status::Ok();
+    Status s = Poll(&found);  // a last look: completions that landed before the peer closed still count
+    if (!s.ok()) return s;
+    if (r->remaining > 0) return FailPeerGone(gone);
+  }
+  uint64_t now = MonotonicNs();
+  NoteProgress(now);
+  uint64_t bytes = 0;
+  for (int i = 0; i < r->n; ++i) {
+    uint32_t got = std::atomic_ref<uint32_t>(size_table()[r->slot * kMaxRecvs + i]).load(std::memory_order_acquire);
+    bytes += got;
+    if (sizes != nullptr) sizes[i] = static_cast<int>(got);
+  }
+  *done = 1;
+  acct_.Received(bytes, static_cast<uint64_t>(r->n), now - r->start_ns);
+  Release(r);
+  return Status::Ok();
+}
+
+}  // namespace ncclscope::net::verbs

@@ -1,0 +1,185 @@
+#include "net/verbs/send_comm.h"
+
+#include <arpa/inet.h>
+
+#include <atomic>
+#include <cstring>
+#include <bit>
+
+#include "common/clock.h"
+
+namespace ncclscope::net::verbs {
+namespace {
+
+// FIFO entries are written by the NIC behind the compiler's back.
+uint32_t LoadSeq(const CtsEntry& e) {
+  return std::atomic_ref<const uint32_t>(e.seq).load(std::memory_order_acquire);
+}
+
+}  // namespace
+
+Status VerbsSendComm::RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t, void** mhandle) {
+  *mhandle = nullptr;
+  if (type != NCCLSCOPE_PTR_HOST || dmabuf_fd >= 0) {
+    return InvalidUsage("ncclscope verbs registers host memory only (ptrSupport is NCCL_PTR_HOST)");
+  }
+  Result<MrRef*> r = AcquireMr(dev_, data, size);
+  if (!r.ok()) return r.status();
+  *mhandle = *r;
+  return Status::Ok();
+}
+
+Status VerbsSendComm::DeregMr(void* mhandle) { return ReleaseMr(static_cast<MrRef*>(mhandle)); }
+
+Status VerbsSendComm::Close() {
+  for (Req& r : reqs_) {
+    if (!r.used) continue;
+    acct_.Abandoned();
+    acct_.events().Stop(&r.event);
+    ReleaseMr(r.owned);
+  }
+  delete this;
+  return Status::Ok();
+}
+
+Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, void* phandle, Request** request) {
+  *request = nullptr;
+  if (acct_.failed()) return acct_.error();
+  const uint32_t seq = next_seq_;
+  const int fslot = static_cast<int>((seq - 1) % kMaxRequests);
+  CtsSlot& s = fifo()[fslot];
+  if (LoadSeq(s.e[0]) != seq) return Status::Ok();  // no clear-to-send yet
+  const int n = s.e[0].n;
+  if (n < 1 || n > kMaxRecvs) return Fail("malformed clear-to-send (" + std::to_string(n) + " buffers)",
+                                          NetErrorKind::kProtocol);
+  for (int i = 1; i < n; ++i) {
+    if (LoadSeq(s.e[i]) != seq) return Status::Ok();  // the rest of the WRITE has not landed yet
+  }
+  int idx = -1;
+  for (int i = 0; i < n; ++i) {
+    if (!(used_mask_ & (1u << i)) && s.e[i].tag == tag) {
+      idx = i;
+      break;
+    }
+  }
+  if (idx < 0) return Status::Ok();  // the oldest receive does not expect this tag (yet)
+  const CtsEntry& e = s.e[idx];
+  if (size > e.size) {
+    return Fail("message of " + std::to_string(size) + " bytes (tag " + std::to_string(tag) +
+                    ") does not fit the receiver's buffer of " + std::to_string(e.size) + " bytes: truncation",
+                NetErrorKind::kTruncated);
+  }
+  int rslot = -1;
+  for (int k = 0; k < kSendReqs; ++k) {
+    int i = (free_hint_ + k) % kSendReqs;
+    if (!reqs_[i].used) {
+      rslot = i;
+      free_hint_ = (i + 1) % kSendReqs;
+      break;
+    }
+  }
+  if (rslot < 0) return Status::Ok();
+  Req& r = reqs_[rslot];
+  MrRef* mr = static_cast<MrRef*>(mhandle);
+  MrRef* owned = nullptr;
+  if (mr == nullptr && size > 0) {
+    Result<MrRef*> got = AcquireMr(dev_, data, size);
+    if (!got.ok()) return Fail(got.status().message(), NetErrorKind::kResource);
+    mr = owned = *got;
+  }
+  size_words()[rslot] = static_cast<uint32_t>(size);
+  // Share of each QP, in 128-byte multiples so only the last share is ragged.
+  size_t chunk = (size + nqps_ - 1) / nqps_;
+  chunk = (chunk + 127) & ~size_t{127};
+  const uint64_t size_addr = remote_addr_ + (static_cast<uint64_t>(fslot) * kMaxRecvs + idx) * sizeof(uint32_t);
+  for (int q = 0; q < nqps_; ++q) {
+    size_t off = std::min(size, chunk * q);
+    size_t len = std::min(size - off, chunk);
+    ibv_sge dsge{reinterpret_cast<uint64_t>(data) + off, static_cast<uint32_t>(len), mr ? mr->mr->lkey : 0};
+    ibv_sge isge{reinterpret_cast<uint64_t>(&size_words()[rslot]), sizeof(uint32_t), ctrl_mr_->lkey};
+    ibv_send_wr imm{};
+    imm.wr_id = static_cast<uint64_t>(rslot);
+    imm.sg_list = &isge;
+    imm.num_sge = 1;
+    imm.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    imm.send_flags = IBV_SEND_SIGNALED;
+    imm.imm_data = htonl(static_cast<uint32_t>(idx));
+    imm.wr.rdma.remote_addr = size_addr;
+    imm.wr.rdma.rkey = remote_rkey_;
+    ibv_send_wr dw{};
+    dw.wr_id = static_cast<uint64_t>(rslot);
+    dw.sg_list = &dsge;
+    dw.num_sge = 1;
+    dw.opcode = IBV_WR_RDMA_WRITE;
+    dw.wr.rdma.remote_addr = e.addr + off;
+    dw.wr.rdma.rkey = e.rkey;
+    dw.next = &imm;
+    ibv_send_wr* bad = nullptr;
+    int rc = ibv_post_send(qps_[q], len > 0 ? &dw : &imm, &bad);
+    if (rc != 0) {
+      ReleaseMr(owned);
+      return Fail("ibv_post_send on QP " + std::to_string(qps_[q]->qp_num) + " failed: " + strerror(rc),
+                  NetErrorKind::kSend);
+    }
+  }
+  used_mask_ |= 1u << idx;
+  if (std::popcount(used_mask_) == n) {
+    used_mask_ = 0;
+    ++next_seq_;
+  }
+  r.comm = this;
+  r.used = true;
+  r.remaining = nqps_;
+  r.size = size;
+  r.owned = owned;
+  r.start_ns = MonotonicNs();
+  acct_.Posted();
+  ProfStart(phandle, &r.event, &r.descr, static_cast<uint64_t>(rslot), IBV_WR_RDMA_WRITE, qps_[0]->qp_num, size);
+  *request = &r;
+  return Status::Ok();
+}
+
+Status VerbsSendComm::Poll(int* found) {
+  ibv_wc wc[16];
+  int n = ibv_poll_cq(cq_, 16, wc);
+  *found = n;
+  if (n < 0) return Fail("ibv_poll_cq failed", NetErrorKind::kSend);
+  for (int i = 0; i < n; ++i) {
+    if (wc[i].status != IBV_WC_SUCCESS) return FailWc(wc[i], "RDMA write");
+    if (wc[i].wr_id < static_cast<uint64_t>(kSendReqs)) --reqs_[wc[i].wr_id].remaining;
+  }
+  return Status::Ok();
+}
+
+Status VerbsSendComm::TestReq(Req* r, int* done, int* sizes) {
+  *done = 0;
+  if (acct_.failed()) return acct_.error();
+  int found = 0;
+  if (r->remaining > 0) {
+    Status s = Poll(&found);
+    if (!s.ok()) return s;
+  }
+  if (r->remaining > 0) {
+    if (found != 0) {
+      NoteProgress(MonotonicNs());
+      return Status::Ok();
+    }
+    int gone = PeerGone();
+    if (gone == 0) return Status::Ok();
+    Status s = Poll(&found);  // a last look: completions that landed before the peer closed still count
+    if (!s.ok()) return s;
+    if (r->remaining > 0) return FailPeerGone(gone);
+  }
+  uint64_t now = MonotonicNs();
+  NoteProgress(now);
+  *done = 1;
+  if (sizes != nullptr) sizes[0] = static_cast<int>(r->size);
+  acct_.Sent(r->size, now - r->start_ns);
+  acct_.events().Stop(&r->event);
+  if (r->owned != nullptr) ReleaseMr(r->owned);
+  r->owned = nullptr;
+  r->used = false;
+  return Status::Ok();
+}
+
+}  // namespace ncclscope::net::verbs

@@ -1,0 +1,190 @@
+#include "net/verbs/verbs_comm.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/clock.h"
+#include "net/verbs/gid_select.h"
+
+namespace ncclscope::net::verbs {
+namespace {
+
+int EnvInt(const char* name, int def, int lo, int hi) {
+  std::string ours = std::string("NCCLSCOPE_IB_") + name;
+  std::string nccl = std::string("NCCL_IB_") + name;
+  const char* v = getenv(ours.c_str());
+  if (v == nullptr || *v == 0) v = getenv(nccl.c_str());
+  if (v == nullptr || *v == 0) return def;
+  char* end = nullptr;
+  long x = strtol(v, &end, 10);
+  if (*end != 0 || x < lo || x > hi) return def;
+  return static_cast<int>(x);
+}
+
+}  // namespace
+
+VerbsConfig VerbsConfig::Load() {
+  VerbsConfig c;
+  c.qps_per_connection = EnvInt("QPS_PER_CONNECTION", 1, 1, kMaxQps);
+  c.timeout = EnvInt("TIMEOUT", 20, 1, 31);
+  c.retry_cnt = EnvInt("RETRY_CNT", 7, 0, 7);
+  c.sl = EnvInt("SL", 0, 0, 15);
+  c.tc = EnvInt("TC", 0, 0, 255);
+  return c;
+}
+
+VerbsComm::VerbsComm(VerbsDeviceCtx* dev, const VerbsConfig& cfg, NetContext* ctx, std::string peer)
+    : dev_(dev), cfg_(cfg), ctx_(ctx), peer_(std::move(peer)), nqps_(cfg.qps_per_connection),
+      acct_(dev->info.props.name, ctx, "verbs", kVerbsPluginId) {}
+
+VerbsComm::~VerbsComm() {
+  const IbvApi* api = dev_->api;
+  for (ibv_qp*& qp : qps_) {
+    if (qp != nullptr) api->destroy_qp(qp);
+    qp = nullptr;
+  }
+  if (cq_ != nullptr) api->destroy_cq(cq_);
+  if (ctrl_mr_ != nullptr) api->dereg_mr(ctrl_mr_);
+  free(ctrl_);
+  if (fd_ >= 0) close(fd_);
+}
+
+Status VerbsComm::Create(size_t ctrl_bytes) {
+  const IbvApi* api = dev_->api;
+  ctrl_bytes_ = (ctrl_bytes + 4095) & ~size_t{4095};
+  ctrl_ = static_cast<char*>(aligned_alloc(4096, ctrl_bytes_));
+  if (ctrl_ == nullptr) return SystemError("out of memory for a verbs comm's control block");
+  memset(ctrl_, 0, ctrl_bytes_);
+  ctrl_mr_ = api->reg_mr(dev_->pd, ctrl_, ctrl_bytes_,
+                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+  if (ctrl_mr_ == nullptr) return SystemError("ibv_reg_mr (control block) failed: " + std::string(strerror(errno)));
+  // Per QP: a send WR pair (data + immediate) for each of 32 x 8 messages in flight, receive WRs for 32 x 8.
+  constexpr int kSendWr = 2 * kMaxRequests * kMaxRecvs + 8, kRecvWr = kMaxRequests * kMaxRecvs + 8;
+  cq_ = api->create_cq(dev_->ctx, nqps_ * (kSendWr + kRecvWr), nullptr, nullptr, 0);
+  if (cq_ == nullptr) return SystemError("ibv_create_cq on " + dev_->info.device_name + " failed: " + strerror(errno));
+  for (int q = 0; q < nqps_; ++q) {
+    ibv_qp_init_attr a{};
+    a.send_cq = cq_;
+    a.recv_cq = cq_;
+    a.qp_type = IBV_QPT_RC;
+    a.cap.max_send_wr = kSendWr;
+    a.cap.max_recv_wr = kRecvWr;
+    a.cap.max_send_sge = 1;
+    a.cap.max_recv_sge = 1;
+    qps_[q] = api->create_qp(dev_->pd, &a);
+    if (qps_[q] == nullptr) {
+      return SystemError("ibv_create_qp on " + dev_->info.device_name + " failed: " + strerror(errno));
+    }
+    ibv_qp_attr m{};
+    m.qp_state = IBV_QPS_INIT;
+    m.pkey_index = 0;
+    m.port_num = static_cast<uint8_t>(dev_->info.port_num);
+    m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
+    int rc = api->modify_qp(qps_[q], &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    if (rc != 0) return SystemError("QP " + std::to_string(qps_[q]->qp_num) + " to INIT failed: " + strerror(rc));
+  }
+  return Status::Ok();
+}
+
+void VerbsComm::FillInfo(ConnInfo* info, uint64_t ctrl_offset) const {
+  memset(info, 0, sizeof(*info));
+  info->magic = kConnMagic;
+  info->version = kConnVersion;
+  info->nqps = static_cast<uint16_t>(nqps_);
+  info->mtu = static_cast<uint32_t>(dev_->info.active_mtu);
+  for (int q = 0; q < nqps_; ++q) info->qpn[q] = qps_[q]->qp_num;
+  memcpy(info->gid, dev_->info.gid.raw.data(), 16);
+  info->lid = dev_->info.lid;
+  info->link_layer = static_cast<uint16_t>(dev_->info.link_layer);
+  info->rkey = ctrl_mr_->rkey;
+  info->addr = reinterpret_cast<uint64_t>(ctrl_) + ctrl_offset;
+}
+
+Status VerbsComm::ConnectQps(const ConnInfo& r) {
+  if (r.nqps != nqps_) {
+    return SystemError("peer " + peer_ + " uses " + std::to_string(r.nqps) + " QPs per connection, we use " +
+                       std::to_string(nqps_) + ": set NCCL_IB_QPS_PER_CONNECTION alike on every rank");
+  }
+  remote_rkey_ = r.rkey;
+  remote_addr_ = r.addr;
+  const IbvApi* api = dev_->api;
+  const bool roce = dev_->info.link_layer != LinkLayer::kInfiniBand;
+  const int tc = ctx_ != nullptr && ctx_->traffic_class >= 0 ? ctx_->traffic_class : cfg_.tc;
+  for (int q = 0; q < nqps_; ++q) {
+    ibv_qp_attr m{};
+    m.qp_state = IBV_QPS_RTR;
+    m.path_mtu = static_cast<ibv_mtu>(std::min<uint32_t>(r.mtu, static_cast<uint32_t>(dev_->info.active_mtu)));
+    m.dest_qp_num = r.qpn[q];
+    m.rq_psn = 0;
+    m.max_dest_rd_atomic = 1;
+    m.min_rnr_timer = 12;
+    m.ah_attr.port_num = static_cast<uint8_t>(dev_->info.port_num);
+    m.ah_attr.sl = static_cast<uint8_t>(cfg_.sl);
+    if (roce) {
+      m.ah_attr.is_global = 1;
+      memcpy(m.ah_attr.grh.dgid.raw, r.gid, 16);
+      m.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->info.gid.index);
+      m.ah_attr.grh.hop_limit = 255;
+      m.ah_attr.grh.traffic_class = static_cast<uint8_t>(tc);
+    } else {
+      m.ah_attr.dlid = r.lid;
+    }
+    int rc = api->modify_qp(qps_[q], &m,
+                            IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    if (rc != 0) {
+      return SystemError("QP " + std::to_string(qps_[q]->qp_num) + " to RTR (peer " + peer_ + ", GID " +
+                         GidToString(*reinterpret_cast<const std::array<uint8_t, 16>*>(r.gid)) +
+                         ") failed: " + strerror(rc));
+    }
+    ibv_qp_attr s{};
+    s.qp_state = IBV_QPS_RTS;
+    s.timeout = static_cast<uint8_t>(cfg_.timeout);
+    s.retry_cnt = static_cast<uint8_t>(cfg_.retry_cnt);
+    s.rnr_retry = 7;
+    s.sq_psn = 0;
+    s.max_rd_atomic = 1;
+    rc = api->modify_qp(qps_[q], &s,
+                        IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                            IBV_QP_MAX_QP_RD_ATOMIC);
+    if (rc != 0) return SystemError("QP " + std::to_string(qps_[q]->qp_num) + " to RTS failed: " + strerror(rc));
+  }
+  last_progress_ns_ = MonotonicNs();
+  return Status::Ok();
+}
+
+Status VerbsComm::Fail(const std::string& what, NetErrorKind kind) {
+  Status s = RemoteError(what + " (peer " + peer_ + ", device " + dev_->info.device_name + ":" +
+                         std::to_string(dev_->info.port_num) + ")");
+  acct_.Fail(s, kind);
+  return acct_.error();
+}
+
+Status VerbsComm::FailWc(const ibv_wc& wc, const char* op) {
+  return Fail(std::string(op) + " completion failed on QP " + std::to_string(wc.qp_num) + ": " +
+                  dev_->api->wc_status_str(wc.status) + " (status " + std::to_string(wc.status) + ", vendor_err " +
+                  std::to_string(wc.vendor_err) + ")",
+              wc.status == IBV_WC_RETRY_EXC_ERR ? NetErrorKind::kTimeout : NetErrorKind::kSend);
+}
+
+int VerbsComm::PeerGone() {
+  uint64_t now = MonotonicNs();
+  if (now - last_progress_ns_ < kLivenessCheckNs) return 0;
+  last_progress_ns_ = now;
+  char b;
+  ssize_t n = recv(fd_, &b, 1, MSG_DONTWAIT | MSG_PEEK);
+  if (n == 0) return ECONNRESET;
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return errno;
+  return 0;
+}
+
+Status VerbsComm::FailPeerGone(int why) {
+  if (why == ECONNRESET) return Fail("peer closed the connection", NetErrorKind::kRecv);
+  return Fail(std::string("liveness socket failed: ") + strerror(why), NetErrorKind::kRecv);
+}
+
+}  // namespace ncclscope::net::verbs

@@ -1,0 +1,143 @@
+// What the verbs send and receive comms share: the wire formats (handle payload, the handshake's
+// ConnInfo, the clear-to-send FIFO), the connection tunables, and VerbsComm, which owns one comm's
+// resources: a CQ, NCCL_IB_QPS_PER_CONNECTION RC queue pairs, a registered control block (the FIFO or
+// the receive-size table, plus staging) and the TCP socket that carried the handshake and stays open as
+// a liveness channel.
+//
+// Protocol (receiver-driven clear-to-send): Irecv of n buffers writes n CtsEntry {addr, rkey, size, tag,
+// seq, n, index} into FIFO slot seq % kMaxRequests of the sender with one RDMA WRITE, after posting
+// n receive WRs on every QP. Isend finds the entry whose tag matches in the oldest slot, RDMA WRITEs the
+// data (split over the QPs) and, on every QP, a 4-byte WRITE_WITH_IMM of the size into the receiver's
+// size table (imm = entry index). RC keeps each QP in order, so when the receiver has seen n * nqps
+// immediates for a slot, all data and sizes of that slot are in memory.
+//
+// Thread-safety: built and closed on NCCL's service thread; the data path (one progress thread per
+// comm) uses fixed arrays only. The first error wins (ErrorSlot) and every later call returns it.
+#ifndef NCCLSCOPE_NET_VERBS_VERBS_COMM_H_
+#define NCCLSCOPE_NET_VERBS_VERBS_COMM_H_
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "net/comm_accounting.h"
+#include "net/net_types.h"
+#include "net/tcp/interfaces.h"
+#include "net/verbs/verbs_device.h"
+
+namespace ncclscope::net::verbs {
+
+inline constexpr int kMaxQps = 8;
+inline constexpr uint32_t kConnMagic = 0x56425343;  // "CSBV"
+inline constexpr uint16_t kConnVersion = 1;
+// Our own NetPlugin type code: the profiler counts NCCL's IB events (0x10000) itself.
+inline constexpr int64_t kVerbsPluginId = NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS | 1;
+// A Test() that found nothing to do for this long checks the liveness socket (one non-blocking recv).
+inline constexpr uint64_t kLivenessCheckNs = 100'000'000;
+
+// Connection tunables, read at listen/connect: NCCLSCOPE_IB_<X>, else NCCL_IB_<X>, else the default.
+struct VerbsConfig {
+  int qps_per_connection = 1;  // QPS_PER_CONNECTION (1..8)
+  int timeout = 20;            // TIMEOUT: 4.096 us * 2^timeout per retry
+  int retry_cnt = 7;           // RETRY_CNT
+  int sl = 0;                  // SL
+  int tc = 0;                  // TC; a v11 trafficClass overrides it
+  static VerbsConfig Load();
+};
+
+struct VerbsHandlePayload {
+  tcp::SockAddr addr;
+  uint32_t listener_id;
+};
+static_assert(sizeof(VerbsHandlePayload) <= kHandlePayloadBytes);
+
+// Exchanged once each way over the socket: the connector's, then the acceptor's.
+struct ConnInfo {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t nqps;
+  uint32_t listener_id;
+  uint32_t mtu;  // enum ibv_mtu
+  uint32_t qpn[kMaxQps];
+  uint8_t gid[16];
+  uint16_t lid;
+  uint16_t link_layer;
+  uint32_t rkey;  // of `addr`: the sender's FIFO, or the receiver's size table
+  uint64_t addr;
+};
+
+struct CtsEntry {
+  uint64_t addr;
+  uint64_t size;
+  uint32_t rkey;
+  int32_t tag;
+  uint32_t seq;  // written last in memory order, checked per entry: an RDMA WRITE lands in any order
+  uint16_t n;
+  uint16_t index;
+};
+struct CtsSlot {
+  CtsEntry e[kMaxRecvs];
+};
+
+class VerbsComm {
+ public:
+  VerbsComm(VerbsDeviceCtx* dev, const VerbsConfig& cfg, NetContext* ctx, std::string peer);
+  ~VerbsComm();
+  VerbsComm(const VerbsComm&) = delete;
+  VerbsComm& operator=(const VerbsComm&) = delete;
+
+  // Allocates and registers a zeroed control block of `bytes`, the CQ and the QPs (in INIT).
+  Status Create(size_t ctrl_bytes);
+  // Our half of the handshake; `addr` is the control block offset the peer may write.
+  void FillInfo(ConnInfo* info, uint64_t ctrl_offset) const;
+  // Moves the QPs to RTR and RTS against the peer's ConnInfo.
+  Status ConnectQps(const ConnInfo& remote);
+  // The handshake socket becomes the liveness channel (closed with the comm).
+  void AdoptSocket(int fd) { fd_ = fd; }
+  const std::string& peer() const { return peer_; }
+
+ protected:
+  // Records the first failure with the peer, device and what happened.
+  Status Fail(const std::string& what, NetErrorKind kind);
+  // A completion error: names the QP and ibv_wc_status_str.
+  Status FailWc(const ibv_wc& wc, const char* op);
+  // Called by Test() when it found nothing to do; checks the socket at most every kLivenessCheckNs.
+  // Returns 0 (alive or not checked) or the errno-like reason the peer is gone (ECONNRESET for EOF). The
+  // caller polls the CQ once more before failing: the peer may have closed right after its last
+  // completion, whose CQE we had not seen yet.
+  int PeerGone();
+  Status FailPeerGone(int why);
+  void NoteProgress(uint64_t now_ns) { last_progress_ns_ = now_ns; }
+  void ProfStart(void* phandle, void** event, ncclscope_net_ib_descr_v1_t* d, uint64_t wr_id, int opcode,
+                 int qp, size_t len) {
+    d->type = NCCLSCOPE_NET_IB_DESCR_TYPE_QP;
+    d->qp.device = 0;
+    d->qp.wr_id = wr_id;
+    d->qp.opcode = opcode;
+    d->qp.qpNum = qp;
+    d->qp.length = len;
+    acct_.events().Start(phandle, event, d);
+  }
+
+  VerbsDeviceCtx* dev_;
+  VerbsConfig cfg_;
+  NetContext* ctx_;
+  std::string peer_;
+  int nqps_;
+  ibv_cq* cq_ = nullptr;
+  ibv_qp* qps_[kMaxQps] = {};
+  char* ctrl_ = nullptr;
+  size_t ctrl_bytes_ = 0;
+  ibv_mr* ctrl_mr_ = nullptr;
+  uint32_t remote_rkey_ = 0;
+  uint64_t remote_addr_ = 0;
+  int fd_ = -1;
+  uint64_t last_progress_ns_ = 0;
+  CommAccounting acct_;
+};
+
+}  // namespace ncclscope::net::verbs
+
+#endif  // NCCLSCOPE_NET_VERBS_VERBS_COMM_H_
