@@ -1,8 +1,9 @@
 // The verbs connection tunables (net/verbs/verbs_comm.h VerbsConfig): NCCL's defaults, NCCLSCOPE_IB_<X> over
-// NCCL_IB_<X>, and out-of-range or malformed values ignored (the default stays).
+// NCCL_IB_<X>, and out-of-range or malformed values warned about by the tunables parser (the default stays).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "common/params.h"
 #include "net/verbs/verbs_comm.h"
 
 namespace ncclscope::net::verbs {
@@ -15,10 +16,12 @@ class VerbsConfigTest : public ::testing::Test {
                           "NCCLSCOPE_IB_TIMEOUT", "NCCL_IB_RETRY_CNT", "NCCL_IB_SL", "NCCL_IB_TC"}) {
       unsetenv(n);
     }
+    ReloadParams();
   }
 };
 
 TEST_F(VerbsConfigTest, DefaultsAreNccls) {
+  ReloadParams();
   VerbsConfig c = VerbsConfig::Load();
   EXPECT_EQ(c.qps_per_connection, 1);
   EXPECT_EQ(c.timeout, 20);
@@ -34,6 +37,7 @@ TEST_F(VerbsConfigTest, OursWinsOverNcclsAndNcclsIsRead) {
   setenv("NCCL_IB_RETRY_CNT", "3", 1);
   setenv("NCCL_IB_SL", "5", 1);
   setenv("NCCL_IB_TC", "106", 1);
+  ReloadParams();
   VerbsConfig c = VerbsConfig::Load();
   EXPECT_EQ(c.qps_per_connection, 2);
   EXPECT_EQ(c.timeout, 16);
@@ -46,6 +50,7 @@ TEST_F(VerbsConfigTest, BadValuesKeepTheDefault) {
   setenv("NCCL_IB_QPS_PER_CONNECTION", "9", 1);  // more than kMaxQps
   setenv("NCCL_IB_TIMEOUT", "14x", 1);
   setenv("NCCL_IB_RETRY_CNT", "8", 1);
+  ReloadParams();
   VerbsConfig c = VerbsConfig::Load();
   EXPECT_EQ(c.qps_per_connection, 1);
   EXPECT_EQ(c.timeout, 20);

@@ -8,32 +8,19 @@
 #include <cstring>
 
 #include "common/clock.h"
+#include "common/params.h"
 #include "net/verbs/gid_select.h"
 
 namespace ncclscope::net::verbs {
-namespace {
-
-int EnvInt(const char* name, int def, int lo, int hi) {
-  std::string ours = std::string("NCCLSCOPE_IB_") + name;
-  std::string nccl = std::string("NCCL_IB_") + name;
-  const char* v = getenv(ours.c_str());
-  if (v == nullptr || *v == 0) v = getenv(nccl.c_str());
-  if (v == nullptr || *v == 0) return def;
-  char* end = nullptr;
-  long x = strtol(v, &end, 10);
-  if (*end != 0 || x < lo || x > hi) return def;
-  return static_cast<int>(x);
-}
-
-}  // namespace
 
 VerbsConfig VerbsConfig::Load() {
   VerbsConfig c;
-  c.qps_per_connection = EnvInt("QPS_PER_CONNECTION", 1, 1, kMaxQps);
-  c.timeout = EnvInt("TIMEOUT", 20, 1, 31);
-  c.retry_cnt = EnvInt("RETRY_CNT", 7, 0, 7);
-  c.sl = EnvInt("SL", 0, 0, 15);
-  c.tc = EnvInt("TC", 0, 0, 255);
+  const ParamValues& p = Params();  // validated: a bad value has warned and kept the default
+  c.qps_per_connection = static_cast<int>(p.Int(ParamId::kIbQpsPerConnection));
+  c.timeout = static_cast<int>(p.Int(ParamId::kIbTimeout));
+  c.retry_cnt = static_cast<int>(p.Int(ParamId::kIbRetryCnt));
+  c.sl = static_cast<int>(p.Int(ParamId::kIbSl));
+  c.tc = static_cast<int>(p.Int(ParamId::kIbTc));
   return c;
 }
 
