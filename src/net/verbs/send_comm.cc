@@ -154,23 +154,10 @@ Status VerbsSendComm::Poll(int* found) {
 Status VerbsSendComm::TestReq(Req* r, int* done, int* sizes) {
   *done = 0;
   if (acct_.failed()) return acct_.error();
-  int found = 0;
-  if (r->remaining > 0) {
-    Status s = Poll(&found);
-    if (!s.ok()) return s;
-  }
-  if (r->remaining > 0) {
-    if (found != 0) {
-      NoteProgress(MonotonicNs());
-      return Status::Ok();
-    }
-    int gone = PeerGone();
-    if (gone == 0) return Status::Ok();
-    Status s = Poll(&found);  // a last look: completions that landed before the peer closed still count
-    if (!s.ok()) return s;
-    if (r->remaining > 0) return FailPeerGone(gone);
-  }
-  uint64_t now = MonotonicNs();
+  bool pending = false;
+  NCCLSCOPE_RETURN_IF_ERROR(AwaitCompletions(r->remaining, [this](int* found) { return Poll(found); }, &pending));
+  if (pending) return Status::Ok();
+  const uint64_t now = MonotonicNs();
   NoteProgress(now);
   *done = 1;
   if (sizes != nullptr) sizes[0] = static_cast<int>(r->size);

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "net/comm_accounting.h"
 #include "net/net_types.h"
@@ -109,6 +110,28 @@ class VerbsComm {
   // completion, whose CQE we had not seen yet.
   int PeerGone();
   Status FailPeerGone(int why);
+  // The wait both sides' Test() share: while `remaining` (a request's outstanding completions, counted down
+  // by `poll`) is above 0, polls the CQ once; *pending stays true while completions are outstanding. With
+  // nothing found, the liveness rule above applies: a peer gone and a last poll still short fails the comm.
+  template <class PollFn>
+  Status AwaitCompletions(const int& remaining, PollFn poll, bool* pending) {
+    *pending = false;
+    if (remaining <= 0) return Status::Ok();
+    int found = 0;
+    NCCLSCOPE_RETURN_IF_ERROR(poll(&found));
+    if (remaining <= 0) return Status::Ok();
+    *pending = true;
+    if (found != 0) {
+      NoteProgress(MonotonicNs());
+      return Status::Ok();
+    }
+    const int gone = PeerGone();
+    if (gone == 0) return Status::Ok();
+    NCCLSCOPE_RETURN_IF_ERROR(poll(&found));  // completions that landed before the peer closed still count
+    if (remaining > 0) return FailPeerGone(gone);
+    *pending = false;
+    return Status::Ok();
+  }
   void NoteProgress(uint64_t now_ns) { last_progress_ns_ = now_ns; }
   void ProfStart(void* phandle, void** event, ncclscope_net_ib_descr_v1_t* d, uint64_t wr_id, int opcode,
                  int qp, size_t len) {
