@@ -1,12 +1,12 @@
 #include "net/verbs/verbs_probe.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
+#include "net/verbs/ibv_api.h"
 
 namespace ncclscope::net::verbs {
 namespace {
@@ -26,24 +26,16 @@ std::vector<std::string> DirEntries(const std::string& path) {
   return names;
 }
 
-// libibverbs may exist without sysfs entries (containers that hide /sys/class); ask it too.
+// libibverbs may exist without sysfs entries (containers that hide /sys/class); ask it too, through the
+// one table the transport uses.
 std::vector<std::string> NamesFromLibibverbs() {
   std::vector<std::string> names;
-  void* lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) return names;
-  using GetList = void** (*)(int*);
-  using FreeList = void (*)(void**);
-  using GetName = const char* (*)(void*);
-  auto get = reinterpret_cast<GetList>(dlsym(lib, "ibv_get_device_list"));
-  auto release = reinterpret_cast<FreeList>(dlsym(lib, "ibv_free_device_list"));
-  auto name = reinterpret_cast<GetName>(dlsym(lib, "ibv_get_device_name"));
+  Result<const IbvApi*> api = LoadIbvApi();
+  if (!api.ok()) return names;
   int n = 0;
-  if (get != nullptr && release != nullptr && name != nullptr) {
-    void** list = get(&n);
-    for (int i = 0; list != nullptr && i < n; ++i) names.emplace_back(name(list[i]));
-    if (list != nullptr) release(list);
-  }
-  dlclose(lib);
+  ibv_device** list = (*api)->get_device_list(&n);
+  for (int i = 0; list != nullptr && i < n; ++i) names.emplace_back((*api)->get_device_name(list[i]));
+  if (list != nullptr) (*api)->free_device_list(list);
   return names;
 }
 
