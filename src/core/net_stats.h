@@ -52,6 +52,14 @@ struct NetCounters {
   }
 };
 
+// Applies `f` to a NIC's total block and a communicator's block, either of which may be null: every
+// count is taken once per NIC and once per communicator.
+template <class F>
+void ForNicAndComm(NetCounters* nic, NetCounters* comm, F&& f) {
+  if (nic != nullptr) f(*nic);
+  if (comm != nullptr) f(*comm);
+}
+
 // A plain-data copy of one counter block.
 struct NetStatsRow {
   std::string nic;

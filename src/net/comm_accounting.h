@@ -101,8 +101,7 @@ class CommAccounting {
  private:
   template <class F>
   void Apply(F&& f) {
-    f(*nic_);
-    if (comm_ != nullptr) f(*comm_);
+    ForNicAndComm(nic_, comm_, f);
   }
 
   NetCounters* nic_;

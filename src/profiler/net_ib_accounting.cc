@@ -30,12 +30,6 @@ constexpr uint64_t kIbWriteAlign = 128;  // NCCL's IB_WRITE_CHUNK_ALIGNMENT
 
 std::string IbNicName(int dev) { return "nccl-ib" + std::to_string(dev); }
 
-template <class F>
-void Apply(NetCounters* nic, NetCounters* comm, F&& f) {
-  if (nic != nullptr) f(*nic);
-  if (comm != nullptr) f(*comm);
-}
-
 }  // namespace
 
 void CommContext::IbCounters(int dev, NetCounters** nic, NetCounters** comm) {
@@ -97,7 +91,7 @@ void* CommContext::StartNetPlugin(const EventDesc& d, EventSlot* parent) {
   s->net_bytes = parent->net_dir == kNetDirSend ? d.net_length : 0;
   s->net_qps.store(ordinal, std::memory_order_relaxed);
   s->start_ns = MonotonicNs();
-  if (ordinal == 0) Apply(nic, comm, [](NetCounters& c) { c.in_flight.fetch_add(1, std::memory_order_relaxed); });
+  if (ordinal == 0) ForNicAndComm(nic, comm, [](NetCounters& c) { c.in_flight.fetch_add(1, std::memory_order_relaxed); });
   return h;
 }
 
@@ -110,7 +104,7 @@ void CommContext::StopNetPlugin(EventSlot* s) {
   NetCounters *nic, *comm;
   s->owner->IbCounters(s->net_dev, &nic, &comm);  // resolved at start: lock-free here
   s->net_dev = kNoNetDev;  // a second stop of the same handle (NCCL stops send QPs twice) counts nothing
-  Apply(nic, comm, [&](NetCounters& c) {
+  ForNicAndComm(nic, comm, [&](NetCounters& c) {
     if (send) {
       c.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
       if (first) c.messages_sent.fetch_add(1, std::memory_order_relaxed);
@@ -134,7 +128,7 @@ void CommContext::RecordStepReceived(EventSlot* step, uint64_t bytes) {
     left -= n;
     NetCounters *nic, *comm;
     step->owner->IbCounters(static_cast<int>((v >> (kDevBits * i)) & ((1u << kDevBits) - 1)), &nic, &comm);
-    Apply(nic, comm, [n](NetCounters& c) { c.bytes_received.fetch_add(n, std::memory_order_relaxed); });
+    ForNicAndComm(nic, comm, [n](NetCounters& c) { c.bytes_received.fetch_add(n, std::memory_order_relaxed); });
   }
   // More than kStepQpSlots QPs (NCCL allows at most 8 per request): the rest has no known device.
   if (left > 0) step->owner->CountDrop(Drop::kNetUnattributed);
