@@ -1,5 +1,7 @@
 #include "net/verbs/recv_comm.h"
 
+#include <arpa/inet.h>
+
 #include <atomic>
 #include <cstring>
 
@@ -106,6 +108,7 @@ Status VerbsRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* 
   r.n = n;
   r.slot = slot;
   r.remaining = n * nqps_;
+  r.single_bytes = 0;
   r.start_ns = MonotonicNs();
   acct_.Posted();
   for (int i = 0; i < n; ++i) {
@@ -126,7 +129,9 @@ Status VerbsRecvComm::Poll(int* found) {
       return FailWc(wc[i], (wc[i].wr_id & kCtsWrFlag) ? "clear-to-send write" : "receive");
     }
     if (wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc[i].wr_id < static_cast<uint64_t>(kMaxRequests)) {
-      --reqs_[wc[i].wr_id].remaining;
+      Req& r = reqs_[wc[i].wr_id];
+      --r.remaining;
+      if (r.n == 1) r.single_bytes += ntohl(wc[i].imm_data);  // a share's length (send_comm.cc PostSingle)
     }
   }
   return Status::Ok();
@@ -142,7 +147,9 @@ Status VerbsRecvComm::TestReq(Req* r, int* done, int* sizes) {
   NoteProgress(now);
   uint64_t bytes = 0;
   for (int i = 0; i < r->n; ++i) {
-    uint32_t got = std::atomic_ref<uint32_t>(size_table()[r->slot * kMaxRecvs + i]).load(std::memory_order_acquire);
+    const uint32_t got =
+        r->n == 1 ? static_cast<uint32_t>(r->single_bytes)
+                  : std::atomic_ref<uint32_t>(size_table()[r->slot * kMaxRecvs + i]).load(std::memory_order_acquire);
     bytes += got;
     if (sizes != nullptr) sizes[i] = static_cast<int>(got);
   }

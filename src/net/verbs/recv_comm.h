@@ -1,7 +1,7 @@
 // The receiving half of a verbs connection: Irecv posts n receive WRs per QP (for the sender's
 // WRITE_WITH_IMMs) and then writes n clear-to-send entries into the sender's FIFO with one RDMA WRITE;
 // Test polls the CQ and completes a receive when all n x nqps immediates arrived, with the sizes the
-// sender wrote into our size table (verbs_comm.h). Iflush: host memory needs none.
+// immediates carried (one buffer) or the sender wrote into our size table (several; verbs_comm.h). Iflush: host memory needs none.
 // Thread-safety: as VerbsSendComm (send_comm.h).
 #ifndef NCCLSCOPE_NET_VERBS_RECV_COMM_H_
 #define NCCLSCOPE_NET_VERBS_RECV_COMM_H_
@@ -36,6 +36,7 @@ class VerbsRecvComm final : public RecvComm, public VerbsComm {
     int n = 0;
     int remaining = 0;  // immediates still to arrive: n x nqps
     int slot = 0;
+    uint64_t single_bytes = 0;  // n == 1: the shares' lengths the immediates carried
     uint64_t start_ns = 0;
     MrRef* owned[kMaxRecvs] = {};
     void* events[kMaxRecvs] = {};

@@ -82,19 +82,67 @@ Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
   Req& r = reqs_[rslot];
   MrRef* mr = static_cast<MrRef*>(mhandle);
   MrRef* owned = nullptr;
-  if (mr == nullptr && size > 0) {
+  const bool single = n == 1 && size <= UINT32_MAX;
+  const bool inline_data = single && size <= max_inline_;  // copied into the WR: no registration needed
+  if (mr == nullptr && size > 0 && !inline_data) {
     Result<MrRef*> got = AcquireMr(dev_, data, size);
     if (!got.ok()) return Fail(got.status().message(), NetErrorKind::kResource);
     mr = owned = *got;
   }
+  const Status posted = single ? PostSingle(data, size, mr, e, rslot, inline_data)
+                                : PostWithSizeWord(data, size, mr, e, fslot, idx, rslot);
+  if (!posted.ok()) {
+    ReleaseMr(owned);
+    return posted;
+  }
+  used_mask_ |= 1u << idx;
+  if (std::popcount(used_mask_) == n) {
+    used_mask_ = 0;
+    ++next_seq_;
+  }
+  r.comm = this;
+  r.used = true;
+  r.remaining = nqps_;
+  r.size = size;
+  r.owned = owned;
+  r.start_ns = MonotonicNs();
+  acct_.Posted();
+  ProfStart(phandle, &r.event, &r.descr, static_cast<uint64_t>(rslot), IBV_WR_RDMA_WRITE, qps_[0]->qp_num, size);
+  *request = &r;
+  return Status::Ok();
+}
+
+// One receive buffer: each QP's share is a single WRITE_WITH_IMM whose immediate is the share's length; the
+// receiver adds them up. One packet for a small message (inline: no DMA read of our buffer).
+Status VerbsSendComm::PostSingle(void* data, size_t size, MrRef* mr, const CtsEntry& e, int rslot,
+                                 bool inline_data) {
+  const size_t chunk = ShareBytes(size);
+  for (int q = 0; q < nqps_; ++q) {
+    const size_t off = std::min(size, chunk * q), len = std::min(size - off, chunk);
+    ibv_sge sge{reinterpret_cast<uint64_t>(data) + off, static_cast<uint32_t>(len), mr ? mr->mr->lkey : 0};
+    ibv_send_wr w{};
+    w.wr_id = static_cast<uint64_t>(rslot);
+    w.sg_list = &sge;
+    w.num_sge = len > 0 ? 1 : 0;
+    w.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    w.send_flags = IBV_SEND_SIGNALED | (inline_data ? IBV_SEND_INLINE : 0);
+    w.imm_data = htonl(static_cast<uint32_t>(len));
+    w.wr.rdma.remote_addr = e.addr + off;
+    w.wr.rdma.rkey = e.rkey;
+    NCCLSCOPE_RETURN_IF_ERROR(Post(q, &w));
+  }
+  return Status::Ok();
+}
+
+// Several receive buffers (or a message over 4 GiB): each QP's share is an RDMA WRITE, then a 4-byte
+// WRITE_WITH_IMM of the size into the receiver's size table; the immediate names the buffer.
+Status VerbsSendComm::PostWithSizeWord(void* data, size_t size, MrRef* mr, const CtsEntry& e, int fslot, int idx,
+                                       int rslot) {
   size_words()[rslot] = static_cast<uint32_t>(size);
-  // Share of each QP, in 128-byte multiples so only the last share is ragged.
-  size_t chunk = (size + nqps_ - 1) / nqps_;
-  chunk = (chunk + 127) & ~size_t{127};
+  const size_t chunk = ShareBytes(size);
   const uint64_t size_addr = remote_addr_ + (static_cast<uint64_t>(fslot) * kMaxRecvs + idx) * sizeof(uint32_t);
   for (int q = 0; q < nqps_; ++q) {
-    size_t off = std::min(size, chunk * q);
-    size_t len = std::min(size - off, chunk);
+    const size_t off = std::min(size, chunk * q), len = std::min(size - off, chunk);
     ibv_sge dsge{reinterpret_cast<uint64_t>(data) + off, static_cast<uint32_t>(len), mr ? mr->mr->lkey : 0};
     ibv_sge isge{reinterpret_cast<uint64_t>(&size_words()[rslot]), sizeof(uint32_t), ctrl_mr_->lkey};
     ibv_send_wr imm{};
@@ -114,29 +162,17 @@ Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
     dw.wr.rdma.remote_addr = e.addr + off;
     dw.wr.rdma.rkey = e.rkey;
     dw.next = &imm;
-    ibv_send_wr* bad = nullptr;
-    int rc = ibv_post_send(qps_[q], len > 0 ? &dw : &imm, &bad);
-    if (rc != 0) {
-      ReleaseMr(owned);
-      return Fail("ibv_post_send on QP " + std::to_string(qps_[q]->qp_num) + " failed: " + strerror(rc),
-                  NetErrorKind::kSend);
-    }
+    NCCLSCOPE_RETURN_IF_ERROR(Post(q, len > 0 ? &dw : &imm));
   }
-  used_mask_ |= 1u << idx;
-  if (std::popcount(used_mask_) == n) {
-    used_mask_ = 0;
-    ++next_seq_;
-  }
-  r.comm = this;
-  r.used = true;
-  r.remaining = nqps_;
-  r.size = size;
-  r.owned = owned;
-  r.start_ns = MonotonicNs();
-  acct_.Posted();
-  ProfStart(phandle, &r.event, &r.descr, static_cast<uint64_t>(rslot), IBV_WR_RDMA_WRITE, qps_[0]->qp_num, size);
-  *request = &r;
   return Status::Ok();
+}
+
+Status VerbsSendComm::Post(int q, ibv_send_wr* wr) {
+  ibv_send_wr* bad = nullptr;
+  const int rc = ibv_post_send(qps_[q], wr, &bad);
+  if (rc == 0) return Status::Ok();
+  return Fail("ibv_post_send on QP " + std::to_string(qps_[q]->qp_num) + " failed: " + strerror(rc),
+              NetErrorKind::kSend);
 }
 
 Status VerbsSendComm::Poll(int* found) {

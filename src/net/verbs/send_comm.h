@@ -1,7 +1,8 @@
 // The sending half of a verbs connection: Isend waits for the receiver's clear-to-send in its FIFO
 // (RDMA-written by the receiver into our control block), matches the tag within the oldest pending
-// multi-receive, RDMA WRITEs the data straight into the receiver's buffer (split over the QPs) and
-// ends each QP's share with a WRITE_WITH_IMM of the size into the receiver's size table (verbs_comm.h).
+// multi-receive and RDMA WRITEs the data straight into the receiver's buffer (split over the QPs). A
+// single-buffer receive gets one WRITE_WITH_IMM per QP carrying the share's length; a multi-receive gets a
+// data WRITE and then a WRITE_WITH_IMM of the size into the receiver's size table (verbs_comm.h).
 // Thread-safety: Isend/Test on NCCL's progress thread, RegMr/DeregMr/Close on its service thread; the
 // data path takes no lock and allocates nothing (a buffer posted without a registration is registered
 // on the spot, through the cache's mutex: NCCL never does that, the conformance tests do).
@@ -42,6 +43,11 @@ class VerbsSendComm final : public SendComm, public VerbsComm {
   };
   Status TestReq(Req* r, int* done, int* sizes);
   Status Poll(int* found);
+  Status PostSingle(void* data, size_t size, MrRef* mr, const CtsEntry& e, int rslot, bool inline_data);
+  Status PostWithSizeWord(void* data, size_t size, MrRef* mr, const CtsEntry& e, int fslot, int idx, int rslot);
+  Status Post(int q, ibv_send_wr* wr);
+  // Each QP's share of a message, in 128-byte multiples so only the last share is ragged.
+  size_t ShareBytes(size_t size) const { return ((size + nqps_ - 1) / nqps_ + 127) & ~size_t{127}; }
   CtsSlot* fifo() { return reinterpret_cast<CtsSlot*>(ctrl_); }
   uint32_t* size_words() { return reinterpret_cast<uint32_t*>(ctrl_ + sizeof(CtsSlot) * kMaxRequests); }
 

@@ -62,10 +62,16 @@ Status VerbsComm::Create(size_t ctrl_bytes) {
     a.cap.max_recv_wr = kRecvWr;
     a.cap.max_send_sge = 1;
     a.cap.max_recv_sge = 1;
+    a.cap.max_inline_data = kMaxInlineBytes;
     qps_[q] = api->create_qp(dev_->pd, &a);
+    if (qps_[q] == nullptr) {  // a device without inline sends: every message goes by DMA
+      a.cap.max_inline_data = 0;
+      qps_[q] = api->create_qp(dev_->pd, &a);
+    }
     if (qps_[q] == nullptr) {
       return SystemError("ibv_create_qp on " + dev_->info.device_name + " failed: " + strerror(errno));
     }
+    max_inline_ = q == 0 ? a.cap.max_inline_data : std::min<size_t>(max_inline_, a.cap.max_inline_data);
     ibv_qp_attr m{};
     m.qp_state = IBV_QPS_INIT;
     m.pkey_index = 0;

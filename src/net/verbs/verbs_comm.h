@@ -6,10 +6,11 @@
 //
 // Protocol (receiver-driven clear-to-send): Irecv of n buffers writes n CtsEntry {addr, rkey, size, tag,
 // seq, n, index} into FIFO slot seq % kMaxRequests of the sender with one RDMA WRITE, after posting
-// n receive WRs on every QP. Isend finds the entry whose tag matches in the oldest slot, RDMA WRITEs the
-// data (split over the QPs) and, on every QP, a 4-byte WRITE_WITH_IMM of the size into the receiver's
-// size table (imm = entry index). RC keeps each QP in order, so when the receiver has seen n * nqps
-// immediates for a slot, all data and sizes of that slot are in memory.
+// n receive WRs on every QP. Isend finds the entry whose tag matches in the oldest slot and writes the data
+// (split over the QPs). n == 1: each QP's share is one WRITE_WITH_IMM, imm = the share's length (the
+// receiver sums them). n > 1: each share is an RDMA WRITE followed by a 4-byte WRITE_WITH_IMM of the size
+// into the receiver's size table (imm = entry index). RC keeps each QP in order, so when the receiver has
+// seen n * nqps immediates for a slot, all data and sizes of that slot are in memory.
 //
 // Thread-safety: built and closed on NCCL's service thread; the data path (one progress thread per
 // comm) uses fixed arrays only. The first error wins (ErrorSlot) and every later call returns it.
@@ -37,6 +38,8 @@ inline constexpr uint16_t kConnVersion = 1;
 inline constexpr int64_t kVerbsPluginId = NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS | 1;
 // A Test() that found nothing to do for this long checks the liveness socket (one non-blocking recv).
 inline constexpr uint64_t kLivenessCheckNs = 100'000'000;
+// Messages up to this size go inline in the send WR (asked of the QP; the device may grant less or none).
+inline constexpr uint32_t kMaxInlineBytes = 64;
 
 // Connection tunables, read at listen/connect: NCCLSCOPE_IB_<X>, else NCCL_IB_<X>, else the default.
 struct VerbsConfig {
@@ -151,6 +154,7 @@ class VerbsComm {
   int nqps_;
   ibv_cq* cq_ = nullptr;
   ibv_qp* qps_[kMaxQps] = {};
+  size_t max_inline_ = 0;  // what the device granted
   char* ctrl_ = nullptr;
   size_t ctrl_bytes_ = 0;
   ibv_mr* ctrl_mr_ = nullptr;

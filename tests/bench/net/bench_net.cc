@@ -1,7 +1,9 @@
 // bench_net: loopback bandwidth through the BUILT plugin (ncclNetPlugin_v12, dlopen'ed as NCCL does)
 // next to a plain TCP socket pair measured in the same run, for 64 KiB .. 256 MiB messages; small-message
-// latency (p50, p99 of half a ping-pong); CPU seconds per GB moved (both processes, all threads).
-// Each side is its own process. Usage: bench_net [--quick] [--sizes-max=BYTES]
+// latency (p50, p99 of half a ping-pong, both ways through the plugin); CPU seconds per GB moved (both
+// processes, all threads). Each side is its own process.
+// Usage: bench_net [--quick] [--bytes=PER_SIZE] [--lat-iters=N] [--sizes-max=BYTES] [--mib]
+// (--mib prints MiB/s, perftest's unit, for the verbs comparison in tests/rdma/bench_verbs.sh).
 // Honours NCCLSCOPE_NET_NSOCKS / NCCLSCOPE_NET_NTHREADS (the plugin's tunables) for sweeps.
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -204,6 +206,8 @@ void PluginServer(int ctl, const Plan& plan) {
   // One buffer shared by the requests in flight (as ib_write_bw does): the same working set as the
   // plain pair, so the comparison measures the transport, not the cache footprint of the bench.
   std::vector<char> buf(maxs);
+  void* mh = nullptr;  // registered once, as NCCL registers its buffers
+  if (t->regMr(rc, buf.data(), buf.size(), NCCLSCOPE_PTR_HOST, &mh) != 0) Die("regMr");
   int tag = 0;
   char ready = 1;
   WriteAll(ctl, &ready, 1);  // buffers touched: the sender may start its clock
@@ -217,7 +221,6 @@ void PluginServer(int ctl, const Plan& plan) {
       if (i >= n) continue;
       void* data = buf.data();
       size_t cap = s;
-      void* mh = nullptr;
       while (reqs[k] == nullptr) {
         if (t->irecv(rc, 1, &data, &cap, &tag, &mh, nullptr, &reqs[k]) != 0) Die("irecv");
       }
@@ -225,16 +228,28 @@ void PluginServer(int ctl, const Plan& plan) {
     char ack = 1;
     WriteAll(ctl, &ack, 1);
   }
+  // Latency: a ping-pong of 8-byte messages, the pong on a second connection back to the client.
+  char back[128];
+  ReadAll(ctl, back, sizeof(back));
+  void* sc = nullptr;
+  while (sc == nullptr) {
+    if (t->connect(ctx, 0, back, &sc, &dh) != 0) Die("connect back");
+  }
+  void* smh = nullptr;
+  if (t->regMr(sc, buf.data(), buf.size(), NCCLSCOPE_PTR_HOST, &smh) != 0) Die("regMr");
   for (int i = 0; i < plan.lat_iters; ++i) {
     void* data = buf.data();
     size_t cap = 8;
-    void* mh = nullptr;
     void* req = nullptr;
     while (req == nullptr) t->irecv(rc, 1, &data, &cap, &tag, &mh, nullptr, &req);
     Wait(t, req);
-    char ack = 1;
-    WriteAll(ctl, &ack, 1);
+    req = nullptr;
+    while (req == nullptr) t->isend(sc, buf.data(), 8, 0, smh, nullptr, &req);
+    Wait(t, req);
   }
+  t->deregMr(sc, smh);
+  t->closeSend(sc);
+  t->deregMr(rc, mh);
   t->closeRecv(rc);
   t->closeListen(lc);
   t->finalize(ctx);
@@ -254,6 +269,8 @@ Result PluginClient(int ctl, const Plan& plan) {
   }
   size_t maxs = *std::max_element(plan.sizes.begin(), plan.sizes.end());
   std::vector<char> buf(maxs, 1);
+  void* mh = nullptr;
+  if (t->regMr(sc, buf.data(), buf.size(), NCCLSCOPE_PTR_HOST, &mh) != 0) Die("regMr");
   char ready;
   ReadAll(ctl, &ready, 1);
   Result r;
@@ -267,23 +284,42 @@ Result PluginClient(int ctl, const Plan& plan) {
       reqs[k] = nullptr;
       if (i >= n) continue;
       while (reqs[k] == nullptr) {
-        if (t->isend(sc, buf.data(), s, 0, nullptr, nullptr, &reqs[k]) != 0) Die("isend");
+        if (t->isend(sc, buf.data(), s, 0, mh, nullptr, &reqs[k]) != 0) Die("isend");
       }
     }
     char ack;
     ReadAll(ctl, &ack, 1);  // the receiver has every byte
     r.secs.push_back(Now() - t0);
   }
-  // Latency: one-way completion of an 8-byte message, timed as half of (send -> receiver ack).
+  // Latency: half the round trip of an 8-byte ping-pong (ib_write_lat's measure); the pong comes back on a
+  // second connection, server to client.
+  char back[128];
+  void* lc = nullptr;
+  if (t->listen(ctx, 0, back, &lc) != 0) Die("listen back");
+  WriteAll(ctl, back, sizeof(back));
+  void* rc = nullptr;
+  while (rc == nullptr) {
+    if (t->accept(lc, &rc, &dh) != 0) Die("accept back");
+  }
+  void* rmh = nullptr;
+  if (t->regMr(rc, buf.data(), buf.size(), NCCLSCOPE_PTR_HOST, &rmh) != 0) Die("regMr");
+  int tag = 0;
   for (int i = 0; i < plan.lat_iters; ++i) {
     double t0 = Now();
     void* req = nullptr;
-    while (req == nullptr) t->isend(sc, buf.data(), 8, 0, nullptr, nullptr, &req);
+    while (req == nullptr) t->isend(sc, buf.data(), 8, 0, mh, nullptr, &req);
     Wait(t, req);
-    char ack;
-    ReadAll(ctl, &ack, 1);
+    void* data = buf.data();
+    size_t cap = 8;
+    req = nullptr;
+    while (req == nullptr) t->irecv(rc, 1, &data, &cap, &tag, &rmh, nullptr, &req);
+    Wait(t, req);
     r.lat_us.push_back((Now() - t0) * 1e6 / 2);
   }
+  t->deregMr(rc, rmh);
+  t->closeRecv(rc);
+  t->closeListen(lc);
+  t->deregMr(sc, mh);
   t->closeSend(sc);
   t->finalize(ctx);
   return r;
@@ -328,10 +364,17 @@ int main(int argc, char** argv) {
   plan.bytes_per_size = size_t{1} << 30;
   plan.lat_iters = 2000;
   size_t max_size = size_t{256} << 20;
+  double unit = 1e9;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
       plan.bytes_per_size = size_t{256} << 20;
       plan.lat_iters = 500;
+    } else if (strncmp(argv[i], "--bytes=", 8) == 0) {
+      plan.bytes_per_size = strtoull(argv[i] + 8, nullptr, 0);
+    } else if (strncmp(argv[i], "--lat-iters=", 12) == 0) {
+      plan.lat_iters = atoi(argv[i] + 12);
+    } else if (strcmp(argv[i], "--mib") == 0) {
+      unit = 1048576.0;
     } else if (strncmp(argv[i], "--sizes-max=", 12) == 0) {
       max_size = strtoull(argv[i] + 12, nullptr, 0);
     }
@@ -346,16 +389,17 @@ int main(int argc, char** argv) {
   Result plugin = RunPairBench(PluginServer, PluginClient, plan, &plugin_cpu);
 
   const char* ns = getenv("NCCLSCOPE_NET_NSOCKS");
-  printf("bench_net: loopback, %ld online CPUs, plugin sockets/connection %s, %d requests in flight\n",
-         sysconf(_SC_NPROCESSORS_ONLN), ns ? ns : "default", kDepth);
-  printf("%10s %14s %14s %8s\n", "size", "plain GB/s", "plugin GB/s", "ratio");
+  printf("bench_net: loopback, %ld online CPUs, plugin transport %s, sockets/connection %s, %d requests in flight\n",
+         sysconf(_SC_NPROCESSORS_ONLN), getenv("NCCLSCOPE_TRANSPORT"), ns ? ns : "default", kDepth);
+  const char* u = unit == 1e9 ? "GB/s" : "MiB/s";
+  printf("%10s %9s %-5s %9s %-5s %8s\n", "size", "plain", u, "plugin", u, "ratio");
   for (size_t i = 0; i < plan.sizes.size(); ++i) {
     double bytes = static_cast<double>(Iters(plan, plan.sizes[i])) * plan.sizes[i];
-    double a = bytes / plain.secs[i] / 1e9, b = bytes / plugin.secs[i] / 1e9;
+    double a = bytes / plain.secs[i] / unit, b = bytes / plugin.secs[i] / unit;
     char label[32];
     if (plan.sizes[i] >= (1u << 20)) snprintf(label, sizeof(label), "%zu MiB", plan.sizes[i] >> 20);
     else snprintf(label, sizeof(label), "%zu KiB", plan.sizes[i] >> 10);
-    printf("%10s %14.2f %14.2f %7.2fx\n", label, a, b, b / a);
+    printf("%10s %15.3f %15.3f %7.2fx\n", label, a, b, b / a);
   }
   printf("8-byte latency (half round trip): plain p50 %.1f us p99 %.1f us; plugin p50 %.1f us p99 %.1f us\n",
          Percentile(plain.lat_us, 0.5), Percentile(plain.lat_us, 0.99), Percentile(plugin.lat_us, 0.5),
