@@ -32,11 +32,13 @@ port=18515
 perftest() {
   local tool=$1 size=$2 iters=$3 out
   port=$((port + 1))
-  "$tool" -d "$dev" -x "$gid" -s "$size" -n "$iters" -F -p "$port" >/dev/null 2>&1 &
+  # A bounded run: a perftest pair that loses its peer waits forever.
+  timeout 120 "$tool" -d "$dev" -x "$gid" -s "$size" -n "$iters" -F -p "$port" >/dev/null 2>&1 &
   local server=$!
   sleep 1
-  out=$("$tool" -d "$dev" -x "$gid" -s "$size" -n "$iters" -F -p "$port" "$ip" 2>&1) || true
+  out=$(timeout 120 "$tool" -d "$dev" -x "$gid" -s "$size" -n "$iters" -F -p "$port" "$ip" 2>&1) || true
   wait "$server" || true
+  echo "  $tool $size B x $iters: $(awk -v s="$size" '$1 == s' <<<"$out")" >&2
   if [[ $tool == *_lat ]]; then
     awk -v s="$size" '$1 == s {print $5; exit}' <<<"$out"
   else

@@ -237,13 +237,19 @@ void PluginServer(int ctl, const Plan& plan) {
   }
   void* smh = nullptr;
   if (t->regMr(sc, buf.data(), buf.size(), NCCLSCOPE_PTR_HOST, &smh) != 0) Die("regMr");
-  for (int i = 0; i < plan.lat_iters; ++i) {
+  // Each ping's receive is posted before the previous pong is sent, as NCCL posts receives ahead.
+  auto post_recv = [&]() {
     void* data = buf.data();
     size_t cap = 8;
     void* req = nullptr;
     while (req == nullptr) t->irecv(rc, 1, &data, &cap, &tag, &mh, nullptr, &req);
-    Wait(t, req);
-    req = nullptr;
+    return req;
+  };
+  void* ping = post_recv();
+  for (int i = 0; i < plan.lat_iters; ++i) {
+    Wait(t, ping);
+    if (i + 1 < plan.lat_iters) ping = post_recv();
+    void* req = nullptr;
     while (req == nullptr) t->isend(sc, buf.data(), 8, 0, smh, nullptr, &req);
     Wait(t, req);
   }
@@ -306,14 +312,14 @@ Result PluginClient(int ctl, const Plan& plan) {
   int tag = 0;
   for (int i = 0; i < plan.lat_iters; ++i) {
     double t0 = Now();
+    void* data = buf.data();
+    size_t cap = 8;
+    void* pong = nullptr;  // posted before the ping, as NCCL posts receives ahead
+    while (pong == nullptr) t->irecv(rc, 1, &data, &cap, &tag, &rmh, nullptr, &pong);
     void* req = nullptr;
     while (req == nullptr) t->isend(sc, buf.data(), 8, 0, mh, nullptr, &req);
     Wait(t, req);
-    void* data = buf.data();
-    size_t cap = 8;
-    req = nullptr;
-    while (req == nullptr) t->irecv(rc, 1, &data, &cap, &tag, &rmh, nullptr, &req);
-    Wait(t, req);
+    Wait(t, pong);
     r.lat_us.push_back((Now() - t0) * 1e6 / 2);
   }
   t->deregMr(rc, rmh);
