@@ -1,12 +1,13 @@
 // Device-level failures of the verbs transport fail loudly (issue 12), in the soft-RoCE guest (both
-// processes on rxe0; the children use the linked core library so they can read their own error counters):
+// processes on rxe0; the children use the linked core library so they can read their own error counters,
+// and scrape their own Prometheus endpoint for ncclscope_nic_errors_total):
 //  - rxe0's netdev taken down while messages stream: BOTH sides' next test() fails within seconds naming
 //    the peer, device:port and QP (the port-error async event, or a completion error), each side counts
 //    the error, and a new connection works once the netdev is back up and the port ACTIVE again;
 //  - a remote access error (the receiver deregisters its posted buffer) moves the QPs to the error state:
 //    the sender's test() fails naming the QP and completion status, and so does the RECEIVER's (its QP is
-//    in error: flushed receives, an async event, or the QP state seen when idle) while the sender is still
-//    connected, and both count it.
+//    in error, its posted receives flushed) while the sender is still connected, and both count it;
+//  - the per-device event thread never holds up exit(), nor a fork()ed child's.
 // On a host without a verbs device it prints SKIP and exits 77.
 #include <gtest/gtest.h>
 
@@ -97,14 +98,15 @@ TEST(VerbsDeviceFaultGuest, LinkDownMidTransferFailsBothSidesNamingPeerDeviceAnd
       int r = StreamUntilError(*net, rc, false, 30, &failed_at, [] {});
       double down_at = 0;
       CHILD_CHECK(RecvBytes(fd, &down_at, sizeof(down_at)));
-      std::string kinds;
+      std::string kinds, scraped;
       uint64_t errors = Rxe0Errors(&kinds);
-      fprintf(stderr, "receiver: %d, %.2f s after the link went down: %s [errors: %s]\n", r, failed_at - down_at,
-              LastWarning().c_str(), kinds.c_str());
+      double exported = ScrapeRxe0Errors(&scraped);
+      fprintf(stderr, "receiver: %d, %.2f s after the link went down: %s [errors: %s] [/metrics: %s]\n", r,
+              failed_at - down_at, LastWarning().c_str(), kinds.c_str(), scraped.c_str());
       CHILD_CHECK(r != 0);
       CHILD_CHECK(failed_at - down_at < 10);
       CHILD_CHECK(Has(LastWarning(), "peer") && Has(LastWarning(), "device rxe0:1") && Has(LastWarning(), "QP"));
-      CHILD_CHECK(errors >= 1);
+      CHILD_CHECK(errors >= 1 && exported >= 1);
       CHILD_CHECK(SendBytes(fd, &down_at, 1));
       CHILD_CHECK(net->CloseRecv(rc) == 0);
       CHILD_CHECK(net->CloseListen(lc) == 0);
@@ -123,22 +125,23 @@ TEST(VerbsDeviceFaultGuest, LinkDownMidTransferFailsBothSidesNamingPeerDeviceAnd
         down_at = NowS();  // the times below include running `ip`
         CHILD_CHECK(system(cmd.c_str()) == 0);
       });
-      std::string kinds;
+      std::string kinds, scraped;
       uint64_t errors = Rxe0Errors(&kinds);
-      fprintf(stderr, "sender: %d, %.2f s after the link went down: %s [errors: %s]\n", r, failed_at - down_at,
-              LastWarning().c_str(), kinds.c_str());
+      double exported = ScrapeRxe0Errors(&scraped);
+      fprintf(stderr, "sender: %d, %.2f s after the link went down: %s [errors: %s] [/metrics: %s]\n", r,
+              failed_at - down_at, LastWarning().c_str(), kinds.c_str(), scraped.c_str());
       CHILD_CHECK(SendBytes(fd, &down_at, sizeof(down_at)));
       CHILD_CHECK(r != 0);
       CHILD_CHECK(failed_at - down_at < 10);
       CHILD_CHECK(Has(LastWarning(), "peer") && Has(LastWarning(), "device rxe0:1") && Has(LastWarning(), "QP"));
-      CHILD_CHECK(errors >= 1);
+      CHILD_CHECK(errors >= 1 && exported >= 1);
       char sync = 0;
       CHILD_CHECK(RecvBytes(fd, &sync, 1));  // the receiver saw its own error while we were connected
       CHILD_CHECK(net->CloseSend(sc) == 0);
       CHILD_CHECK(net->Finalize() == 0);
       return 0;
     };
-    PairResult r = RunPair(receiver, sender, VerbsGuestEnv(), 60);
+    PairResult r = RunPair(receiver, sender, VerbsGuestEnvWithEndpoint(), 60);
     EXPECT_EQ(r.recv_status, 0);
     EXPECT_EQ(r.send_status, 0);
   }
@@ -207,14 +210,15 @@ TEST(VerbsDeviceFaultGuest, RemoteAccessErrorFailsBothSidesNamingQpAndStatus) {
     CHILD_CHECK(RecvBytes(fd, &sync, 1));  // the sender saw its error (and stays connected)
     double t0 = NowS();
     int r = WaitDone(*net, req, nullptr, 15);
-    std::string kinds;
+    std::string kinds, scraped;
     uint64_t errors = Rxe0Errors(&kinds);
-    fprintf(stderr, "receiver: test() returned %d after %.2f s: %s [errors: %s]\n", r, NowS() - t0,
-            LastWarning().c_str(), kinds.c_str());
+    double exported = ScrapeRxe0Errors(&scraped);
+    fprintf(stderr, "receiver: test() returned %d after %.2f s: %s [errors: %s] [/metrics: %s]\n", r,
+            NowS() - t0, LastWarning().c_str(), kinds.c_str(), scraped.c_str());
     CHILD_CHECK(r > 0);  // an error, never a hang
     CHILD_CHECK(Has(LastWarning(), "QP") && Has(LastWarning(), "peer") && Has(LastWarning(), "device rxe0:1"));
     CHILD_CHECK(!Has(LastWarning(), "peer closed"));  // our own QP's failure, not the liveness socket
-    CHILD_CHECK(errors >= 1);
+    CHILD_CHECK(errors >= 1 && exported >= 1);  // counted, and on the endpoint
     CHILD_CHECK(SendBytes(fd, &sync, 1));
     CHILD_CHECK(net->CloseRecv(rc) == 0);
     CHILD_CHECK(net->CloseListen(lc) == 0);
@@ -237,19 +241,21 @@ TEST(VerbsDeviceFaultGuest, RemoteAccessErrorFailsBothSidesNamingQpAndStatus) {
       CHILD_CHECK(NowS() < deadline);
     }
     int r = WaitDone(*net, req, nullptr, 15);
-    std::string kinds;
+    std::string kinds, scraped;
     uint64_t errors = Rxe0Errors(&kinds);
-    fprintf(stderr, "sender: test() returned %d: %s [errors: %s]\n", r, LastWarning().c_str(), kinds.c_str());
+    double exported = ScrapeRxe0Errors(&scraped);
+    fprintf(stderr, "sender: test() returned %d: %s [errors: %s] [/metrics: %s]\n", r, LastWarning().c_str(),
+            kinds.c_str(), scraped.c_str());
     CHILD_CHECK(r > 0);
     CHILD_CHECK(Has(LastWarning(), "completion failed on QP") && Has(LastWarning(), "peer"));
-    CHILD_CHECK(errors >= 1);
+    CHILD_CHECK(errors >= 1 && exported >= 1);  // counted, and on the endpoint
     CHILD_CHECK(SendBytes(fd, &sync, 1));
     CHILD_CHECK(RecvBytes(fd, &sync, 1, 30));  // stay connected until the receiver saw its own failure
     CHILD_CHECK(net->CloseSend(sc) == 0);
     CHILD_CHECK(net->Finalize() == 0);
     return 0;
   };
-  PairResult r = RunPair(receiver, sender, VerbsGuestEnv(), 60);
+  PairResult r = RunPair(receiver, sender, VerbsGuestEnvWithEndpoint(), 60);
   EXPECT_EQ(r.recv_status, 0);
   EXPECT_EQ(r.send_status, 0);
 }

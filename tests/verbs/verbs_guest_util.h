@@ -5,7 +5,10 @@
 #ifndef NCCLSCOPE_TESTS_VERBS_VERBS_GUEST_UTIL_H_
 #define NCCLSCOPE_TESTS_VERBS_VERBS_GUEST_UTIL_H_
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,6 +19,9 @@
 #include <vector>
 
 #include "core/net_stats.h"
+#if NCCLSCOPE_WITH_PROMETHEUS
+#include "exporters/prometheus/metrics_endpoint.h"
+#endif
 
 namespace ncclscope::testing {
 
@@ -46,6 +52,49 @@ inline uint64_t Rxe0Errors(std::string* by_kind = nullptr) {
     }
   }
   return total;
+}
+
+// As VerbsGuestEnv, with this process's Prometheus endpoint on 127.0.0.1 (any free port).
+inline std::vector<std::pair<std::string, std::string>> VerbsGuestEnvWithEndpoint() {
+  auto env = VerbsGuestEnv();
+  env.back() = {"NCCLSCOPE_PROM_PORT", "0"};
+  env.push_back({"NCCLSCOPE_PROM_BIND", "127.0.0.1"});
+  return env;
+}
+
+// Scrapes this process's own endpoint and sums ncclscope_nic_errors_total over rxe0's rows; the non-zero
+// samples go to *lines. -1 when no endpoint runs (built without prometheus-cpp, or no port).
+inline double ScrapeRxe0Errors(std::string* lines) {
+#if NCCLSCOPE_WITH_PROMETHEUS
+  const int port = MetricsEndpoint::Instance().port();
+  if (port <= 0) return -1;
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string body;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+    const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+    if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof(req) - 1)) {
+      char buf[65536];
+      for (ssize_t k; (k = recv(fd, buf, sizeof(buf), 0)) > 0;) body.append(buf, static_cast<size_t>(k));
+    }
+  }
+  close(fd);
+  double total = 0;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("ncclscope_nic_errors_total{", 0) != 0 || line.find("rxe0") == std::string::npos) continue;
+    const double v = std::stod(line.substr(line.rfind(' ') + 1));
+    total += v;
+    if (v != 0) *lines += line + "; ";
+  }
+  return total;
+#else
+  (void)lines;
+  return -1;
+#endif
 }
 
 inline std::string ReadFirstLine(const std::string& path) {

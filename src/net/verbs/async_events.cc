@@ -89,7 +89,6 @@ void HandleAsyncEvent(VerbsDeviceCtx* dev, const ibv_async_event& ev) {
 namespace {
 
 void Run(VerbsDeviceCtx* dev) {
-  pthread_setname_np(pthread_self(), "ncclscope-ibev");
   const int fd = dev->ctx->async_fd;
   while (!dev->events.stop.load(std::memory_order_relaxed)) {
     pollfd p{fd, POLLIN, 0};
@@ -122,6 +121,8 @@ void StartAsyncEventThread(VerbsDeviceCtx* dev) {
     owner_pid = getpid();
   }
   dev->events.thread = std::thread(Run, dev);
+  // Named here, not in Run: the name is there as soon as OpenVerbsDevice returns.
+  pthread_setname_np(dev->events.thread.native_handle(), "ncclscope-ibev");
   running->push_back(dev);
 }
 

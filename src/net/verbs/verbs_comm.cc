@@ -187,24 +187,11 @@ int VerbsComm::PeerGone() {
   ssize_t n = recv(fd_, &b, 1, MSG_DONTWAIT | MSG_PEEK);
   if (n == 0) return ECONNRESET;
   if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return errno;
-  for (int q = 0; q < nqps_; ++q) {
-    ibv_qp_attr a{};
-    ibv_qp_init_attr init{};
-    if (dev_->api->query_qp(qps_[q], &a, IBV_QP_STATE, &init) == 0 && a.qp_state == IBV_QPS_ERR) {
-      err_qp_num_ = qps_[q]->qp_num;
-      return EPROTO;
-    }
-  }
   return 0;
 }
 
 Status VerbsComm::FailPeerGone(int why) {
   if (why == ECONNRESET) return Fail("peer closed the connection", NetErrorKind::kRecv);
-  if (why == EPROTO) {
-    return Fail("QP " + std::to_string(err_qp_num_) + " is in the error state (IBV_QPS_ERR) with no completion "
-                "error to report (the NIC stopped it: e.g. a remote access error on the responder side)",
-                NetErrorKind::kDevice);
-  }
   return Fail(std::string("liveness socket failed: ") + strerror(why), NetErrorKind::kRecv);
 }
 

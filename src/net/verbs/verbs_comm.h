@@ -110,9 +110,7 @@ class VerbsComm {
   bool DeviceFaulted() const { return !fault_.Clear(dev_->events.fatal_gen, fatal_gen_at_start_); }
   // The error for that event, naming it, the QP(s), the peer and device:port.
   Status FailDeviceEvent();
-  // Called by Test() when it found nothing to do; checks the socket at most every kLivenessCheckNs, and
-  // then the state of our QPs (a QP the NIC moved to the error state without a completion for us to see,
-  // e.g. the responder side of a remote access error: EPROTO, the QP in err_qp_num_).
+  // Called by Test() when it found nothing to do; checks the socket at most every kLivenessCheckNs.
   // Returns 0 (alive or not checked) or the errno-like reason the peer is gone (ECONNRESET for EOF). The
   // caller polls the CQ once more before failing: the peer may have closed right after its last
   // completion, whose CQE we had not seen yet.
@@ -166,7 +164,6 @@ class VerbsComm {
   uint64_t remote_addr_ = 0;
   int fd_ = -1;
   uint64_t last_progress_ns_ = 0;
-  uint32_t err_qp_num_ = 0;
   AsyncFault fault_;
   uint32_t fatal_gen_at_start_;
   CommAccounting acct_;
