@@ -52,6 +52,7 @@ const char* NetErrorKindName(NetErrorKind kind) {
     case NetErrorKind::kTruncated: return "truncated";
     case NetErrorKind::kProtocol: return "protocol";
     case NetErrorKind::kResource: return "resource";
+    case NetErrorKind::kDevice: return "device";
     case NetErrorKind::kCount: break;
   }
   return "unknown";

@@ -27,6 +27,7 @@ enum class NetErrorKind : int {
   kTruncated,      // a message ended early or did not fit its buffer
   kProtocol,       // malformed handle, hello or header
   kResource,       // out of file descriptors / memory / threads
+  kDevice,         // the RDMA device reported a fatal event (port down, QP or CQ in error, device fatal)
   kCount
 };
 const char* NetErrorKindName(NetErrorKind kind);

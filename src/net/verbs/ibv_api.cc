@@ -71,6 +71,8 @@ Result<IbvApi> LoadIbvApiFrom(const char* soname) {
   need("ibv_create_qp", &api.create_qp);
   need("ibv_modify_qp", &api.modify_qp);
   need("ibv_destroy_qp", &api.destroy_qp);
+  need("ibv_get_async_event", &api.get_async_event);
+  need("ibv_ack_async_event", &api.ack_async_event);
   need("ibv_event_type_str", &api.event_type_str);
   need("ibv_wc_status_str", &api.wc_status_str);
   need("ibv_port_state_str", &api.port_state_str);

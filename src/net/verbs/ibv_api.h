@@ -6,7 +6,8 @@
 // of every rdma-core since 2016 compiles against, never the IBVERBS_1.0 compatibility aliases):
 //  - get_device_list, free_device_list, get_device_name, open_device, close_device, query_device,
 //    query_gid, alloc_pd, dealloc_pd, reg_mr, dereg_mr, create_cq, destroy_cq, create_qp, modify_qp,
-//    destroy_qp, event_type_str, wc_status_str, port_state_str: "ibv_<name>"@IBVERBS_1.1 (required).
+//    destroy_qp, get_async_event, ack_async_event, event_type_str, wc_status_str, port_state_str:
+//    "ibv_<name>"@IBVERBS_1.1 (required).
 //    verbs.h turns ibv_get_device_list into an inline that first registers static providers; the
 //    exported function is what a dynamically linked program ends up calling anyway.
 //  - ibv_query_port: verbs.h defines it as a macro over the inline ___ibv_query_port, which calls the
@@ -55,6 +56,9 @@ struct IbvApi {
   ibv_qp* (*create_qp)(ibv_pd* pd, ibv_qp_init_attr* attr) = nullptr;
   int (*modify_qp)(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) = nullptr;
   int (*destroy_qp)(ibv_qp* qp) = nullptr;
+  // The device's affiliated and unaffiliated events (async_events.h); every event got must be acked.
+  int (*get_async_event)(ibv_context* context, ibv_async_event* event) = nullptr;
+  void (*ack_async_event)(ibv_async_event* event) = nullptr;
   int (*query_ece)(ibv_qp* qp, ibv_ece* ece) = nullptr;  // optional
   int (*set_ece)(ibv_qp* qp, ibv_ece* ece) = nullptr;    // optional
   const char* (*event_type_str)(ibv_event_type event) = nullptr;

@@ -50,6 +50,7 @@ Status VerbsRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* 
                             void** phandles, bool, Request** request) {
   *request = nullptr;
   if (acct_.failed()) return acct_.error();
+  if (DeviceFaulted()) [[unlikely]] return FailDeviceEvent();
   if (n < 1 || n > kMaxRecvs) return InvalidArgument("irecv of " + std::to_string(n) + " buffers (1..8)");
   const int slot = static_cast<int>(posted_ % kMaxRequests);
   Req& r = reqs_[slot];
@@ -140,6 +141,7 @@ Status VerbsRecvComm::Poll(int* found) {
 Status VerbsRecvComm::TestReq(Req* r, int* done, int* sizes) {
   *done = 0;
   if (acct_.failed()) return acct_.error();
+  if (DeviceFaulted()) [[unlikely]] return FailDeviceEvent();
   bool pending = false;
   NCCLSCOPE_RETURN_IF_ERROR(AwaitCompletions(r->remaining, [this](int* found) { return Poll(found); }, &pending));
   if (pending) return Status::Ok();

@@ -45,6 +45,7 @@ Status VerbsSendComm::Close() {
 Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, void* phandle, Request** request) {
   *request = nullptr;
   if (acct_.failed()) return acct_.error();
+  if (DeviceFaulted()) [[unlikely]] return FailDeviceEvent();
   const uint32_t seq = next_seq_;
   const int fslot = static_cast<int>((seq - 1) % kMaxRequests);
   CtsSlot& s = fifo()[fslot];
@@ -190,6 +191,7 @@ Status VerbsSendComm::Poll(int* found) {
 Status VerbsSendComm::TestReq(Req* r, int* done, int* sizes) {
   *done = 0;
   if (acct_.failed()) return acct_.error();
+  if (DeviceFaulted()) [[unlikely]] return FailDeviceEvent();
   bool pending = false;
   NCCLSCOPE_RETURN_IF_ERROR(AwaitCompletions(r->remaining, [this](int* found) { return Poll(found); }, &pending));
   if (pending) return Status::Ok();

@@ -26,10 +26,12 @@ VerbsConfig VerbsConfig::Load() {
 
 VerbsComm::VerbsComm(VerbsDeviceCtx* dev, const VerbsConfig& cfg, NetContext* ctx, std::string peer)
     : dev_(dev), cfg_(cfg), ctx_(ctx), peer_(std::move(peer)), nqps_(cfg.qps_per_connection),
+      fatal_gen_at_start_(dev->events.fatal_gen.load(std::memory_order_acquire)),
       acct_(dev->info.props.name, ctx, "verbs", kVerbsPluginId) {}
 
 VerbsComm::~VerbsComm() {
   const IbvApi* api = dev_->api;
+  UnwatchAsyncEvents(dev_, &fault_);  // before the QPs and CQ go: the event thread never sees a freed comm
   for (ibv_qp*& qp : qps_) {
     if (qp != nullptr) api->destroy_qp(qp);
     qp = nullptr;
@@ -53,6 +55,7 @@ Status VerbsComm::Create(size_t ctrl_bytes) {
   constexpr int kSendWr = 2 * kMaxRequests * kMaxRecvs + 8, kRecvWr = kMaxRequests * kMaxRecvs + 8;
   cq_ = api->create_cq(dev_->ctx, nqps_ * (kSendWr + kRecvWr), nullptr, nullptr, 0);
   if (cq_ == nullptr) return SystemError("ibv_create_cq on " + dev_->info.device_name + " failed: " + strerror(errno));
+  bool cq_watched = false;
   for (int q = 0; q < nqps_; ++q) {
     ibv_qp_init_attr a{};
     a.send_cq = cq_;
@@ -72,6 +75,9 @@ Status VerbsComm::Create(size_t ctrl_bytes) {
       return SystemError("ibv_create_qp on " + dev_->info.device_name + " failed: " + strerror(errno));
     }
     max_inline_ = q == 0 ? a.cap.max_inline_data : std::min<size_t>(max_inline_, a.cap.max_inline_data);
+    WatchForAsyncEvents(dev_, qps_[q], qps_[q]->qp_num, &fault_);
+    if (!cq_watched) WatchForAsyncEvents(dev_, cq_, qps_[q]->qp_num, &fault_);
+    cq_watched = true;
     ibv_qp_attr m{};
     m.qp_state = IBV_QPS_INIT;
     m.pkey_index = 0;
@@ -162,6 +168,21 @@ Status VerbsComm::FailWc(const ibv_wc& wc, const char* op) {
                   dev_->api->wc_status_str(wc.status) + " (status " + std::to_string(wc.status) + ", vendor_err " +
                   std::to_string(wc.vendor_err) + ")",
               wc.status == IBV_WC_RETRY_EXC_ERR ? NetErrorKind::kTimeout : NetErrorKind::kSend);
+}
+
+Status VerbsComm::FailDeviceEvent() {
+  if (fault_.has_qp_event()) {
+    return Fail("async event " + DescribeAsyncEvent(dev_, fault_.type()) + " on QP " +
+                    std::to_string(fault_.qp_num()),
+                NetErrorKind::kDevice);
+  }
+  std::string qps;
+  for (int q = 0; q < nqps_; ++q) qps += (q ? "," : "") + std::to_string(qps_[q]->qp_num);
+  dev_->events.fatal_gen.load(std::memory_order_acquire);  // pairs with the thread's release: the event is set
+  const int ev = dev_->events.last_fatal_event.load(std::memory_order_relaxed);
+  return Fail("async event " + DescribeAsyncEvent(dev_, static_cast<ibv_event_type>(ev)) +
+                  " on this connection's port while QP " + qps + " was connected",
+              NetErrorKind::kDevice);
 }
 
 int VerbsComm::PeerGone() {

@@ -14,6 +14,8 @@
 //
 // Thread-safety: built and closed on NCCL's service thread; the data path (one progress thread per
 // comm) uses fixed arrays only. The first error wins (ErrorSlot) and every later call returns it.
+// Device events: the device's event thread (async_events.h) marks this comm's AsyncFault, or bumps the
+// device's fatal generation; isend/irecv/test check both with relaxed loads (DeviceFaulted) and fail.
 #ifndef NCCLSCOPE_NET_VERBS_VERBS_COMM_H_
 #define NCCLSCOPE_NET_VERBS_VERBS_COMM_H_
 
@@ -107,6 +109,10 @@ class VerbsComm {
   Status Fail(const std::string& what, NetErrorKind kind);
   // A completion error: names the QP and ibv_wc_status_str.
   Status FailWc(const ibv_wc& wc, const char* op);
+  // True once the device's event thread reported a fatal event for this comm's QPs, CQ, port or device.
+  bool DeviceFaulted() const { return !fault_.Clear(dev_->events.fatal_gen, fatal_gen_at_start_); }
+  // The error for that event, naming it, the QP(s), the peer and device:port.
+  Status FailDeviceEvent();
   // Called by Test() when it found nothing to do; checks the socket at most every kLivenessCheckNs.
   // Returns 0 (alive or not checked) or the errno-like reason the peer is gone (ECONNRESET for EOF). The
   // caller polls the CQ once more before failing: the peer may have closed right after its last
@@ -162,6 +168,8 @@ class VerbsComm {
   uint64_t remote_addr_ = 0;
   int fd_ = -1;
   uint64_t last_progress_ns_ = 0;
+  AsyncFault fault_;
+  uint32_t fatal_gen_at_start_;
   CommAccounting acct_;
 };
 

@@ -45,6 +45,7 @@ Result<VerbsDeviceCtx*> OpenVerbsDevice(const VerbsNetDevice& info) {
   }
   auto* d = new VerbsDeviceCtx{*api, ctx, pd, info};
   devices->push_back(d);
+  StartAsyncEventThread(d);
   return d;
 }
 

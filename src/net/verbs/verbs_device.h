@@ -17,6 +17,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "net/verbs/async_events.h"
 #include "net/verbs/discovery.h"
 #include "net/verbs/ibv_api.h"
 
@@ -38,9 +39,10 @@ struct VerbsDeviceCtx {
   ibv_context* ctx = nullptr;
   ibv_pd* pd = nullptr;
   VerbsNetDevice info;
+  AsyncEventState events;  // its event thread, fatal generation and QP registry (async_events.h)
 };
 
-// The context of chosen port `info` (opened once per device name and port).
+// The context of chosen port `info` (opened once per device name and port, with its async event thread).
 Result<VerbsDeviceCtx*> OpenVerbsDevice(const VerbsNetDevice& info);
 
 // Registers [data, data+size) for local write and remote read/write, or takes a reference on a cached
