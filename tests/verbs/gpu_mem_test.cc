@@ -29,6 +29,7 @@ TEST(GpuMem, DmaBufProbeErrno) {
   EXPECT_FALSE(DmaBufErrnoMeansSupported(EPROTONOSUPPORT));
   EXPECT_TRUE(DmaBufErrnoMeansSupported(EBADF));  // the kernel path exists and rejected fd -1
   EXPECT_TRUE(DmaBufErrnoMeansSupported(EINVAL));
+  EXPECT_FALSE(DmaBufErrnoMeansSupported(0));  // failed without saying why: do not advertise CUDA
 }
 
 TEST(GpuMem, PeerMemModuleFromSysfs) {
@@ -110,6 +111,7 @@ TEST(GpuMem, CudaMemoryRefusedWithTheCauseWhenNoPathWorks) {
   IbvApi api = CountingApi();
   VerbsDeviceCtx dev =
       FakeDevice(&api, {false, false, "libibverbs has no ibv_reg_dmabuf_mr", "nvidia-peermem not loaded"});
+  g_regs = g_deregs = g_dmabuf_regs = 0;
   char buf[64];
   Result<MrRef*> r = RegisterMemory(&dev, buf, sizeof(buf), NCCLSCOPE_PTR_CUDA, -1, 0);
   ASSERT_FALSE(r.ok());
@@ -119,6 +121,9 @@ TEST(GpuMem, CudaMemoryRefusedWithTheCauseWhenNoPathWorks) {
   r = RegisterMemory(&dev, buf, sizeof(buf), NCCLSCOPE_PTR_CUDA, 5, 0);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("no DMA-BUF support"), std::string::npos) << r.status().message();
+  r = RegisterMemory(&dev, buf, sizeof(buf), 3, -1, 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("memory type 3"), std::string::npos) << r.status().message();
   EXPECT_EQ(g_regs + g_dmabuf_regs, 0);
 }
 

@@ -163,6 +163,27 @@ TEST(VerbsFlushGuest, RejectedFlushReadFailsNamingTheFlushQpAndStatus) {
   EXPECT_TRUE(c.rc->DeregMr(rmh).ok());
 }
 
+// rxe has neither GPU path (no DMA-BUF in the driver, no nvidia-peermem in the guest): ptrSupport stays
+// HOST, and CUDA registrations on a real comm are refused naming the device and the cause.
+TEST(VerbsFlushGuest, CudaMemoryOnRxeIsRefusedNamingTheCause) {
+  ForceFlush knob(nullptr);
+  Conn c;
+  ASSERT_NO_FATAL_FAILURE(Connect(&c));
+  ASSERT_EQ(c.t.properties(0).ptr_support, NCCLSCOPE_PTR_HOST);
+  std::vector<char> buf(4096);
+  void* mh = nullptr;
+  Status s = c.rc->RegMr(buf.data(), buf.size(), NCCLSCOPE_PTR_CUDA, -1, 0, &mh);
+  std::printf("CUDA RegMr: %s\n", s.message().c_str());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidUsage);
+  EXPECT_NE(s.message().find("rxe0:1: no GPUDirect path"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("nvidia-peermem not loaded"), std::string::npos) << s.message();
+  s = c.sc->RegMr(buf.data(), buf.size(), NCCLSCOPE_PTR_CUDA, 3, 0, &mh);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no DMA-BUF support"), std::string::npos) << s.message();
+  EXPECT_EQ(mh, nullptr);
+}
+
 }  // namespace
 }  // namespace ncclscope::net::verbs
 

@@ -46,7 +46,8 @@ int PtrSupportFor(bool dmabuf, bool peermem) {
   return bits;
 }
 
-bool DmaBufErrnoMeansSupported(int err) { return err != EOPNOTSUPP && err != EPROTONOSUPPORT; }
+// errno 0 (a failure that set nothing) is taken as "no": advertising CUDA wrongly is the costlier mistake.
+bool DmaBufErrnoMeansSupported(int err) { return err != 0 && err != EOPNOTSUPP && err != EPROTONOSUPPORT; }
 
 bool PeerMemLoaded(const std::string& sysfs_root, std::string* why) {
   // nvidia-peermem (current drivers), nv_peer_mem's legacy "nv_mem"/"nv_mem_nc" peer-memory clients.
@@ -103,10 +104,10 @@ std::string DescribeGpuMem(const std::string& label, const GpuMemSupport& s) {
 
 Result<MrRef*> RegisterMemory(VerbsDeviceCtx* dev, void* data, size_t size, int type, int dmabuf_fd,
                               uint64_t offset) {
-  if (type == NCCLSCOPE_PTR_HOST && dmabuf_fd < 0) return AcquireMr(dev, data, size);
+  // Host memory is mapped here: its virtual address registers it, whatever fd comes with it.
+  if (type == NCCLSCOPE_PTR_HOST) return AcquireMr(dev, data, size);
   if (type != NCCLSCOPE_PTR_CUDA) {
-    return InvalidUsage("verbs RegMr: memory type " + std::to_string(type) +
-                        (dmabuf_fd >= 0 ? " with a DMA-BUF fd" : "") + " is not host (1) or CUDA (2)");
+    return InvalidUsage("verbs RegMr: memory type " + std::to_string(type) + " is neither host (1) nor CUDA (2)");
   }
   const GpuMemSupport& g = dev->info.gpu;
   const std::string where = " on " + dev->info.device_name + ":" + std::to_string(dev->info.port_num);

@@ -31,7 +31,8 @@ namespace ncclscope::net::verbs {
 // NCCL_PTR_HOST always; NCCL_PTR_CUDA when either GPU path works; NCCL_PTR_DMABUF when DMA-BUF does.
 int PtrSupportFor(bool dmabuf, bool peermem);
 
-// The errno of ibv_reg_dmabuf_mr(fd -1): true when it means "the kernel has the DMA-BUF path".
+// The errno of ibv_reg_dmabuf_mr(fd -1): true when it means "the kernel has the DMA-BUF path" (EBADF and
+// the like; not EOPNOTSUPP, EPROTONOSUPPORT, or no errno at all).
 bool DmaBufErrnoMeansSupported(int err);
 
 // nvidia-peermem (or the legacy nv_peer_mem) loaded, looked up under `sysfs_root` (normally "/sys").
@@ -45,7 +46,8 @@ bool ProbeDmaBuf(const IbvApi& api, ibv_context* ctx, const std::string& device_
 // "rxe0:1 GPU memory: DMA-BUF no (...), peer memory no (...): ptrSupport HOST".
 std::string DescribeGpuMem(const std::string& label, const GpuMemSupport& s);
 
-// RegMr/RegMrDmaBuf of either comm: host memory through the cache (AcquireMr); CUDA memory through
+// RegMr/RegMrDmaBuf of either comm: host memory through the cache (AcquireMr; a DMA-BUF fd that comes
+// with host memory is not needed and ignored); CUDA memory through
 // RegisterGpuMr, refused with InvalidUsage naming the cause when the device has neither GPU path.
 Result<MrRef*> RegisterMemory(VerbsDeviceCtx* dev, void* data, size_t size, int type, int dmabuf_fd,
                               uint64_t offset);
