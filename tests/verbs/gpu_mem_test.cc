@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -30,6 +31,35 @@ TEST(GpuMem, DmaBufProbeErrno) {
   EXPECT_TRUE(DmaBufErrnoMeansSupported(EBADF));  // the kernel path exists and rejected fd -1
   EXPECT_TRUE(DmaBufErrnoMeansSupported(EINVAL));
   EXPECT_FALSE(DmaBufErrnoMeansSupported(0));  // failed without saying why: do not advertise CUDA
+}
+
+// The probe through a stub table: what ibv_reg_dmabuf_mr(fd -1) sets errno to decides.
+int g_probe_errno = 0, g_pds = 0;
+ibv_pd g_fake_pd{};
+IbvApi ProbeApi() {
+  IbvApi a;
+  a.alloc_pd = [](ibv_context*) -> ibv_pd* { ++g_pds; return &g_fake_pd; };
+  a.dealloc_pd = [](ibv_pd*) { --g_pds; return 0; };
+  a.reg_dmabuf_mr = [](ibv_pd*, uint64_t, size_t, uint64_t, int fd, int) -> ibv_mr* {
+    EXPECT_EQ(fd, -1);
+    errno = g_probe_errno;
+    return nullptr;
+  };
+  return a;
+}
+
+TEST(GpuMem, DmaBufProbeThroughTheVerbsTable) {
+  IbvApi api = ProbeApi();
+  std::string why;
+  g_probe_errno = EBADF;
+  EXPECT_TRUE(ProbeDmaBuf(api, nullptr, &why));
+  EXPECT_EQ(why, std::string("ibv_reg_dmabuf_mr(fd -1): ") + strerror(EBADF));
+  g_probe_errno = EOPNOTSUPP;
+  EXPECT_FALSE(ProbeDmaBuf(api, nullptr, &why));
+  EXPECT_EQ(g_pds, 0);  // the probe's PD is freed
+  api.reg_dmabuf_mr = nullptr;  // rdma-core older than the symbol
+  EXPECT_FALSE(ProbeDmaBuf(api, nullptr, &why));
+  EXPECT_NE(why.find("no ibv_reg_dmabuf_mr"), std::string::npos) << why;
 }
 
 TEST(GpuMem, PeerMemModuleFromSysfs) {
@@ -72,16 +102,16 @@ TEST(GpuMem, DiscoveryAdvertisesWhatTheDeviceCanDoAndSaysWhy) {
   DiscoveryReport r = SelectNetDevices({RoceDevice(none)}, DiscoveryOptions{});
   ASSERT_EQ(r.devices.size(), 1u);
   EXPECT_EQ(r.devices[0].props.ptr_support, NCCLSCOPE_PTR_HOST);
-  const std::string want =
-      "mlx5_0:1 GPU memory: DMA-BUF no (ibv_reg_dmabuf_mr(fd -1): Operation not supported), peer memory no "
-      "(nvidia-peermem not loaded): ptrSupport HOST";
-  EXPECT_NE(std::find(r.lines.begin(), r.lines.end(), want), r.lines.end()) << ::testing::PrintToString(r.lines);
+  EXPECT_EQ(DescribeGpuMem("mlx5_0", none),
+            "mlx5_0 GPU memory: DMA-BUF no (ibv_reg_dmabuf_mr(fd -1): Operation not supported), peer memory no "
+            "(nvidia-peermem not loaded): ptrSupport HOST");
 
   GpuMemSupport both{true, true, "ibv_reg_dmabuf_mr(fd -1): Bad file descriptor", "/sys/module/nvidia_peermem present"};
   r = SelectNetDevices({RoceDevice(both)}, DiscoveryOptions{});
   ASSERT_EQ(r.devices.size(), 1u);
   EXPECT_EQ(r.devices[0].props.ptr_support, NCCLSCOPE_PTR_HOST | NCCLSCOPE_PTR_CUDA | NCCLSCOPE_PTR_DMABUF);
   EXPECT_TRUE(r.devices[0].gpu.dmabuf);
+  EXPECT_NE(DescribeGpuMem("mlx5_0", both).find("ptrSupport HOST|CUDA|DMABUF"), std::string::npos);
 }
 
 // A verbs table whose reg/dereg calls only count: enough for the registration bookkeeping.

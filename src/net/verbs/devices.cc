@@ -139,9 +139,8 @@ Result<std::vector<VerbsDevice>> EnumerateDevices(const IbvApi& api, const std::
         dev.ports.push_back(QueryOnePort(api, ctx, dev.name, p, sysfs_root));
       }
     }
-    // GPU memory paths (gpu_mem.h): the DMA-BUF probe needs the open device; cached per device name.
-    dev.gpu.dmabuf = ProbeDmaBuf(api, ctx, dev.name, &dev.gpu.dmabuf_why);
-    dev.gpu.peermem = PeerMemLoaded(sysfs_root, &dev.gpu.peermem_why);
+    // GPU memory paths (gpu_mem.h): the DMA-BUF probe needs the open device; once per device name.
+    dev.gpu = ProbeGpuMem(api, ctx, dev.name, sysfs_root);
     // The transport reopens the devices it uses; discovery holds no verbs resources.
     api.close_device(ctx);
     out.push_back(std::move(dev));

@@ -139,7 +139,6 @@ DiscoveryReport SelectNetDevices(const std::vector<VerbsDevice>& devices, const 
       props.numa_node = d.numa_node;
       n.reason = DescribeChosen(n, p.speed_mbps > 0);
       report.lines.push_back(n.reason);
-      report.lines.push_back(DescribeGpuMem(label, d.gpu));
       report.devices.push_back(std::move(n));
     }
   }

@@ -9,6 +9,7 @@
 
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
+#include "common/log.h"
 #include "ncclscope/abi/net.h"
 
 namespace ncclscope::net::verbs {
@@ -17,12 +18,8 @@ namespace {
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
 ABSL_CONST_INIT absl::Mutex probe_mu(absl::kConstInit);
-struct Probed {
-  bool ok;
-  std::string why;
-};
 // Device name -> answer; never freed (a handful of entries, read at every discovery).
-std::map<std::string, Probed>* probed ABSL_GUARDED_BY(probe_mu) = nullptr;
+std::map<std::string, GpuMemSupport>* probed ABSL_GUARDED_BY(probe_mu) = nullptr;
 
 std::string Hex(uint64_t v) {
   char b[24];
@@ -64,40 +61,48 @@ bool PeerMemLoaded(const std::string& sysfs_root, std::string* why) {
   return false;
 }
 
-bool ProbeDmaBuf(const IbvApi& api, ibv_context* ctx, const std::string& device_name, std::string* why) {
-  absl::MutexLock lock(&probe_mu);
-  if (probed == nullptr) probed = new std::map<std::string, Probed>();
-  auto it = probed->find(device_name);
-  if (it != probed->end()) {
-    *why = it->second.why;
-    return it->second.ok;
-  }
-  Probed p{false, ""};
+bool ProbeDmaBuf(const IbvApi& api, ibv_context* ctx, std::string* why) {
   if (api.reg_dmabuf_mr == nullptr) {
-    p.why = "libibverbs has no ibv_reg_dmabuf_mr (rdma-core < 34)";
-  } else if (ibv_pd* pd = api.alloc_pd(ctx); pd == nullptr) {
-    p.why = std::string("ibv_alloc_pd for the probe failed: ") + strerror(errno);
-  } else {
-    errno = 0;
-    ibv_mr* mr = api.reg_dmabuf_mr(pd, 0, 0, 0, -1, 0);
-    const int err = errno;
-    if (mr != nullptr) {  // no kernel should accept fd -1; if one does, the path plainly exists
-      api.dereg_mr(mr);
-      p.ok = true;
-      p.why = "ibv_reg_dmabuf_mr(fd -1) succeeded";
-    } else {
-      p.ok = DmaBufErrnoMeansSupported(err);
-      p.why = std::string("ibv_reg_dmabuf_mr(fd -1): ") + strerror(err);
-    }
-    api.dealloc_pd(pd);
+    *why = "libibverbs has no ibv_reg_dmabuf_mr (rdma-core < 34)";
+    return false;
   }
-  (*probed)[device_name] = p;
-  *why = p.why;
-  return p.ok;
+  ibv_pd* pd = api.alloc_pd(ctx);
+  if (pd == nullptr) {
+    *why = std::string("ibv_alloc_pd for the probe failed: ") + strerror(errno);
+    return false;
+  }
+  errno = 0;
+  ibv_mr* mr = api.reg_dmabuf_mr(pd, 0, 0, 0, -1, 0);
+  const int err = errno;
+  bool ok = false;
+  if (mr != nullptr) {  // no kernel should accept fd -1; if one does, the path plainly exists
+    api.dereg_mr(mr);
+    ok = true;
+    *why = "ibv_reg_dmabuf_mr(fd -1) succeeded";
+  } else {
+    ok = DmaBufErrnoMeansSupported(err);
+    *why = std::string("ibv_reg_dmabuf_mr(fd -1): ") + (err != 0 ? strerror(err) : "failed without errno");
+  }
+  api.dealloc_pd(pd);
+  return ok;
 }
 
-std::string DescribeGpuMem(const std::string& label, const GpuMemSupport& s) {
-  return label + " GPU memory: DMA-BUF " + (s.dmabuf ? "yes" : "no") + " (" + s.dmabuf_why + "), peer memory " +
+GpuMemSupport ProbeGpuMem(const IbvApi& api, ibv_context* ctx, const std::string& device_name,
+                          const std::string& sysfs_root) {
+  absl::MutexLock lock(&probe_mu);
+  if (probed == nullptr) probed = new std::map<std::string, GpuMemSupport>();
+  auto it = probed->find(device_name);
+  if (it != probed->end()) return it->second;
+  GpuMemSupport s;
+  s.dmabuf = ProbeDmaBuf(api, ctx, &s.dmabuf_why);
+  s.peermem = PeerMemLoaded(sysfs_root, &s.peermem_why);
+  (*probed)[device_name] = s;
+  NCCLSCOPE_INFO(subsys::kNet, "NET/verbs: %s", DescribeGpuMem(device_name, s).c_str());
+  return s;
+}
+
+std::string DescribeGpuMem(const std::string& device_name, const GpuMemSupport& s) {
+  return device_name + " GPU memory: DMA-BUF " + (s.dmabuf ? "yes" : "no") + " (" + s.dmabuf_why + "), peer memory " +
          (s.peermem ? "yes" : "no") + " (" + s.peermem_why + "): ptrSupport " +
          PtrSupportName(PtrSupportFor(s.dmabuf, s.peermem));
 }

@@ -11,7 +11,7 @@
 //
 // None of the GPU paths is exercised here (no GPU on the build or test machines); the probe, the
 // decision and the refusal messages are.
-// Thread-safety: ProbeDmaBuf caches per device name under a mutex; the rest is pure or per-call.
+// Thread-safety: ProbeGpuMem caches per device name under a mutex; the rest is pure or per-call.
 #ifndef NCCLSCOPE_NET_VERBS_GPU_MEM_H_
 #define NCCLSCOPE_NET_VERBS_GPU_MEM_H_
 
@@ -39,12 +39,16 @@ bool DmaBufErrnoMeansSupported(int err);
 // On true, *where names the entry found; on false, the reason.
 bool PeerMemLoaded(const std::string& sysfs_root, std::string* why);
 
-// Probes DMA-BUF on an open device (a throwaway PD); the answer is cached per device name, so later
-// discoveries in the process do not call into the kernel again.
-bool ProbeDmaBuf(const IbvApi& api, ibv_context* ctx, const std::string& device_name, std::string* why);
+// Probes DMA-BUF on an open device (a throwaway PD).
+bool ProbeDmaBuf(const IbvApi& api, ibv_context* ctx, std::string* why);
 
-// "rxe0:1 GPU memory: DMA-BUF no (...), peer memory no (...): ptrSupport HOST".
-std::string DescribeGpuMem(const std::string& label, const GpuMemSupport& s);
+// Both paths of one open device. Probed once per device name in the process (later discoveries reuse
+// the answer), and logged at INFO that first time with DescribeGpuMem.
+GpuMemSupport ProbeGpuMem(const IbvApi& api, ibv_context* ctx, const std::string& device_name,
+                          const std::string& sysfs_root);
+
+// "rxe0 GPU memory: DMA-BUF no (...), peer memory no (...): ptrSupport HOST".
+std::string DescribeGpuMem(const std::string& device_name, const GpuMemSupport& s);
 
 // RegMr/RegMrDmaBuf of either comm: host memory through the cache (AcquireMr; a DMA-BUF fd that comes
 // with host memory is not needed and ignored); CUDA memory through
