@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "net/verbs/gpu_mem.h"
 #include "net/verbs/ibv_api.h"
 
 namespace ncclscope::net::verbs {
@@ -138,6 +139,8 @@ Result<std::vector<VerbsDevice>> EnumerateDevices(const IbvApi& api, const std::
         dev.ports.push_back(QueryOnePort(api, ctx, dev.name, p, sysfs_root));
       }
     }
+    // GPU memory paths (gpu_mem.h): the DMA-BUF probe needs the open device; once per device name.
+    dev.gpu = ProbeGpuMem(api, ctx, dev.name, sysfs_root);
     // The transport reopens the devices it uses; discovery holds no verbs resources.
     api.close_device(ctx);
     out.push_back(std::move(dev));

@@ -43,6 +43,14 @@ struct VerbsPort {
   std::vector<VerbsGid> gids;  // populated (non-zero) entries only, by index
 };
 
+// What one device can do with GPU memory (gpu_mem.h), with the reasons for the log line.
+struct GpuMemSupport {
+  bool dmabuf = false;
+  bool peermem = false;
+  std::string dmabuf_why;   // "ibv_reg_dmabuf_mr(fd -1): Bad file descriptor", "libibverbs has no ..."
+  std::string peermem_why;  // the sysfs entry found, or "nvidia-peermem not loaded"
+};
+
 struct VerbsDevice {
   std::string name;
   uint64_t node_guid = 0;       // network byte order as verbs reports it
@@ -58,6 +66,7 @@ struct VerbsDevice {
   bool supports_rc = false;
   std::string decline_reason;  // why the whole device is unusable; empty when usable
   std::vector<VerbsPort> ports;
+  GpuMemSupport gpu;  // probed while the device is open (EnumerateDevices)
 };
 
 // Mbps of a port from its speed and width bits, with NCCL's table (net_ib/init.cc): the lowest set bit

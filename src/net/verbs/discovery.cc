@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "common/log.h"
+#include "net/verbs/gpu_mem.h"
 #include "net/verbs/ibv_api.h"
 
 namespace ncclscope::net::verbs {
@@ -126,7 +127,8 @@ DiscoveryReport SelectNetDevices(const std::vector<VerbsDevice>& devices, const 
       props.name = d.name;
       props.pci_path = NcclPciPath(d.pci_path);
       props.guid = d.sys_image_guid;
-      props.ptr_support = 0x1;  // NCCL_PTR_HOST; CUDA and DMA-BUF come with GPU memory registration
+      n.gpu = d.gpu;
+      props.ptr_support = PtrSupportFor(d.gpu.dmabuf, d.gpu.peermem);
       props.reg_is_global = true;
       props.speed_mbps = p.speed_mbps > 0 ? p.speed_mbps : kUnknownSpeedMbps;
       props.latency_us = 0;

@@ -44,7 +44,8 @@ struct VerbsNetDevice {
   GidChoice gid;
   int max_qp_wr = 0;
   std::string full_pci_path;  // realpath of the sysfs device link; empty for virtual devices
-  NetProperties props;
+  NetProperties props;       // ptr_support from gpu (PtrSupportFor)
+  GpuMemSupport gpu;
   std::string reason;       // the "...: chosen" log line
 };
 

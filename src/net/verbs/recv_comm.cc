@@ -6,6 +6,9 @@
 #include <cstring>
 
 #include "common/clock.h"
+#include "common/log.h"
+#include "common/params.h"
+#include "net/verbs/gpu_mem.h"
 
 namespace ncclscope::net::verbs {
 namespace {
@@ -14,14 +17,85 @@ constexpr uint64_t kCtsWrFlag = uint64_t{1} << 32;  // wr_id of a clear-to-send 
 
 }  // namespace
 
-Status VerbsRecvComm::RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t, void** mhandle) {
+Status VerbsRecvComm::RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) {
   *mhandle = nullptr;
-  if (type != NCCLSCOPE_PTR_HOST || dmabuf_fd >= 0) {
-    return InvalidUsage("ncclscope verbs registers host memory only (ptrSupport is NCCL_PTR_HOST)");
-  }
-  Result<MrRef*> r = AcquireMr(dev_, data, size);
+  Result<MrRef*> r = RegisterMemory(dev_, data, size, type, dmabuf_fd, offset);
   if (!r.ok()) return r.status();
+  const bool force = Params().Bool(ParamId::kIbForceFlush);
+  if ((*r)->gpu || force) {
+    Status s = EnsureFlush();
+    if (!s.ok()) {
+      ReleaseMr(*r);
+      return s;
+    }
+    if (force) force_flush_.store(true, std::memory_order_relaxed);
+  }
   *mhandle = *r;
+  return Status::Ok();
+}
+
+Status VerbsRecvComm::EnsureFlush() {
+  if (flush_owner_ != nullptr) return Status::Ok();
+  Result<std::unique_ptr<GpuFlush>> f = GpuFlush::Create(dev_, cfg_);
+  if (!f.ok()) return f.status();
+  flush_owner_ = std::move(f.value());
+  for (FlushReq& r : flush_reqs_) r.comm = this;
+  flush_.store(flush_owner_.get(), std::memory_order_release);
+  NCCLSCOPE_INFO(subsys::kNet, "NET/verbs: GPU flush ready on %s:%d (loopback QP %u, receives from %s)",
+                 dev_->info.device_name.c_str(), dev_->info.port_num, flush_owner_->qp_num(), peer_.c_str());
+  return Status::Ok();
+}
+
+// NCCL calls this after a receive into memory its kernels will read. The READ goes to the last non-empty
+// buffer that needs it (GPU memory, or any with the test knob); no such buffer: no flush (null request).
+Status VerbsRecvComm::Iflush(int n, void** data, const int* sizes, void** mhandles, Request** request) {
+  *request = nullptr;
+  if (acct_.failed()) return acct_.error();
+  GpuFlush* f = flush_.load(std::memory_order_acquire);
+  if (f == nullptr || mhandles == nullptr) return Status::Ok();  // no GPU registration on this comm
+  const bool force = force_flush_.load(std::memory_order_relaxed);
+  int last = -1;
+  for (int i = 0; i < n; ++i) {
+    const MrRef* mr = static_cast<const MrRef*>(mhandles[i]);
+    if (mr != nullptr && sizes[i] > 0 && (mr->gpu || force)) last = i;
+  }
+  if (last < 0) return Status::Ok();
+  const uint32_t slot = flushes_posted_ % GpuFlush::kMaxFlushes;
+  FlushReq& r = flush_reqs_[slot];
+  if (r.used) {
+    return Fail("more than " + std::to_string(GpuFlush::kMaxFlushes) + " GPU flushes in flight",
+                NetErrorKind::kProtocol);
+  }
+  const MrRef* mr = static_cast<const MrRef*>(mhandles[last]);
+  int rc = f->Post(reinterpret_cast<uint64_t>(data[last]), mr->mr->rkey, slot);
+  if (rc != 0) {
+    return Fail("ibv_post_send (GPU flush READ) on loopback QP " + std::to_string(f->qp_num()) + " failed: " +
+                    strerror(rc),
+                NetErrorKind::kRecv);
+  }
+  ++flushes_posted_;
+  r.used = true;
+  r.done = false;
+  *request = &r;
+  return Status::Ok();
+}
+
+Status VerbsRecvComm::TestFlush(FlushReq* r, int* done) {
+  *done = 0;
+  if (acct_.failed()) return acct_.error();
+  if (!r->done) {
+    ibv_wc wc[8];
+    int k = flush_.load(std::memory_order_relaxed)->Poll(8, wc);
+    if (k < 0) return Fail("ibv_poll_cq (GPU flush) failed", NetErrorKind::kRecv);
+    for (int i = 0; i < k; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) return FailWc(wc[i], "GPU flush (loopback RDMA read)");
+      if (wc[i].wr_id < static_cast<uint64_t>(GpuFlush::kMaxFlushes)) flush_reqs_[wc[i].wr_id].done = true;
+    }
+    if (!r->done) return Status::Ok();
+  }
+  *done = 1;
+  r->used = false;
+  r->done = false;
   return Status::Ok();
 }
 

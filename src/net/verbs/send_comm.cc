@@ -7,6 +7,7 @@
 #include <bit>
 
 #include "common/clock.h"
+#include "net/verbs/gpu_mem.h"
 
 namespace ncclscope::net::verbs {
 namespace {
@@ -18,12 +19,9 @@ uint32_t LoadSeq(const CtsEntry& e) {
 
 }  // namespace
 
-Status VerbsSendComm::RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t, void** mhandle) {
+Status VerbsSendComm::RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) {
   *mhandle = nullptr;
-  if (type != NCCLSCOPE_PTR_HOST || dmabuf_fd >= 0) {
-    return InvalidUsage("ncclscope verbs registers host memory only (ptrSupport is NCCL_PTR_HOST)");
-  }
-  Result<MrRef*> r = AcquireMr(dev_, data, size);
+  Result<MrRef*> r = RegisterMemory(dev_, data, size, type, dmabuf_fd, offset);
   if (!r.ok()) return r.status();
   *mhandle = *r;
   return Status::Ok();

@@ -78,7 +78,7 @@ Status ReleaseMr(MrRef* ref) {
   if (ref == nullptr) return Status::Ok();
   absl::MutexLock lock(&mu);
   if (--ref->refs > 0) return Status::Ok();
-  std::erase(*cache, ref);
+  if (!ref->gpu) std::erase(*cache, ref);
   int rc = ref->dev->api->dereg_mr(ref->mr);
   std::string name = ref->dev->info.device_name;
   delete ref;

@@ -32,6 +32,7 @@ struct MrRef {
   uintptr_t end = 0;
   int refs = 0;
   VerbsDeviceCtx* dev = nullptr;
+  bool gpu = false;  // GPU memory (gpu_mem.h): never in the cache, one owner, needs Iflush
 };
 
 struct VerbsDeviceCtx {
@@ -48,7 +49,7 @@ Result<VerbsDeviceCtx*> OpenVerbsDevice(const VerbsNetDevice& info);
 // Registers [data, data+size) for local write and remote read/write, or takes a reference on a cached
 // registration covering it. size 0 registers one page (so every buffer has keys).
 Result<MrRef*> AcquireMr(VerbsDeviceCtx* dev, void* data, size_t size);
-// Drops one reference; the last one deregisters.
+// Drops one reference; the last one deregisters. A GPU registration (not cached) is deregistered at once.
 Status ReleaseMr(MrRef* ref);
 
 }  // namespace ncclscope::net::verbs
