@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
