@@ -7,9 +7,12 @@
 //  - a remote access error (the receiver deregisters its posted buffer) moves the QPs to the error state:
 //    the sender's test() fails naming the QP and completion status, and so does the RECEIVER's (its QP is
 //    in error, its posted receives flushed) while the sender is still connected, and both count it;
+//  - a peer process SIGKILLed mid-transfer, on either side: the survivor fails within seconds naming the
+//    peer, device:port and QP, and counts it;
 //  - the per-device event thread never holds up exit(), nor a fork()ed child's.
 // On a host without a verbs device it prints SKIP and exits 77.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -69,7 +72,7 @@ int StreamUntilError(PluginNet& net, void* comm, bool send, double deadline_s, d
       }
     }
     if (r != 0) {
-      *failed_at = NowS();
+      if (failed_at != nullptr) *failed_at = NowS();
       return r;
     }
     if (req != nullptr && first) {
@@ -259,6 +262,69 @@ TEST(VerbsDeviceFaultGuest, RemoteAccessErrorFailsBothSidesNamingQpAndStatus) {
   EXPECT_EQ(r.recv_status, 0);
   EXPECT_EQ(r.send_status, 0);
 }
+
+// A peer process SIGKILLed while messages stream, on either side: the survivor's next call fails within
+// seconds (liveness socket or a completion error) naming the peer, device:port and QP, and counts it.
+class VerbsPeerKilledGuest : public ::testing::TestWithParam<bool> {};  // true: the sender dies
+
+TEST_P(VerbsPeerKilledGuest, TheSurvivorFailsNamingPeerDeviceAndQpAndCountsIt) {
+  const bool sender_dies = GetParam();
+  auto survivor = [sender_dies](PluginNet& net, void* comm, int fd) {
+    double failed_at = 0;
+    int r = StreamUntilError(net, comm, sender_dies ? false : true, 30, &failed_at, [fd] {
+      char go = 1;
+      CHILD_CHECK(SendBytes(fd, &go, 1));  // our first message is posted: the peer may die
+    });
+    double killed_at = 0;
+    CHILD_CHECK(RecvBytes(fd, &killed_at, sizeof(killed_at)));
+    std::string kinds, scraped;
+    uint64_t errors = Rxe0Errors(&kinds);
+    double exported = ScrapeRxe0Errors(&scraped);
+    fprintf(stderr, "%s survived: %d, %.2f s after the kill: %s [errors: %s] [/metrics: %s]\n",
+            sender_dies ? "receiver" : "sender", r, failed_at - killed_at, LastWarning().c_str(), kinds.c_str(),
+            scraped.c_str());
+    CHILD_CHECK(r != 0);
+    CHILD_CHECK(failed_at - killed_at < 10);
+    CHILD_CHECK(Has(LastWarning(), "peer") && Has(LastWarning(), "device rxe0:1") && Has(LastWarning(), "QP"));
+    CHILD_CHECK(errors >= 1 && exported >= 1);
+  };
+  auto victim = [sender_dies](PluginNet& net, void* comm, int fd) {
+    char go = 0;
+    StreamUntilError(net, comm, sender_dies, 30, nullptr, [&] {
+      CHILD_CHECK(RecvBytes(fd, &go, 1));
+      const double killed_at = NowS();
+      CHILD_CHECK(SendBytes(fd, &killed_at, sizeof(killed_at)));
+      raise(SIGKILL);
+    });
+  };
+  auto receiver = [&](int fd) {
+    auto net = OpenAndInit(12, TableSource::kLinked);
+    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+    void* lc = nullptr;
+    CHILD_CHECK(net->Listen(0, handle, &lc) == 0);
+    CHILD_CHECK(SendBytes(fd, handle, sizeof(handle)));
+    void* rc = nullptr;
+    CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+    if (sender_dies) survivor(*net, rc, fd); else victim(*net, rc, fd);
+    CHILD_CHECK(net->CloseRecv(rc) == 0 && net->CloseListen(lc) == 0 && net->Finalize() == 0);
+    return 0;
+  };
+  auto sender = [&](int fd) {
+    auto net = OpenAndInit(12, TableSource::kLinked);
+    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+    CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
+    void* sc = nullptr;
+    CHILD_CHECK(ConnectLoop(*net, handle, &sc) == 0);
+    if (sender_dies) victim(*net, sc, fd); else survivor(*net, sc, fd);
+    CHILD_CHECK(net->CloseSend(sc) == 0 && net->Finalize() == 0);
+    return 0;
+  };
+  PairResult r = RunPair(receiver, sender, VerbsGuestEnvWithEndpoint(), 60);
+  EXPECT_EQ(sender_dies ? r.recv_status : r.send_status, 0);
+  EXPECT_EQ(sender_dies ? r.send_status : r.recv_status, 128 + SIGKILL);
+}
+INSTANTIATE_TEST_SUITE_P(EitherSide, VerbsPeerKilledGuest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "SenderKilled" : "ReceiverKilled"; });
 
 // The per-device event thread never holds up exit: a process that opened rxe0 and calls exit() (which
 // stops and joins the thread from an atexit handler) ends at once, and so does a fork()ed child of it

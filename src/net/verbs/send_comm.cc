@@ -40,6 +40,13 @@ Status VerbsSendComm::Close() {
   return Status::Ok();
 }
 
+// No clear-to-send yet: a sender whose receiver died would otherwise retry isend forever, since nothing it
+// posted can fail. While idle, the liveness socket is checked (one recv every kLivenessCheckNs at most).
+Status VerbsSendComm::AwaitClearToSend() {
+  const int gone = PeerGone();
+  return gone == 0 ? Status::Ok() : FailPeerGone(gone);
+}
+
 Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, void* phandle, Request** request) {
   *request = nullptr;
   if (acct_.failed()) return acct_.error();
@@ -47,7 +54,7 @@ Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
   const uint32_t seq = next_seq_;
   const int fslot = static_cast<int>((seq - 1) % kMaxRequests);
   CtsSlot& s = fifo()[fslot];
-  if (LoadSeq(s.e[0]) != seq) return Status::Ok();  // no clear-to-send yet
+  if (LoadSeq(s.e[0]) != seq) return AwaitClearToSend();
   const int n = s.e[0].n;
   if (n < 1 || n > kMaxRecvs) return Fail("malformed clear-to-send (" + std::to_string(n) + " buffers)",
                                           NetErrorKind::kProtocol);
@@ -61,7 +68,7 @@ Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
       break;
     }
   }
-  if (idx < 0) return Status::Ok();  // the oldest receive does not expect this tag (yet)
+  if (idx < 0) return AwaitClearToSend();  // the oldest receive does not expect this tag (yet)
   const CtsEntry& e = s.e[idx];
   if (size > e.size) {
     return Fail("message of " + std::to_string(size) + " bytes (tag " + std::to_string(tag) +

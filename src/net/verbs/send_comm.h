@@ -43,6 +43,7 @@ class VerbsSendComm final : public SendComm, public VerbsComm {
   };
   Status TestReq(Req* r, int* done, int* sizes);
   Status Poll(int* found);
+  Status AwaitClearToSend();
   Status PostSingle(void* data, size_t size, MrRef* mr, const CtsEntry& e, int rslot, bool inline_data);
   Status PostWithSizeWord(void* data, size_t size, MrRef* mr, const CtsEntry& e, int fslot, int idx, int rslot);
   Status Post(int q, ibv_send_wr* wr);

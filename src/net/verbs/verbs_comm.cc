@@ -157,8 +157,13 @@ Status VerbsComm::ConnectQps(const ConnInfo& r) {
 }
 
 Status VerbsComm::Fail(const std::string& what, NetErrorKind kind) {
+  // Every error names the connection's QPs, unless `what` already names the one that failed.
+  std::string qps;
+  if (what.find("QP ") == std::string::npos) {
+    for (int q = 0; q < nqps_ && qps_[q] != nullptr; ++q) qps += (q ? "," : ", QP ") + std::to_string(qps_[q]->qp_num);
+  }
   Status s = RemoteError(what + " (peer " + peer_ + ", device " + dev_->info.device_name + ":" +
-                         std::to_string(dev_->info.port_num) + ")");
+                         std::to_string(dev_->info.port_num) + qps + ")");
   acct_.Fail(s, kind);
   return acct_.error();
 }
