@@ -142,7 +142,8 @@ class VerbsListenComm final : public ListenComm {
       if (!RecvSome(p.fd, &p.in, sizeof(p.in), &p.moved, err) || p.moved < sizeof(p.in)) return Status::Ok();
       NCCLSCOPE_RETURN_IF_ERROR(CheckInfo(p.in, id_, "peer " + p.peer));
       VerbsConfig cfg = VerbsConfig::Load();
-      cfg.qps_per_connection = p.in.nqps;  // the connector's choice rules the connection
+      cfg.qps_per_connection = p.in.nqps;  // the connector's choices rule the connection
+      cfg.split_data = p.in.split_data != 0;
       p.comm = std::make_unique<VerbsRecvComm>(dev_, cfg, ctx_, p.peer);
       NCCLSCOPE_RETURN_IF_ERROR(p.comm->Create(VerbsRecvComm::kCtrlBytes));
       NCCLSCOPE_RETURN_IF_ERROR(p.comm->ConnectQps(p.in));

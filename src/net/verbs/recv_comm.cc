@@ -148,7 +148,7 @@ Status VerbsRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* 
   }
   // Receive WRs first: the sender's immediates may follow the clear-to-send at once.
   ibv_recv_wr rws[kMaxRecvs];
-  for (int q = 0; q < nqps_; ++q) {
+  for (int q = FirstDataQp(seq); q < FirstDataQp(seq) + DataQpCount(); ++q) {
     for (int i = 0; i < n; ++i) {
       rws[i] = ibv_recv_wr{};
       rws[i].wr_id = static_cast<uint64_t>(slot);
@@ -182,13 +182,13 @@ Status VerbsRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* 
   r.used = true;
   r.n = n;
   r.slot = slot;
-  r.remaining = n * nqps_;
+  r.remaining = n * DataQpCount();
   r.single_bytes = 0;
   r.start_ns = MonotonicNs();
   acct_.Posted();
   for (int i = 0; i < n; ++i) {
     ProfStart(phandles != nullptr ? phandles[i] : nullptr, &r.events[i], &r.descr[i], static_cast<uint64_t>(slot),
-              IBV_WR_RDMA_WRITE_WITH_IMM, qps_[0]->qp_num, sizes[i]);
+              IBV_WR_RDMA_WRITE_WITH_IMM, qps_[FirstDataQp(seq)]->qp_num, sizes[i]);
   }
   *request = &r;
   return Status::Ok();

@@ -95,8 +95,8 @@ Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
     if (!got.ok()) return Fail(got.status().message(), NetErrorKind::kResource);
     mr = owned = *got;
   }
-  const Status posted = single ? PostSingle(data, size, mr, e, rslot, inline_data)
-                                : PostWithSizeWord(data, size, mr, e, fslot, idx, rslot);
+  const Status posted = single ? PostSingle(data, size, mr, e, seq, rslot, inline_data)
+                                : PostWithSizeWord(data, size, mr, e, seq, idx, rslot);
   if (!posted.ok()) {
     ReleaseMr(owned);
     return posted;
@@ -108,23 +108,24 @@ Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
   }
   r.comm = this;
   r.used = true;
-  r.remaining = nqps_;
+  r.remaining = DataQpCount();
   r.size = size;
   r.owned = owned;
   r.start_ns = MonotonicNs();
   acct_.Posted();
-  ProfStart(phandle, &r.event, &r.descr, static_cast<uint64_t>(rslot), IBV_WR_RDMA_WRITE, qps_[0]->qp_num, size);
+  ProfStart(phandle, &r.event, &r.descr, static_cast<uint64_t>(rslot), IBV_WR_RDMA_WRITE,
+            qps_[FirstDataQp(seq)]->qp_num, size);
   *request = &r;
   return Status::Ok();
 }
 
 // One receive buffer: each QP's share is a single WRITE_WITH_IMM whose immediate is the share's length; the
 // receiver adds them up. One packet for a small message (inline: no DMA read of our buffer).
-Status VerbsSendComm::PostSingle(void* data, size_t size, MrRef* mr, const CtsEntry& e, int rslot,
+Status VerbsSendComm::PostSingle(void* data, size_t size, MrRef* mr, const CtsEntry& e, uint32_t seq, int rslot,
                                  bool inline_data) {
   const size_t chunk = ShareBytes(size);
-  for (int q = 0; q < nqps_; ++q) {
-    const size_t off = std::min(size, chunk * q), len = std::min(size - off, chunk);
+  for (int k = 0; k < DataQpCount(); ++k) {
+    const size_t off = std::min(size, chunk * k), len = std::min(size - off, chunk);
     ibv_sge sge{reinterpret_cast<uint64_t>(data) + off, static_cast<uint32_t>(len), mr ? mr->mr->lkey : 0};
     ibv_send_wr w{};
     w.wr_id = static_cast<uint64_t>(rslot);
@@ -135,20 +136,21 @@ Status VerbsSendComm::PostSingle(void* data, size_t size, MrRef* mr, const CtsEn
     w.imm_data = htonl(static_cast<uint32_t>(len));
     w.wr.rdma.remote_addr = e.addr + off;
     w.wr.rdma.rkey = e.rkey;
-    NCCLSCOPE_RETURN_IF_ERROR(Post(q, &w));
+    NCCLSCOPE_RETURN_IF_ERROR(Post(FirstDataQp(seq) + k, &w));
   }
   return Status::Ok();
 }
 
 // Several receive buffers (or a message over 4 GiB): each QP's share is an RDMA WRITE, then a 4-byte
 // WRITE_WITH_IMM of the size into the receiver's size table; the immediate names the buffer.
-Status VerbsSendComm::PostWithSizeWord(void* data, size_t size, MrRef* mr, const CtsEntry& e, int fslot, int idx,
+Status VerbsSendComm::PostWithSizeWord(void* data, size_t size, MrRef* mr, const CtsEntry& e, uint32_t seq, int idx,
                                        int rslot) {
   size_words()[rslot] = static_cast<uint32_t>(size);
   const size_t chunk = ShareBytes(size);
-  const uint64_t size_addr = remote_addr_ + (static_cast<uint64_t>(fslot) * kMaxRecvs + idx) * sizeof(uint32_t);
-  for (int q = 0; q < nqps_; ++q) {
-    const size_t off = std::min(size, chunk * q), len = std::min(size - off, chunk);
+  const uint64_t fslot = (seq - 1) % kMaxRequests;
+  const uint64_t size_addr = remote_addr_ + (fslot * kMaxRecvs + idx) * sizeof(uint32_t);
+  for (int k = 0; k < DataQpCount(); ++k) {
+    const size_t off = std::min(size, chunk * k), len = std::min(size - off, chunk);
     ibv_sge dsge{reinterpret_cast<uint64_t>(data) + off, static_cast<uint32_t>(len), mr ? mr->mr->lkey : 0};
     ibv_sge isge{reinterpret_cast<uint64_t>(&size_words()[rslot]), sizeof(uint32_t), ctrl_mr_->lkey};
     ibv_send_wr imm{};
@@ -168,7 +170,7 @@ Status VerbsSendComm::PostWithSizeWord(void* data, size_t size, MrRef* mr, const
     dw.wr.rdma.remote_addr = e.addr + off;
     dw.wr.rdma.rkey = e.rkey;
     dw.next = &imm;
-    NCCLSCOPE_RETURN_IF_ERROR(Post(q, len > 0 ? &dw : &imm));
+    NCCLSCOPE_RETURN_IF_ERROR(Post(FirstDataQp(seq) + k, len > 0 ? &dw : &imm));
   }
   return Status::Ok();
 }

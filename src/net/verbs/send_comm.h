@@ -44,11 +44,15 @@ class VerbsSendComm final : public SendComm, public VerbsComm {
   Status TestReq(Req* r, int* done, int* sizes);
   Status Poll(int* found);
   Status AwaitClearToSend();
-  Status PostSingle(void* data, size_t size, MrRef* mr, const CtsEntry& e, int rslot, bool inline_data);
-  Status PostWithSizeWord(void* data, size_t size, MrRef* mr, const CtsEntry& e, int fslot, int idx, int rslot);
+  Status PostSingle(void* data, size_t size, MrRef* mr, const CtsEntry& e, uint32_t seq, int rslot,
+                    bool inline_data);
+  Status PostWithSizeWord(void* data, size_t size, MrRef* mr, const CtsEntry& e, uint32_t seq, int idx, int rslot);
   Status Post(int q, ibv_send_wr* wr);
-  // Each QP's share of a message, in 128-byte multiples so only the last share is ragged.
-  size_t ShareBytes(size_t size) const { return ((size + nqps_ - 1) / nqps_ + 127) & ~size_t{127}; }
+  // Each data QP's share of a message, in 128-byte multiples so only the last share is ragged.
+  size_t ShareBytes(size_t size) const {
+    const size_t n = static_cast<size_t>(DataQpCount());
+    return ((size + n - 1) / n + 127) & ~size_t{127};
+  }
   CtsSlot* fifo() { return reinterpret_cast<CtsSlot*>(ctrl_); }
   uint32_t* size_words() { return reinterpret_cast<uint32_t*>(ctrl_ + sizeof(CtsSlot) * kMaxRequests); }
 

@@ -17,6 +17,7 @@ VerbsConfig VerbsConfig::Load() {
   VerbsConfig c;
   const ParamValues& p = Params();  // validated: a bad value has warned and kept the default
   c.qps_per_connection = static_cast<int>(p.Int(ParamId::kIbQpsPerConnection));
+  c.split_data = p.Int(ParamId::kIbSplitDataOnQps) != 0;
   c.timeout = static_cast<int>(p.Int(ParamId::kIbTimeout));
   c.retry_cnt = static_cast<int>(p.Int(ParamId::kIbRetryCnt));
   c.sl = static_cast<int>(p.Int(ParamId::kIbSl));
@@ -100,6 +101,7 @@ void VerbsComm::FillInfo(ConnInfo* info, uint64_t ctrl_offset) const {
   info->lid = dev_->info.lid;
   info->link_layer = static_cast<uint16_t>(dev_->info.link_layer);
   info->rkey = ctrl_mr_->rkey;
+  info->split_data = cfg_.split_data ? 1 : 0;
   info->addr = reinterpret_cast<uint64_t>(ctrl_) + ctrl_offset;
 }
 

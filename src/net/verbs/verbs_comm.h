@@ -7,7 +7,8 @@
 // Protocol (receiver-driven clear-to-send): Irecv of n buffers writes n CtsEntry {addr, rkey, size, tag,
 // seq, n, index} into FIFO slot seq % kMaxRequests of the sender with one RDMA WRITE, after posting
 // n receive WRs on every QP. Isend finds the entry whose tag matches in the oldest slot and writes the data
-// (split over the QPs). n == 1: each QP's share is one WRITE_WITH_IMM, imm = the share's length (the
+// (split over the QPs with NCCL_IB_SPLIT_DATA_ON_QPS=1, else all on QP (seq - 1) % nqps: FirstDataQp).
+// n == 1: each QP's share is one WRITE_WITH_IMM, imm = the share's length (the
 // receiver sums them). n > 1: each share is an RDMA WRITE followed by a 4-byte WRITE_WITH_IMM of the size
 // into the receiver's size table (imm = entry index). RC keeps each QP in order, so when the receiver has
 // seen n * nqps immediates for a slot, all data and sizes of that slot are in memory.
@@ -35,7 +36,7 @@ namespace ncclscope::net::verbs {
 
 inline constexpr int kMaxQps = 8;
 inline constexpr uint32_t kConnMagic = 0x56425343;  // "CSBV"
-inline constexpr uint16_t kConnVersion = 1;
+inline constexpr uint16_t kConnVersion = 2;  // 2: ConnInfo.split_data
 // Our own NetPlugin type code: the profiler counts NCCL's IB events (0x10000) itself.
 inline constexpr int64_t kVerbsPluginId = NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS | 1;
 // A Test() that found nothing to do for this long checks the liveness socket (one non-blocking recv).
@@ -46,6 +47,7 @@ inline constexpr uint32_t kMaxInlineBytes = 64;
 // Connection tunables, read at listen/connect: NCCLSCOPE_IB_<X>, else NCCL_IB_<X>, else the default.
 struct VerbsConfig {
   int qps_per_connection = 1;  // QPS_PER_CONNECTION (1..8)
+  bool split_data = false;     // SPLIT_DATA_ON_QPS: every message over all QPs, else one QP per message in turn
   int timeout = 20;            // TIMEOUT: 4.096 us * 2^timeout per retry
   int retry_cnt = 7;           // RETRY_CNT
   int sl = 0;                  // SL
@@ -71,6 +73,7 @@ struct ConnInfo {
   uint16_t lid;
   uint16_t link_layer;
   uint32_t rkey;  // of `addr`: the sender's FIFO, or the receiver's size table
+  uint32_t split_data;  // the connector's SPLIT_DATA_ON_QPS (it rules the connection, like nqps)
   uint64_t addr;
 };
 
@@ -142,6 +145,10 @@ class VerbsComm {
     return Status::Ok();
   }
   void NoteProgress(uint64_t now_ns) { last_progress_ns_ = now_ns; }
+  // The QPs that carry the messages of clear-to-send `seq` (both sides compute the same): all of them when
+  // splitting data, else QP (seq - 1) % nqps alone.
+  int FirstDataQp(uint32_t seq) const { return cfg_.split_data ? 0 : static_cast<int>((seq - 1) % nqps_); }
+  int DataQpCount() const { return cfg_.split_data ? nqps_ : 1; }
   void ProfStart(void* phandle, void** event, ncclscope_net_ib_descr_v1_t* d, uint64_t wr_id, int opcode,
                  int qp, size_t len) {
     d->type = NCCLSCOPE_NET_IB_DESCR_TYPE_QP;
