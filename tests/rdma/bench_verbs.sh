@@ -4,7 +4,8 @@
 #   ib_write_bw and ib_send_bw (perftest, 1 QP) at 64 KiB .. 4 MiB, before and after ours;
 #   ncclscope's verbs transport through the built plugin (bench_net, ncclNetPlugin_v12, 4 requests in
 #   flight, buffers registered once as NCCL does) at the same sizes;
-#   8-byte latency: ib_write_lat's typical half round trip next to bench_net's ping-pong half round trip.
+#   8-byte latency: ib_write_lat's and ib_send_lat's typical half round trip next to bench_net's ping-pong
+#   half round trip (each of our messages also puts a clear-to-send WRITE on the wire, perftest's do not).
 # Prints one table in MiB/s (perftest's MB/sec is 2^20 bytes). ours/write is against the faster of the two
 # ib_write_bw runs, so a noisy neighbour during ours cannot flatter the ratio. The device is EMULATED
 # (soft-RoCE under QEMU TCG): absolute figures say nothing about hardware, the ratios compare the protocol
@@ -51,6 +52,7 @@ declare -A write1 write2 send ours
 for s in "${sizes[@]}"; do write1[$s]=$(perftest ib_write_bw "$s" "$(iters_for "$s")"); done
 for s in "${sizes[@]}"; do send[$s]=$(perftest ib_send_bw "$s" "$(iters_for "$s")"); done
 lat_perftest=$(perftest ib_write_lat 8 1000)
+lat_send=$(perftest ib_send_lat 8 1000)
 
 bench=$(NCCLSCOPE_TRANSPORT=ib NCCL_IB_HCA="=$dev" NCCLSCOPE_PROM_PORT=-1 \
   "$build/bin/bench_net" --bytes="${BENCH_BYTES:-67108864}" --lat-iters=1000 --sizes-max=4194304 --mib)
@@ -79,5 +81,6 @@ print(f"{label:>8} {w:>14.1f} {sd:>14.1f} {o:>14.1f} {o / w:>11.0%} {o / sd:>11.
       f"   (ib_write_bw runs: {w1:.1f}, {w2:.1f})")
 PY
 done
-echo "8-byte latency, half round trip: ib_write_lat typical ${lat_perftest:-?} us, ncclscope ping-pong p50 ${lat_ours:-?} us"
+echo "8-byte latency, half round trip: ib_write_lat typical ${lat_perftest:-?} us, ib_send_lat typical" \
+  "${lat_send:-?} us, ncclscope ping-pong p50 ${lat_ours:-?} us"
 exit $status

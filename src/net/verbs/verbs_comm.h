@@ -41,6 +41,7 @@ inline constexpr uint16_t kConnVersion = 2;  // 2: ConnInfo.split_data
 inline constexpr int64_t kVerbsPluginId = NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS | 1;
 // A Test() that found nothing to do for this long checks the liveness socket (one non-blocking recv).
 inline constexpr uint64_t kLivenessCheckNs = 100'000'000;
+inline constexpr uint32_t kIdlePollsPerClockRead = 64;
 // Messages up to this size go inline in the send WR (asked of the QP; the device may grant less or none).
 inline constexpr uint32_t kMaxInlineBytes = 64;
 
@@ -175,6 +176,7 @@ class VerbsComm {
   uint64_t remote_addr_ = 0;
   int fd_ = -1;
   uint64_t last_progress_ns_ = 0;
+  uint32_t idle_polls_ = 0;
   AsyncFault fault_;
   uint32_t fatal_gen_at_start_;
   CommAccounting acct_;
