@@ -174,7 +174,6 @@ TEST_P(NetConformance, GroupedReceivesMatchByTag) {
         CHILD_CHECK(net->Irecv(rc, kN, data, caps, tags, mhs, nullptr, &req) == 0);
         if (req == nullptr) {  // 32 in flight: complete the oldest first
           CHILD_CHECK(NowS() < deadline);
-          int sizes[64] = {0};
           int idx = static_cast<int>(reqs.size()) - NCCLSCOPE_NET_MAX_REQUESTS;
           CHILD_CHECK(idx >= 0);
         }

@@ -133,6 +133,16 @@ int AcceptLoop(PluginNet& net, void* lc, void** rc, double timeout_s) {
   return 0;
 }
 
+bool ListenAndAccept(PluginNet& net, int fd, void** lc, void** rc) {
+  char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+  return net.Listen(0, handle, lc) == 0 && SendBytes(fd, handle, sizeof(handle)) && AcceptLoop(net, *lc, rc) == 0;
+}
+
+bool ConnectToPeer(PluginNet& net, int fd, void** sc) {
+  char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+  return RecvBytes(fd, handle, sizeof(handle)) && ConnectLoop(net, handle, sc) == 0;
+}
+
 int WaitDone(PluginNet& net, void* req, int* sizes, double timeout_s) {
   double deadline = NowS() + timeout_s;
   for (;;) {

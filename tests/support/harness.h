@@ -54,6 +54,10 @@ std::unique_ptr<PluginNet> OpenAndInit(int version, TableSource source, uint64_t
 // Child-side loops with deadlines. Return the plugin's result code, or -1 on deadline.
 int ConnectLoop(PluginNet& net, void* handle, void** sc, double timeout_s = 20);
 int AcceptLoop(PluginNet& net, void* lc, void** rc, double timeout_s = 20);
+// A pair's opening, receiving side: listen on device 0, hand the handle to the peer over `fd`, accept.
+bool ListenAndAccept(PluginNet& net, int fd, void** lc, void** rc);
+// A pair's opening, sending side: take the peer's handle from `fd` and connect.
+bool ConnectToPeer(PluginNet& net, int fd, void** sc);
 int WaitDone(PluginNet& net, void* req, int* sizes, double timeout_s = 60);
 double NowS();
 

@@ -91,12 +91,9 @@ TEST(VerbsDeviceFaultGuest, LinkDownMidTransferFailsBothSidesNamingPeerDeviceAnd
     LinkRestorer restore(netdev);
     auto receiver = [](int fd) {
       auto net = OpenAndInit(12, TableSource::kLinked);
-      char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
       void* lc = nullptr;
-      CHILD_CHECK(net->Listen(0, handle, &lc) == 0);
-      CHILD_CHECK(SendBytes(fd, handle, sizeof(handle)));
       void* rc = nullptr;
-      CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+      CHILD_CHECK(ListenAndAccept(*net, fd, &lc, &rc));
       double failed_at = 0;
       int r = StreamUntilError(*net, rc, false, 30, &failed_at, [] {});
       double down_at = 0;
@@ -118,10 +115,8 @@ TEST(VerbsDeviceFaultGuest, LinkDownMidTransferFailsBothSidesNamingPeerDeviceAnd
     };
     auto sender = [netdev](int fd) {
       auto net = OpenAndInit(12, TableSource::kLinked);
-      char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
-      CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
       void* sc = nullptr;
-      CHILD_CHECK(ConnectLoop(*net, handle, &sc) == 0);
+      CHILD_CHECK(ConnectToPeer(*net, fd, &sc));
       double down_at = 0, failed_at = 0;
       int r = StreamUntilError(*net, sc, true, 30, &failed_at, [&] {
         std::string cmd = "ip link set " + netdev + " down";
@@ -151,12 +146,9 @@ TEST(VerbsDeviceFaultGuest, LinkDownMidTransferFailsBothSidesNamingPeerDeviceAnd
   // rxe0 works again for new connections (and so for the guest tests after this one).
   auto receiver = [](int fd) {
     auto net = OpenAndInit(12, TableSource::kLinked);
-    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
     void* lc = nullptr;
-    CHILD_CHECK(net->Listen(0, handle, &lc) == 0);
-    CHILD_CHECK(SendBytes(fd, handle, sizeof(handle)));
     void* rc = nullptr;
-    CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+    CHILD_CHECK(ListenAndAccept(*net, fd, &lc, &rc));
     std::vector<char> buf(4096, 0);
     void* data = buf.data();
     size_t cap = buf.size();
@@ -170,10 +162,8 @@ TEST(VerbsDeviceFaultGuest, LinkDownMidTransferFailsBothSidesNamingPeerDeviceAnd
   };
   auto sender = [](int fd) {
     auto net = OpenAndInit(12, TableSource::kLinked);
-    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
-    CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
     void* sc = nullptr;
-    CHILD_CHECK(ConnectLoop(*net, handle, &sc) == 0);
+    CHILD_CHECK(ConnectToPeer(*net, fd, &sc));
     std::vector<char> buf(4096, 3);
     void* req = nullptr;
     double deadline = NowS() + 20;
@@ -193,12 +183,9 @@ TEST(VerbsDeviceFaultGuest, LinkDownMidTransferFailsBothSidesNamingPeerDeviceAnd
 TEST(VerbsDeviceFaultGuest, RemoteAccessErrorFailsBothSidesNamingQpAndStatus) {
   auto receiver = [](int fd) {
     auto net = OpenAndInit(12, TableSource::kLinked);
-    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
     void* lc = nullptr;
-    CHILD_CHECK(net->Listen(0, handle, &lc) == 0);
-    CHILD_CHECK(SendBytes(fd, handle, sizeof(handle)));
     void* rc = nullptr;
-    CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+    CHILD_CHECK(ListenAndAccept(*net, fd, &lc, &rc));
     std::vector<char> buf(1 << 16, 0);
     void* data = buf.data();
     size_t cap = buf.size();
@@ -230,10 +217,8 @@ TEST(VerbsDeviceFaultGuest, RemoteAccessErrorFailsBothSidesNamingQpAndStatus) {
   };
   auto sender = [](int fd) {
     auto net = OpenAndInit(12, TableSource::kLinked);
-    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
-    CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
     void* sc = nullptr;
-    CHILD_CHECK(ConnectLoop(*net, handle, &sc) == 0);
+    CHILD_CHECK(ConnectToPeer(*net, fd, &sc));
     char sync = 0;
     CHILD_CHECK(RecvBytes(fd, &sync, 1));
     std::vector<char> buf(1 << 16, 5);
@@ -299,22 +284,17 @@ TEST_P(VerbsPeerKilledGuest, TheSurvivorFailsNamingPeerDeviceAndQpAndCountsIt) {
   };
   auto receiver = [&](int fd) {
     auto net = OpenAndInit(12, TableSource::kLinked);
-    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
     void* lc = nullptr;
-    CHILD_CHECK(net->Listen(0, handle, &lc) == 0);
-    CHILD_CHECK(SendBytes(fd, handle, sizeof(handle)));
     void* rc = nullptr;
-    CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+    CHILD_CHECK(ListenAndAccept(*net, fd, &lc, &rc));
     if (sender_dies) survivor(*net, rc, fd); else victim(*net, rc, fd);
     CHILD_CHECK(net->CloseRecv(rc) == 0 && net->CloseListen(lc) == 0 && net->Finalize() == 0);
     return 0;
   };
   auto sender = [&](int fd) {
     auto net = OpenAndInit(12, TableSource::kLinked);
-    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
-    CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
     void* sc = nullptr;
-    CHILD_CHECK(ConnectLoop(*net, handle, &sc) == 0);
+    CHILD_CHECK(ConnectToPeer(*net, fd, &sc));
     if (sender_dies) victim(*net, sc, fd); else survivor(*net, sc, fd);
     CHILD_CHECK(net->CloseSend(sc) == 0 && net->Finalize() == 0);
     return 0;
