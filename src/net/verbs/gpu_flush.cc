@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "net/verbs/qp_setup.h"
+
 namespace ncclscope::net::verbs {
 
 Result<std::unique_ptr<GpuFlush>> GpuFlush::Create(VerbsDeviceCtx* dev, const VerbsConfig& cfg) {
@@ -29,49 +31,14 @@ Result<std::unique_ptr<GpuFlush>> GpuFlush::Create(VerbsDeviceCtx* dev, const Ve
   return f;
 }
 
-// INIT -> RTR (destination: this QP on this port) -> RTS. The QP is both requester and responder of the
-// READ, so it needs remote read access and one outstanding read each way.
+// Destination: this QP on this port. The QP is both requester and responder of the READ, so it needs remote
+// read access.
 Status GpuFlush::Connect(const VerbsConfig& cfg) {
-  const IbvApi* api = dev_->api;
   const VerbsNetDevice& d = dev_->info;
-  const std::string qp = "loopback QP " + std::to_string(qp_->qp_num) + " (GPU flush) on " + d.device_name;
-  ibv_qp_attr m{};
-  m.qp_state = IBV_QPS_INIT;
-  m.port_num = static_cast<uint8_t>(d.port_num);
-  m.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
-  int rc = api->modify_qp(qp_, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-  if (rc != 0) return SystemError(qp + " to INIT failed: " + strerror(rc));
-  ibv_qp_attr r{};
-  r.qp_state = IBV_QPS_RTR;
-  r.path_mtu = static_cast<ibv_mtu>(d.active_mtu);
-  r.dest_qp_num = qp_->qp_num;
-  r.max_dest_rd_atomic = 1;
-  r.min_rnr_timer = 12;
-  r.ah_attr.port_num = static_cast<uint8_t>(d.port_num);
-  r.ah_attr.sl = static_cast<uint8_t>(cfg.sl);
-  if (d.link_layer != LinkLayer::kInfiniBand) {
-    r.ah_attr.is_global = 1;
-    memcpy(r.ah_attr.grh.dgid.raw, d.gid.raw.data(), 16);
-    r.ah_attr.grh.sgid_index = static_cast<uint8_t>(d.gid.index);
-    r.ah_attr.grh.hop_limit = 255;
-    r.ah_attr.grh.traffic_class = static_cast<uint8_t>(cfg.tc);
-  } else {
-    r.ah_attr.dlid = d.lid;
-  }
-  rc = api->modify_qp(qp_, &r,
-                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-  if (rc != 0) return SystemError(qp + " to RTR failed: " + strerror(rc));
-  ibv_qp_attr s{};
-  s.qp_state = IBV_QPS_RTS;
-  s.timeout = static_cast<uint8_t>(cfg.timeout);
-  s.retry_cnt = static_cast<uint8_t>(cfg.retry_cnt);
-  s.rnr_retry = 7;
-  s.max_rd_atomic = 1;
-  rc = api->modify_qp(qp_, &s,
-                      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                          IBV_QP_MAX_QP_RD_ATOMIC);
-  if (rc != 0) return SystemError(qp + " to RTS failed: " + strerror(rc));
+  const RcRemote self{qp_->qp_num, d.gid.raw.data(), d.lid, static_cast<ibv_mtu>(d.active_mtu)};
+  Status s = QpToInit(dev_, qp_, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE);
+  if (s.ok()) s = QpToRts(dev_, qp_, self, cfg, cfg.tc);
+  if (!s.ok()) return SystemError(s.message() + " (the GPU flush's loopback QP on " + d.device_name + ")");
   return Status::Ok();
 }
 

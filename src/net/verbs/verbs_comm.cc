@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/params.h"
 #include "net/verbs/gid_select.h"
+#include "net/verbs/qp_setup.h"
 
 namespace ncclscope::net::verbs {
 
@@ -79,13 +80,8 @@ Status VerbsComm::Create(size_t ctrl_bytes) {
     WatchForAsyncEvents(dev_, qps_[q], qps_[q]->qp_num, &fault_);
     if (!cq_watched) WatchForAsyncEvents(dev_, cq_, qps_[q]->qp_num, &fault_);
     cq_watched = true;
-    ibv_qp_attr m{};
-    m.qp_state = IBV_QPS_INIT;
-    m.pkey_index = 0;
-    m.port_num = static_cast<uint8_t>(dev_->info.port_num);
-    m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
-    int rc = api->modify_qp(qps_[q], &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-    if (rc != 0) return SystemError("QP " + std::to_string(qps_[q]->qp_num) + " to INIT failed: " + strerror(rc));
+    NCCLSCOPE_RETURN_IF_ERROR(
+        QpToInit(dev_, qps_[q], IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE));
   }
   return Status::Ok();
 }
@@ -112,47 +108,14 @@ Status VerbsComm::ConnectQps(const ConnInfo& r) {
   }
   remote_rkey_ = r.rkey;
   remote_addr_ = r.addr;
-  const IbvApi* api = dev_->api;
-  const bool roce = dev_->info.link_layer != LinkLayer::kInfiniBand;
   const int tc = ctx_ != nullptr && ctx_->traffic_class >= 0 ? ctx_->traffic_class : cfg_.tc;
   for (int q = 0; q < nqps_; ++q) {
-    ibv_qp_attr m{};
-    m.qp_state = IBV_QPS_RTR;
-    m.path_mtu = static_cast<ibv_mtu>(std::min<uint32_t>(r.mtu, static_cast<uint32_t>(dev_->info.active_mtu)));
-    m.dest_qp_num = r.qpn[q];
-    m.rq_psn = 0;
-    m.max_dest_rd_atomic = 1;
-    m.min_rnr_timer = 12;
-    m.ah_attr.port_num = static_cast<uint8_t>(dev_->info.port_num);
-    m.ah_attr.sl = static_cast<uint8_t>(cfg_.sl);
-    if (roce) {
-      m.ah_attr.is_global = 1;
-      memcpy(m.ah_attr.grh.dgid.raw, r.gid, 16);
-      m.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->info.gid.index);
-      m.ah_attr.grh.hop_limit = 255;
-      m.ah_attr.grh.traffic_class = static_cast<uint8_t>(tc);
-    } else {
-      m.ah_attr.dlid = r.lid;
+    const RcRemote remote{r.qpn[q], r.gid, r.lid, static_cast<ibv_mtu>(r.mtu)};
+    Status s = QpToRts(dev_, qps_[q], remote, cfg_, tc);
+    if (!s.ok()) {
+      return SystemError(s.message() + " (peer " + peer_ + ", GID " +
+                         GidToString(*reinterpret_cast<const std::array<uint8_t, 16>*>(r.gid)) + ")");
     }
-    int rc = api->modify_qp(qps_[q], &m,
-                            IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-    if (rc != 0) {
-      return SystemError("QP " + std::to_string(qps_[q]->qp_num) + " to RTR (peer " + peer_ + ", GID " +
-                         GidToString(*reinterpret_cast<const std::array<uint8_t, 16>*>(r.gid)) +
-                         ") failed: " + strerror(rc));
-    }
-    ibv_qp_attr s{};
-    s.qp_state = IBV_QPS_RTS;
-    s.timeout = static_cast<uint8_t>(cfg_.timeout);
-    s.retry_cnt = static_cast<uint8_t>(cfg_.retry_cnt);
-    s.rnr_retry = 7;
-    s.sq_psn = 0;
-    s.max_rd_atomic = 1;
-    rc = api->modify_qp(qps_[q], &s,
-                        IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                            IBV_QP_MAX_QP_RD_ATOMIC);
-    if (rc != 0) return SystemError("QP " + std::to_string(qps_[q]->qp_num) + " to RTS failed: " + strerror(rc));
   }
   last_progress_ns_ = MonotonicNs();
   return Status::Ok();
