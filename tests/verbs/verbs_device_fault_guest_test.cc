@@ -332,12 +332,3 @@ TEST(VerbsDeviceFaultGuest, EventThreadDoesNotBlockExitNorAForkedChildsExit) {
 
 }  // namespace
 }  // namespace ncclscope::testing
-
-int main(int argc, char** argv) {
-  if (!ncclscope::testing::HaveVerbsDevice()) {
-    std::printf("SKIP: no verbs device on this host (runs in the soft-RoCE guest: ctest -L rdma)\n");
-    return 77;
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

@@ -17,7 +17,11 @@
 namespace ncclscope::net::verbs {
 namespace {
 
-std::vector<VerbsDevice>* g_devices = nullptr;  // enumerated once in main()
+// The guest's devices, enumerated once (verbs_guest_main.cc has checked there are some).
+const std::vector<VerbsDevice>& Devices() {
+  static const std::vector<VerbsDevice> devices = EnumerateDevices(*LoadIbvApi().value(), "/sys").value();
+  return devices;
+}
 
 const VerbsNetDevice* Find(const DiscoveryReport& r, const std::string& name) {
   for (const VerbsNetDevice& d : r.devices) {
@@ -35,7 +39,7 @@ std::vector<std::string> Names(const DiscoveryReport& r) {
 DiscoveryReport Select(const std::string& hca) {
   DiscoveryOptions o;
   o.hca = hca;
-  return SelectNetDevices(*g_devices, o);
+  return SelectNetDevices(Devices(), o);
 }
 
 void ExpectRoceDevice(const DiscoveryReport& r, const std::string& name, const std::string& gid) {
@@ -63,7 +67,7 @@ void ExpectRoceDevice(const DiscoveryReport& r, const std::string& name, const s
 TEST(VerbsDiscoveryGuest, BothSoftRoceDevicesAreChosen) {
   DiscoveryReport r = Select("");
   for (const std::string& line : r.lines) std::printf("  %s\n", line.c_str());
-  for (const VerbsDevice& d : *g_devices) {
+  for (const VerbsDevice& d : Devices()) {
     for (const VerbsPort& p : d.ports) {
       for (const VerbsGid& g : p.gids) {
         std::printf("  %s:%d GID %d %s type %d netdev %s\n", d.name.c_str(), p.port_num, g.index,
@@ -99,7 +103,7 @@ TEST(VerbsDiscoveryGuest, RoceVersionOneAndExplicitIndex) {
   DiscoveryOptions o;
   o.hca = "=rxe0";
   o.gid.roce_version = 1;
-  DiscoveryReport v1 = SelectNetDevices(*g_devices, o);
+  DiscoveryReport v1 = SelectNetDevices(Devices(), o);
   ASSERT_EQ(v1.devices.size(), 1u);
   // Recent kernels give rxe RoCE v2 GIDs only: then the IPv4 GID of the other version is used, and
   // the reason says so.
@@ -110,28 +114,10 @@ TEST(VerbsDiscoveryGuest, RoceVersionOneAndExplicitIndex) {
   }
   o.gid.roce_version = 2;
   o.gid.gid_index = 0;
-  DiscoveryReport explicit0 = SelectNetDevices(*g_devices, o);
+  DiscoveryReport explicit0 = SelectNetDevices(Devices(), o);
   ASSERT_EQ(explicit0.devices.size(), 1u);
   EXPECT_EQ(explicit0.devices[0].gid.index, 0);
 }
 
 }  // namespace
 }  // namespace ncclscope::net::verbs
-
-int main(int argc, char** argv) {
-  using namespace ncclscope::net::verbs;
-  constexpr const char* kSkip = "SKIP: no verbs device on this host (runs in the soft-RoCE guest: ctest -L rdma)";
-  ncclscope::Result<const IbvApi*> api = LoadIbvApi();
-  if (!api.ok()) {
-    std::printf("%s [%s]\n", kSkip, api.status().message().c_str());
-    return 77;
-  }
-  ncclscope::Result<std::vector<VerbsDevice>> devices = EnumerateDevices(*api.value(), "/sys");
-  if (!devices.ok() || devices->empty()) {
-    std::printf("%s\n", kSkip);
-    return 77;
-  }
-  g_devices = &devices.value();
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

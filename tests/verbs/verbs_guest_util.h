@@ -30,15 +30,6 @@ inline std::vector<std::pair<std::string, std::string>> VerbsGuestEnv() {
           {"NCCL_IB_RETRY_CNT", "2"},   {"NCCLSCOPE_PROM_PORT", "-1"}};
 }
 
-inline bool HaveVerbsDevice() {
-  bool any = false;
-  if (DIR* d = opendir("/sys/class/infiniband")) {
-    while (dirent* e = readdir(d)) any |= e->d_name[0] != '.';
-    closedir(d);
-  }
-  return any;
-}
-
 // Errors counted on rxe0's NIC-total row, all kinds, and a "kind=n ..." description of the non-zero ones.
 inline uint64_t Rxe0Errors(std::string* by_kind = nullptr) {
   uint64_t total = 0;
