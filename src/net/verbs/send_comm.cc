@@ -3,8 +3,9 @@
 #include <arpa/inet.h>
 
 #include <atomic>
-#include <cstring>
 #include <bit>
+#include <cstdint>
+#include <cstring>
 
 #include "common/clock.h"
 #include "net/verbs/gpu_mem.h"
@@ -70,6 +71,11 @@ Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
   }
   if (idx < 0) return AwaitClearToSend();  // the oldest receive does not expect this tag (yet)
   const CtsEntry& e = s.e[idx];
+  if (size > static_cast<size_t>(INT32_MAX)) {  // test() reports sizes as int; maxP2pBytes is 1 GiB
+    return Fail("message of " + std::to_string(size) + " bytes (tag " + std::to_string(tag) +
+                    ") exceeds the verbs transport's limit of 2 GiB - 1",
+                NetErrorKind::kProtocol);
+  }
   if (size > e.size) {
     return Fail("message of " + std::to_string(size) + " bytes (tag " + std::to_string(tag) +
                     ") does not fit the receiver's buffer of " + std::to_string(e.size) + " bytes: truncation",
@@ -88,7 +94,7 @@ Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
   Req& r = reqs_[rslot];
   MrRef* mr = static_cast<MrRef*>(mhandle);
   MrRef* owned = nullptr;
-  const bool single = n == 1 && size <= UINT32_MAX;
+  const bool single = n == 1;
   const bool inline_data = single && size <= max_inline_;  // copied into the WR: no registration needed
   if (mr == nullptr && size > 0 && !inline_data) {
     Result<MrRef*> got = AcquireMr(dev_, data, size);
@@ -141,7 +147,7 @@ Status VerbsSendComm::PostSingle(void* data, size_t size, MrRef* mr, const CtsEn
   return Status::Ok();
 }
 
-// Several receive buffers (or a message over 4 GiB): each QP's share is an RDMA WRITE, then a 4-byte
+// Several receive buffers: each QP's share is an RDMA WRITE, then a 4-byte
 // WRITE_WITH_IMM of the size into the receiver's size table; the immediate names the buffer.
 Status VerbsSendComm::PostWithSizeWord(void* data, size_t size, MrRef* mr, const CtsEntry& e, uint32_t seq, int idx,
                                        int rslot) {
