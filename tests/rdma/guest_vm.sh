@@ -33,7 +33,8 @@
 #   RXE_VM_NET     listen=127.0.0.1:PORT on one guest, connect=127.0.0.1:PORT on another: a virtio NIC
 #                  on a QEMU socket network carries rxe0 (RXE_VM_IP, default 198.51.100.1, /24;
 #                  RXE_VM_MAC must differ between the guests); RXE_VM_NET2/RXE_VM_IP2/RXE_VM_MAC2 add
-#                  a second NIC with rxe1 on it.
+#                  a second NIC with rxe1 on it. Any other -netdev socket options work too, e.g.
+#                  udp=127.0.0.1:PEER_PORT,localaddr=127.0.0.1:OWN_PORT (no start order; run_two_host_tier.sh).
 #   RXE_VM_PIDFILE QEMU writes its pid there (a host-side runner can SIGSTOP/SIGCONT the guest)
 # Several guests may run at once (run_two_host_tier.sh boots two): each has its own mktemp out dir, the
 # kernel cache is built under a lock and then only read, and a directory may be in several RXE_VM_RW.

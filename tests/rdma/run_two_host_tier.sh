@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run_two_host_tier.sh BUILD_DIR — the two-host test tier (ctest test `rdma2_tier`, label rdma2): boots
 # TWO soft-RoCE guests (guest_vm.sh, one emulated CPU each, so both fit on a 2-core machine) joined by
-# one QEMU socket network: host A has rxe0 on 198.51.100.1/24 (its QEMU listens on a free local port),
-# host B rxe0 on 198.51.100.2/24 (its QEMU connects there). One boot runs every two-host test
+# one QEMU socket network (point-to-point UDP on two free local ports): host A has rxe0 on
+# 198.51.100.1/24, host B rxe0 on 198.51.100.2/24. One boot runs every two-host test
 # registered with ncclscope_rdma2_test (rdma2_test.cmake; the list is BUILD_DIR/rdma2/manifest): in
 # each guest rdma2_driver.sh runs that side's commands in order, with a barrier between the guests
 # around each test and a per-test timeout.
@@ -27,25 +27,25 @@ rm -rf "$R" && mkdir -p "$R"
 export RXE_VM_CACHE=${RXE_VM_CACHE:-$build/rdma-vm-cache} RXE_VM_RW=$R RXE_VM_SMP=1
 export RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-840} RXE_VM_MEM=${RXE_VM_MEM:-1G}
 
-# A free port for A's QEMU to listen on (B connects; nothing else may, the first connection is B's).
-listening() { ss -Hltn "sport = :$1" | grep -q .; }
-port=$((20000 + RANDOM % 20000)); while listening $port; do port=$((port + 1)); done
+# The network: QEMU's point-to-point UDP socket netdev (udp=PEER,localaddr=OWN), two free local UDP ports.
+# Not listen=/connect= (TCP): B must then connect after A listens, and twice here, on a host loaded by
+# another guest, B's QEMU ended up with no connection at all (B: "No route to host"). UDP needs no order,
+# and rxe's RC retransmits whatever a busy host drops.
+used() { ss -Hlun "sport = :$1" | grep -q .; }
+pa_=$((20000 + RANDOM % 20000)); while used $pa_; do pa_=$((pa_ + 1)); done
+pb_=$((pa_ + 1)); while used $pb_; do pb_=$((pb_ + 1)); done
 
 # guest SIDE NET IP MAC: boots one guest running the driver for SIDE, in the background.
 guest() {
   (cd "$build" && RXE_VM_NET=$2 RXE_VM_IP=$3 RXE_VM_MAC=$4 RXE_VM_PIDFILE=$R/qemu.$1.pid \
     "$here/guest_vm.sh" "$here/rdma2_driver.sh" "$1" "$build/rdma2" "$R" > "$R/guest-$1.log" 2>&1)
 }
-echo "rdma2_tier: booting two soft-RoCE guests (A 198.51.100.1, B 198.51.100.2; socket network on 127.0.0.1:$port)"
+# Guests outlive a killed runner (ctest's timeout) otherwise.
+trap 'for f in "$R"/qemu.?.pid; do [ -s "$f" ] && kill -CONT "$(cat "$f")" && kill "$(cat "$f")"; done 2>/dev/null' EXIT
+echo "rdma2_tier: booting two soft-RoCE guests (A 198.51.100.1, B 198.51.100.2; UDP 127.0.0.1:$pa_ <-> :$pb_)"
 t0=$(date +%s)
-guest a "listen=127.0.0.1:$port" 198.51.100.1 52:54:00:12:34:01 & pa=$!
-# B may connect only once A listens (one-time kernel setup in A may come first: up to a minute or so).
-for _ in $(seq 1200); do listening $port || ! kill -0 $pa 2>/dev/null || break; sleep 0.1; done
-if ! kill -0 $pa 2>/dev/null; then
-  rc=0; wait $pa || rc=$?; cat "$R/guest-a.log"
-  [ $rc -eq 77 ] && exit 77; echo "FAIL: guest A ended (status $rc) before its network was up"; exit 1
-fi
-guest b "connect=127.0.0.1:$port" 198.51.100.2 52:54:00:12:34:02 & pb=$!
+guest a "udp=127.0.0.1:$pb_,localaddr=127.0.0.1:$pa_" 198.51.100.1 52:54:00:12:34:01 & pa=$!
+guest b "udp=127.0.0.1:$pa_,localaddr=127.0.0.1:$pb_" 198.51.100.2 52:54:00:12:34:02 & pb=$!
 
 # While the guests run: serve freeze requests (sim_ranks.sh --freeze-self).
 while kill -0 $pa 2>/dev/null || kill -0 $pb 2>/dev/null; do
@@ -60,6 +60,7 @@ while kill -0 $pa 2>/dev/null || kill -0 $pb 2>/dev/null; do
 done
 ra=0; wait $pa || ra=$?
 rb=0; wait $pb || rb=$?
+rm -f "$R"/qemu.?.pid  # both gone: nothing for the trap to kill
 echo "rdma2_tier: guests done after $(($(date +%s) - t0)) s (A status $ra, B status $rb)"
 for s in a b; do echo "=== guest ${s^^} ==="; cat "$R/guest-$s.log"; done
 [ $ra -eq 77 ] || [ $rb -eq 77 ] && { echo "SKIP: a guest could not be started (see above)"; exit 77; }
