@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # rdma2_driver.sh SIDE MANIFEST_DIR RESULTS — runs inside each of the two guests that
-# run_two_host_tier.sh boots (SIDE a or b): for every "NAME TIMEOUT" line of MANIFEST_DIR/manifest, in
+# run_two_host_tier.sh boots (SIDE a or b): for every "NAME TIMEOUT" line of MANIFEST_DIR/manifest (or
+# $RDMA2_MANIFEST, the runner's copy filtered by RDMA2_TESTS), in
 # order, runs MANIFEST_DIR/NAME.SIDE.sh. RESULTS is shared read-write by both guests and the host
 # (9p without caching: a file one guest creates is seen by the other at once), so the barriers are
 # files there: a test starts only when both sides have reached it, and the next one only when both
@@ -52,6 +53,6 @@ while read -r name timeout; do
   [ $rc -eq 0 ] || failed=1
   # The other side may still run its half (up to its own timeout), and its guest may be frozen.
   barrier "$name.end" $((timeout + 120)) || { failed=1; break; }
-done < "$dir/manifest"
+done < "${RDMA2_MANIFEST:-$dir/manifest}"
 : > "$R/driver.$side.done"
 exit $failed

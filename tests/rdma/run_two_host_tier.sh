@@ -13,7 +13,7 @@
 # guest_vm.sh; in CI that is a failure).
 # A test's side may ask the host to freeze its own guest (sim_ranks.sh --freeze-self): it writes the
 # seconds to RESULTS/freeze.SIDE; this script SIGSTOPs that guest's QEMU, SIGCONTs it after that long and
-# removes the file. Knobs: RXE_VM_TIMEOUT (s, default 840, under the ctest timeout of 900), RXE_VM_MEM (1G).
+# removes the file. Knobs: RDMA2_TESTS (regex: run only the matching tests), RXE_VM_TIMEOUT (s, default 840, under the ctest timeout of 900), RXE_VM_MEM (1G).
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +26,9 @@ R=$build/rdma2-results
 rm -rf "$R" && mkdir -p "$R"
 export RXE_VM_CACHE=${RXE_VM_CACHE:-$build/rdma-vm-cache} RXE_VM_RW=$R RXE_VM_SMP=1
 export RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-840} RXE_VM_MEM=${RXE_VM_MEM:-1G}
+# The tests to run (RDMA2_TESTS: a grep -E regex over the names; default all), in the guests' driver's list.
+grep -E "^(${RDMA2_TESTS:-.*}) " "$build/rdma2/manifest" > "$R/manifest" || { echo "FAIL: no test matches RDMA2_TESTS=${RDMA2_TESTS:-}"; exit 2; }
+export RDMA2_MANIFEST=$R/manifest
 
 # The network: QEMU's point-to-point UDP socket netdev (udp=PEER,localaddr=OWN), two free local UDP ports.
 # Not listen=/connect= (TCP): B must then connect after A listens, and twice here, on a host loaded by
@@ -74,6 +77,6 @@ while read -r name timeout; do
     cat "$R/$name.$s.log" 2>/dev/null || true
   done
   [ "$(cat "$R/$name.a.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$R/$name.b.rc" 2>/dev/null)" = 0 ] || failed+=("$name")
-done < "$build/rdma2/manifest"
+done < "$R/manifest"
 if [ ${#failed[@]} -gt 0 ]; then echo "FAIL: ${failed[*]}"; exit 1; fi
-echo "rdma2_tier: all $(wc -l < "$build/rdma2/manifest") two-host tests passed on both hosts"
+echo "rdma2_tier: all $(wc -l < "$R/manifest") two-host tests passed on both hosts"
