@@ -28,7 +28,7 @@ barrier() {
 
 failed=0
 first=1
-while read -r name timeout; do
+while read -r name timeout _; do
   [ -n "$name" ] || continue
   # The first barrier also waits for the other guest to boot.
   barrier "$name.start" $([ $first = 1 ] && echo 300 || echo 120) || { failed=1; break; }

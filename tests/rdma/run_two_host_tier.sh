@@ -13,7 +13,8 @@
 # guest_vm.sh; in CI that is a failure).
 # A test's side may ask the host to freeze its own guest (sim_ranks.sh --freeze-self): it writes the
 # seconds to RESULTS/freeze.SIDE; this script SIGSTOPs that guest's QEMU, SIGCONTs it after that long and
-# removes the file. Knobs: RDMA2_TESTS (regex: run only the matching tests), RXE_VM_TIMEOUT (s, default 840, under the ctest timeout of 900), RXE_VM_MEM (1G).
+# removes the file. Knobs: RDMA2_TESTS (regex: run only the matching
+# tests, opt-in ones included), RXE_VM_TIMEOUT (s, default 840, under the ctest timeout of 900), RXE_VM_MEM (1G).
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,8 +27,11 @@ R=$build/rdma2-results
 rm -rf "$R" && mkdir -p "$R"
 export RXE_VM_CACHE=${RXE_VM_CACHE:-$build/rdma-vm-cache} RXE_VM_RW=$R RXE_VM_SMP=1
 export RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-840} RXE_VM_MEM=${RXE_VM_MEM:-1G}
-# The tests to run (RDMA2_TESTS: a grep -E regex over the names; default all), in the guests' driver's list.
-grep -E "^(${RDMA2_TESTS:-.*}) " "$build/rdma2/manifest" > "$R/manifest" || { echo "FAIL: no test matches RDMA2_TESTS=${RDMA2_TESTS:-}"; exit 2; }
+# The tests to run, in the guests' driver's list: RDMA2_TESTS (a grep -E regex over the names), by
+# default every test not marked opt-in.
+if [ -n "${RDMA2_TESTS:-}" ]; then grep -E "^(${RDMA2_TESTS}) " "$build/rdma2/manifest"
+else grep -v ' opt-in$' "$build/rdma2/manifest"; fi > "$R/manifest" ||
+  { echo "FAIL: no test to run (RDMA2_TESTS=${RDMA2_TESTS:-})"; exit 2; }
 export RDMA2_MANIFEST=$R/manifest
 
 # The network: QEMU's point-to-point UDP socket netdev (udp=PEER,localaddr=OWN), two free local UDP ports.
@@ -71,7 +75,7 @@ for s in a b; do echo "=== guest ${s^^} ==="; cat "$R/guest-$s.log"; done
 # Every test must have passed on both sides (a missing status is a failure: its guest died or a barrier
 # timed out).
 failed=()
-while read -r name timeout; do
+while read -r name timeout _; do
   for s in a b; do
     echo "=== $name, host ${s^^}: status $(cat "$R/$name.$s.rc" 2>/dev/null || echo none) ==="
     cat "$R/$name.$s.log" 2>/dev/null || true
