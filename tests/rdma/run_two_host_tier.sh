@@ -35,7 +35,7 @@ else grep -v ' opt-in$' "$build/rdma2/manifest"; fi > "$R/manifest" ||
 export RDMA2_MANIFEST=$R/manifest
 
 # The network: QEMU's point-to-point UDP socket netdev (udp=PEER,localaddr=OWN), two free local UDP ports.
-# Not listen=/connect= (TCP): B must then connect after A listens, and twice here, on a host loaded by
+# Not listen=/connect= (TCP): B must then connect after A listens, and once here, on a host loaded by
 # another guest, B's QEMU ended up with no connection at all (B: "No route to host"). UDP needs no order,
 # and rxe's RC retransmits whatever a busy host drops.
 used() { ss -Hlun "sport = :$1" | grep -q .; }
