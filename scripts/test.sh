@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian 12 machine: installs the packages, builds, runs every tier
 # (unit, ABI, net conformance, end-to-end, real Prometheus, and the soft-RoCE guest tier `rdma_tier`,
-# which boots a QEMU guest with verbs devices and runs the `rdma_guest` tests in it), then the unit and
+# which boots a QEMU guest with verbs devices and runs the `rdma_guest` tests in it, and the two-host tier
+# `rdma2_tier`, two such guests on one emulated network, never at once: RESOURCE_LOCK), then the unit and
 # ABI tests again under AddressSanitizer+UndefinedBehaviorSanitizer and the concurrency tests under
 # ThreadSanitizer.
 set -euo pipefail
@@ -43,7 +44,7 @@ echo "=== ASan+UBSan: the verbs transport in the soft-RoCE guest ==="
 ninja -C build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   RXE_VM_CACHE="$PWD/build/rdma-vm-cache" RDMA_GUEST_CTEST_ARGS='-R rdma_guest_verbs' \
-  ctest --test-dir build-asan --output-on-failure -L rdma --timeout 900
+  ctest --test-dir build-asan --output-on-failure -L '^rdma$' --timeout 900
 
 echo "=== TSan: concurrency tests ==="
 configure build-tsan -DNCCLSCOPE_SANITIZE=thread -DNCCLSCOPE_BUILD_BENCHMARKS=OFF

@@ -184,11 +184,13 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   EXPECT_TRUE(s->stalled);
   EXPECT_GE(s->oldest_in_flight_age_ns, 1'000'000'000u);
 
-  // The last finalize returns within 100 ms with the watchdog joined.
+  // The last finalize joins the watchdog by waking it, not by waiting out its period: it returns in well under
+  // a second (0.65 ms on a quiet machine, docs/measurements.md; 113 ms was seen under ASan on a loaded CI
+  // host, so the bound here is about hanging, not speed).
   auto f0 = std::chrono::steady_clock::now();
   Finalize(ctx);
   double fin_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - f0).count();
-  EXPECT_LT(fin_ms, 100.0);
+  EXPECT_LT(fin_ms, 1000.0);
   EXPECT_EQ(Runtime::Instance().users(), 0);
   uint64_t ticks = StallWatch::Instance().ticks();
   std::this_thread::sleep_for(std::chrono::milliseconds(400));

@@ -33,7 +33,11 @@
 #   RXE_VM_NET     listen=127.0.0.1:PORT on one guest, connect=127.0.0.1:PORT on another: a virtio NIC
 #                  on a QEMU socket network carries rxe0 (RXE_VM_IP, default 198.51.100.1, /24;
 #                  RXE_VM_MAC must differ between the guests); RXE_VM_NET2/RXE_VM_IP2/RXE_VM_MAC2 add
-#                  a second NIC with rxe1 on it.
+#                  a second NIC with rxe1 on it. Any other -netdev socket options work too, e.g.
+#                  udp=127.0.0.1:PEER_PORT,localaddr=127.0.0.1:OWN_PORT (no start order; run_two_host_tier.sh).
+#   RXE_VM_PIDFILE QEMU writes its pid there (a host-side runner can SIGSTOP/SIGCONT the guest)
+# Several guests may run at once (run_two_host_tier.sh boots two): each has its own mktemp out dir, the
+# kernel cache is built under a lock and then only read, and a directory may be in several RXE_VM_RW.
 # Paths must not contain spaces or commas (QEMU's -virtfs and the kernel command line split on them).
 # Derived from shared/tools/softroce-vm.sh (see softroce-vm.md there for measurements and pitfalls).
 set -euo pipefail
@@ -173,7 +177,8 @@ q=0; timeout "${RXE_VM_TIMEOUT:-600}" qemu-system-x86_64 -nodefaults -display no
   -kernel "$C/vmlinuz" -initrd "$C/initrd.gz" -serial "file:$out/console" \
   -append "console=ttyS0 quiet panic=-1 rxe_out=$out rxe_rw=$rw" \
   -virtfs "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap" \
-  -virtfs "local,path=$out,mount_tag=out,security_model=none" "${share[@]}" </dev/null || q=$?
+  -virtfs "local,path=$out,mount_tag=out,security_model=none" "${share[@]}" \
+  ${RXE_VM_PIDFILE:+-pidfile "$RXE_VM_PIDFILE"} </dev/null || q=$?
 cat "$out/stdout" 2>/dev/null || true; cat "$out/stderr" >&2 2>/dev/null || true
 grep -avE 'sysrq: Power Off|sysrq: Resetting|reboot: Power down' "$out/console" | tr -d '\r' > "$out/con" || true
 [ -s "$out/con" ] && { echo "guest_vm: guest console (kernel messages):" >&2; tail -n 40 "$out/con" >&2; }

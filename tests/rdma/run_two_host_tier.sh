@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# run_two_host_tier.sh BUILD_DIR — the two-host test tier (ctest test `rdma2_tier`, label rdma2): boots
+# TWO soft-RoCE guests (guest_vm.sh, one emulated CPU each, so both fit on a 2-core machine) joined by
+# one QEMU socket network (point-to-point UDP on two free local ports): host A has rxe0 on
+# 198.51.100.1/24, host B rxe0 on 198.51.100.2/24. One boot runs every two-host test
+# registered with ncclscope_rdma2_test (rdma2_test.cmake; the list is BUILD_DIR/rdma2/manifest): in
+# each guest rdma2_driver.sh runs that side's commands in order, with a barrier between the guests
+# around each test and a per-test timeout.
+# BUILD_DIR/rdma2-results is shared read-write with both guests: each test's output and status per
+# side (NAME.a.log, NAME.a.rc, NAME.b.log, NAME.b.rc) and each guest's own output (guest-a.log,
+# guest-b.log) end up there. This script prints them and exits 0 only when every test passed on both
+# sides; 77 with a "SKIP: <reason>" line only when a guest cannot be started on this machine (as
+# guest_vm.sh; in CI that is a failure).
+# A test's side may ask the host to freeze its own guest (sim_ranks.sh --freeze-self): it writes the
+# seconds to RESULTS/freeze.SIDE; this script SIGSTOPs that guest's QEMU, SIGCONTs it after that long and
+# removes the file. Knobs: RDMA2_TESTS (regex: run only the matching
+# tests, opt-in ones included), RXE_VM_TIMEOUT (s, default 840, under the ctest timeout of 900), RXE_VM_MEM (1G).
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(realpath -e "$1")
+[ -s "$build/rdma2/manifest" ] || { echo "FAIL: no two-host tests in $build/rdma2/manifest (configure first)" >&2; exit 2; }
+if [ -n "${NCCLSCOPE_RDMA_GUEST:-}" ]; then
+  echo "SKIP: already inside the soft-RoCE guest (the tier does not boot a guest in a guest)"; exit 77
+fi
+R=$build/rdma2-results
+rm -rf "$R" && mkdir -p "$R"
+export RXE_VM_CACHE=${RXE_VM_CACHE:-$build/rdma-vm-cache} RXE_VM_RW=$R RXE_VM_SMP=1
+export RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-840} RXE_VM_MEM=${RXE_VM_MEM:-1G}
+# The tests to run, in the guests' driver's list: RDMA2_TESTS (a grep -E regex over the names), by
+# default every test not marked opt-in.
+if [ -n "${RDMA2_TESTS:-}" ]; then grep -E "^(${RDMA2_TESTS}) " "$build/rdma2/manifest"
+else grep -v ' opt-in$' "$build/rdma2/manifest"; fi > "$R/manifest" ||
+  { echo "FAIL: no test to run (RDMA2_TESTS=${RDMA2_TESTS:-})"; exit 2; }
+export RDMA2_MANIFEST=$R/manifest
+
+# The network: QEMU's point-to-point UDP socket netdev (udp=PEER,localaddr=OWN), two free local UDP ports.
+# Not listen=/connect= (TCP): B must then connect after A listens, and once here, on a host loaded by
+# another guest, B's QEMU ended up with no connection at all (B: "No route to host"). UDP needs no order,
+# and rxe's RC retransmits whatever a busy host drops.
+used() { ss -Hlun "sport = :$1" | grep -q .; }
+pa_=$((20000 + RANDOM % 20000)); while used $pa_; do pa_=$((pa_ + 1)); done
+pb_=$((pa_ + 1)); while used $pb_; do pb_=$((pb_ + 1)); done
+
+# guest SIDE NET IP MAC: boots one guest running the driver for SIDE, in the background.
+guest() {
+  (cd "$build" && RXE_VM_NET=$2 RXE_VM_IP=$3 RXE_VM_MAC=$4 RXE_VM_PIDFILE=$R/qemu.$1.pid \
+    "$here/guest_vm.sh" "$here/rdma2_driver.sh" "$1" "$build/rdma2" "$R" > "$R/guest-$1.log" 2>&1)
+}
+# Guests outlive a killed runner (ctest's timeout) otherwise.
+trap 'for f in "$R"/qemu.?.pid; do [ -s "$f" ] && kill -CONT "$(cat "$f")" && kill "$(cat "$f")"; done 2>/dev/null' EXIT
+echo "rdma2_tier: booting two soft-RoCE guests (A 198.51.100.1, B 198.51.100.2; UDP 127.0.0.1:$pa_ <-> :$pb_)"
+t0=$(date +%s)
+guest a "udp=127.0.0.1:$pb_,localaddr=127.0.0.1:$pa_" 198.51.100.1 52:54:00:12:34:01 & pa=$!
+guest b "udp=127.0.0.1:$pa_,localaddr=127.0.0.1:$pb_" 198.51.100.2 52:54:00:12:34:02 & pb=$!
+
+# While the guests run: serve freeze requests (sim_ranks.sh --freeze-self).
+while kill -0 $pa 2>/dev/null || kill -0 $pb 2>/dev/null; do
+  for f in "$R"/freeze.a "$R"/freeze.b; do
+    [ -s "$f" ] && [ -s "$R/qemu.${f##*.}.pid" ] || continue
+    qpid=$(cat "$R/qemu.${f##*.}.pid") secs=$(cat "$f")
+    echo "rdma2_tier: $(date +%T) freezing guest ${f##*.} (QEMU $qpid) for $secs s"
+    kill -STOP "$qpid"; sleep "$secs"; kill -CONT "$qpid"; rm -f "$f"
+    echo "rdma2_tier: $(date +%T) guest ${f##*.} resumed"
+  done
+  sleep 0.2
+done
+ra=0; wait $pa || ra=$?
+rb=0; wait $pb || rb=$?
+rm -f "$R"/qemu.?.pid  # both gone: nothing for the trap to kill
+echo "rdma2_tier: guests done after $(($(date +%s) - t0)) s (A status $ra, B status $rb)"
+for s in a b; do echo "=== guest ${s^^} ==="; cat "$R/guest-$s.log"; done
+[ $ra -eq 77 ] || [ $rb -eq 77 ] && { echo "SKIP: a guest could not be started (see above)"; exit 77; }
+
+# Every test must have passed on both sides (a missing status is a failure: its guest died or a barrier
+# timed out).
+failed=()
+while read -r name timeout _; do
+  for s in a b; do
+    echo "=== $name, host ${s^^}: status $(cat "$R/$name.$s.rc" 2>/dev/null || echo none) ==="
+    cat "$R/$name.$s.log" 2>/dev/null || true
+  done
+  [ "$(cat "$R/$name.a.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$R/$name.b.rc" 2>/dev/null)" = 0 ] || failed+=("$name")
+done < "$R/manifest"
+if [ ${#failed[@]} -gt 0 ]; then echo "FAIL: ${failed[*]}"; exit 1; fi
+echo "rdma2_tier: all $(wc -l < "$R/manifest") two-host tests passed on both hosts"

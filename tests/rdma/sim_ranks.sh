@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# sim_ranks.sh [--expect R=STATUS]… [--log-has R=REGEX]… [--within R=S]… [--freeze-self AFTER:SECONDS] RANKS -- SIM [ARG…]
+# One host's half of a two-host ncclscope-sim job (rdma2 tests, see rdma2_test.cmake): starts
+# `SIM ARG… --rank R` for each R in RANKS (comma-separated; the same ARGs, --ranks and --root, on both
+# hosts), waits for all, prints each rank's log ($RDMA2_OUT/rankR.log) and checks them:
+#   --expect R=STATUS  rank R must exit STATUS (a number, or !0 for any failure; default 0; a rank that
+#                      SIGKILLs itself, --kill R@SEQ, shows as 137)
+#   --log-has R=REGEX  rank R's log must match REGEX (grep -E), e.g. the address of the failed peer
+#   --within R=S       rank R must have ended within S seconds of the start (a failure detected, not waited out)
+#   --freeze-self A:S  A seconds after the start, asks the host runner to SIGSTOP this guest's QEMU for S
+#                      seconds (run_two_host_tier.sh watches RDMA2_RESULTS/freeze.SIDE), and waits for it
+# Exits 0 when every check holds.
+set -uo pipefail
+declare -A expect=() loghas=() within=()
+freeze=''
+while [ $# -gt 0 ]; do
+  case $1 in
+    --expect) expect[${2%%=*}]=${2#*=}; shift 2 ;;
+    --log-has) loghas[${2%%=*}]=${2#*=}; shift 2 ;;
+    --within) within[${2%%=*}]=${2#*=}; shift 2 ;;
+    --freeze-self) freeze=$2; shift 2 ;;
+    --) shift; break ;;
+    *) ranks=$1; shift ;;
+  esac
+done
+out=${RDMA2_OUT:-$(mktemp -d)}
+declare -A pid=() rc=() took=()
+t0=$(date +%s.%N)
+for r in ${ranks//,/ }; do
+  "$@" --rank "$r" > "$out/rank$r.log" 2>&1 &
+  pid[$r]=$!
+done
+if [ -n "$freeze" ]; then
+  sleep "${freeze%%:*}"
+  echo "sim_ranks: $(date +%T) asking the host to freeze this guest for ${freeze#*:} s"
+  echo "${freeze#*:}" > "$RDMA2_RESULTS/freeze.$RDMA2_SIDE"
+  while [ -e "$RDMA2_RESULTS/freeze.$RDMA2_SIDE" ]; do sleep 0.2; done  # the host removes it after SIGCONT
+  echo "sim_ranks: $(date +%T) resumed"
+fi
+# Reap in whatever order the ranks end, recording when each did.
+declare -A rank_of=()
+for r in "${!pid[@]}"; do rank_of[${pid[$r]}]=$r; done
+while [ ${#rank_of[@]} -gt 0 ]; do
+  wait -n -p done_pid "${!rank_of[@]}"; s=$?
+  r=${rank_of[$done_pid]}; rc[$r]=$s; unset "rank_of[$done_pid]"
+  took[$r]=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+done
+ok=0
+for r in ${ranks//,/ }; do
+  echo "=== rank $r: status ${rc[$r]} after ${took[$r]} s ==="
+  cat "$out/rank$r.log"
+  want=${expect[$r]:-0}
+  if [ "$want" = '!0' ]; then [ "${rc[$r]}" -ne 0 ] || { echo "FAIL: rank $r exited 0, a failure was expected"; ok=1; }
+  elif [ "${rc[$r]}" -ne "$want" ]; then echo "FAIL: rank $r exited ${rc[$r]}, $want expected"; ok=1; fi
+  if [ -n "${loghas[$r]:-}" ] && ! grep -qE "${loghas[$r]}" "$out/rank$r.log"; then
+    echo "FAIL: rank $r's log does not match /${loghas[$r]}/"; ok=1
+  fi
+  if [ -n "${within[$r]:-}" ] && awk -v t="${took[$r]}" -v w="${within[$r]}" 'BEGIN { exit !(t > w) }'; then
+    echo "FAIL: rank $r took ${took[$r]} s, more than ${within[$r]} s"; ok=1
+  fi
+done
+exit $ok
