@@ -1,8 +1,11 @@
 #include "net/verbs/verbs_comm.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +22,7 @@ VerbsConfig VerbsConfig::Load() {
   const ParamValues& p = Params();  // validated: a bad value has warned and kept the default
   c.qps_per_connection = static_cast<int>(p.Int(ParamId::kIbQpsPerConnection));
   c.split_data = p.Int(ParamId::kIbSplitDataOnQps) != 0;
+  c.liveness_timeout_s = static_cast<int>(p.Int(ParamId::kIbLivenessTimeout));
   c.timeout = static_cast<int>(p.Int(ParamId::kIbTimeout));
   c.retry_cnt = static_cast<int>(p.Int(ParamId::kIbRetryCnt));
   c.sl = static_cast<int>(p.Int(ParamId::kIbSl));
@@ -121,6 +125,20 @@ Status VerbsComm::ConnectQps(const ConnInfo& r) {
   return Status::Ok();
 }
 
+void VerbsComm::AdoptSocket(int fd) {
+  fd_ = fd;
+  const int t = cfg_.liveness_timeout_s;
+  if (t <= 0) return;
+  // First probe after a third of the timeout of silence, then 4 more a sixth apart: gone after about t.
+  const int one = 1, idle = std::max(1, t / 3), interval = std::max(1, t / 6), count = 4;
+  const unsigned user_timeout_ms = static_cast<unsigned>(t) * 1000;  // unacknowledged data (the handshake's)
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
+}
+
 Status VerbsComm::Fail(const std::string& what, NetErrorKind kind) {
   // Every error names the connection's QPs, unless `what` already names the one that failed.
   std::string qps;
@@ -171,6 +189,11 @@ int VerbsComm::PeerGone() {
 
 Status VerbsComm::FailPeerGone(int why) {
   if (why == ECONNRESET) return Fail("peer closed the connection", NetErrorKind::kRecv);
+  if (why == ETIMEDOUT) {
+    return Fail("peer host unreachable: its kernel answered no liveness probe for about " +
+                    std::to_string(cfg_.liveness_timeout_s) + " s (frozen or cut off; NCCLSCOPE_IB_LIVENESS_TIMEOUT)",
+                NetErrorKind::kTimeout);
+  }
   return Fail(std::string("liveness socket failed: ") + strerror(why), NetErrorKind::kRecv);
 }
 

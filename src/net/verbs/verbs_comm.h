@@ -49,6 +49,7 @@ inline constexpr uint32_t kMaxInlineBytes = 64;
 struct VerbsConfig {
   int qps_per_connection = 1;  // QPS_PER_CONNECTION (1..8)
   bool split_data = false;     // SPLIT_DATA_ON_QPS: every message over all QPs, else one QP per message in turn
+  int liveness_timeout_s = 30;  // NCCLSCOPE_IB_LIVENESS_TIMEOUT: TCP keepalive on the liveness socket (0: off)
   int timeout = 20;            // TIMEOUT: 4.096 us * 2^timeout per retry
   int retry_cnt = 7;           // RETRY_CNT
   int sl = 0;                  // SL
@@ -104,8 +105,10 @@ class VerbsComm {
   void FillInfo(ConnInfo* info, uint64_t ctrl_offset) const;
   // Moves the QPs to RTR and RTS against the peer's ConnInfo.
   Status ConnectQps(const ConnInfo& remote);
-  // The handshake socket becomes the liveness channel (closed with the comm).
-  void AdoptSocket(int fd) { fd_ = fd; }
+  // The handshake socket becomes the liveness channel (closed with the comm). With a liveness timeout, TCP
+  // keepalive probes it: the peer's kernel answers them whatever its process does, so only a host that answers
+  // nothing (frozen, unplugged) makes the socket fail, and the next idle test() reports it.
+  void AdoptSocket(int fd);
   const std::string& peer() const { return peer_; }
 
  protected:
