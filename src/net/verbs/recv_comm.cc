@@ -123,8 +123,7 @@ Status VerbsRecvComm::Close() {
 Status VerbsRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* tags, void** mhandles,
                             void** phandles, bool, Request** request) {
   *request = nullptr;
-  if (acct_.failed()) return acct_.error();
-  if (DeviceFaulted()) [[unlikely]] return FailDeviceEvent();
+  NCCLSCOPE_RETURN_IF_ERROR(Healthy());
   if (n < 1 || n > kMaxRecvs) return InvalidArgument("irecv of " + std::to_string(n) + " buffers (1..8)");
   const int slot = static_cast<int>(posted_ % kMaxRequests);
   Req& r = reqs_[slot];
@@ -214,8 +213,7 @@ Status VerbsRecvComm::Poll(int* found) {
 
 Status VerbsRecvComm::TestReq(Req* r, int* done, int* sizes) {
   *done = 0;
-  if (acct_.failed()) return acct_.error();
-  if (DeviceFaulted()) [[unlikely]] return FailDeviceEvent();
+  NCCLSCOPE_RETURN_IF_ERROR(Healthy());
   bool pending = false;
   NCCLSCOPE_RETURN_IF_ERROR(AwaitCompletions(r->remaining, [this](int* found) { return Poll(found); }, &pending));
   if (pending) return Status::Ok();

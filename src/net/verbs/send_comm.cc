@@ -50,8 +50,7 @@ Status VerbsSendComm::AwaitClearToSend() {
 
 Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, void* phandle, Request** request) {
   *request = nullptr;
-  if (acct_.failed()) return acct_.error();
-  if (DeviceFaulted()) [[unlikely]] return FailDeviceEvent();
+  NCCLSCOPE_RETURN_IF_ERROR(Healthy());
   const uint32_t seq = next_seq_;
   const int fslot = static_cast<int>((seq - 1) % kMaxRequests);
   CtsSlot& s = fifo()[fslot];
@@ -203,8 +202,7 @@ Status VerbsSendComm::Poll(int* found) {
 
 Status VerbsSendComm::TestReq(Req* r, int* done, int* sizes) {
   *done = 0;
-  if (acct_.failed()) return acct_.error();
-  if (DeviceFaulted()) [[unlikely]] return FailDeviceEvent();
+  NCCLSCOPE_RETURN_IF_ERROR(Healthy());
   bool pending = false;
   NCCLSCOPE_RETURN_IF_ERROR(AwaitCompletions(r->remaining, [this](int* found) { return Poll(found); }, &pending));
   if (pending) return Status::Ok();

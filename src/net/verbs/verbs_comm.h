@@ -120,6 +120,12 @@ class VerbsComm {
   bool DeviceFaulted() const { return !fault_.Clear(dev_->events.fatal_gen, fatal_gen_at_start_); }
   // The error for that event, naming it, the QP(s), the peer and device:port.
   Status FailDeviceEvent();
+  // What every data-path call checks first: the comm's first error, else a device event since it started.
+  Status Healthy() {
+    if (acct_.failed()) return acct_.error();
+    if (DeviceFaulted()) [[unlikely]] return FailDeviceEvent();
+    return Status::Ok();
+  }
   // Called by Test() when it found nothing to do; checks the socket at most every kLivenessCheckNs.
   // Returns 0 (alive or not checked) or the errno-like reason the peer is gone (ECONNRESET for EOF). The
   // caller polls the CQ once more before failing: the peer may have closed right after its last
