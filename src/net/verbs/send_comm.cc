@@ -55,8 +55,9 @@ Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
   const int fslot = static_cast<int>((seq - 1) % kMaxRequests);
   CtsSlot& s = fifo()[fslot];
   if (LoadSeq(s.e[0]) != seq) return AwaitClearToSend();
-  const int n = s.e[0].n;
-  if (n < 1 || n > kMaxRecvs) return Fail("malformed clear-to-send (" + std::to_string(n) + " buffers)",
+  const int n = std::atomic_ref<const uint16_t>(s.e[0].n).load(std::memory_order_acquire);
+  if (n == 0) return AwaitClearToSend();  // seq landed before n (a WRITE's bytes may land in any order)
+  if (n > kMaxRecvs) return Fail("malformed clear-to-send (" + std::to_string(n) + " buffers)",
                                           NetErrorKind::kProtocol);
   for (int i = 1; i < n; ++i) {
     if (LoadSeq(s.e[i]) != seq) return Status::Ok();  // the rest of the WRITE has not landed yet

@@ -36,7 +36,7 @@ namespace ncclscope::net::verbs {
 
 inline constexpr int kMaxQps = 8;
 inline constexpr uint32_t kConnMagic = 0x56425343;  // "CSBV"
-inline constexpr uint16_t kConnVersion = 2;  // 2: ConnInfo.split_data
+inline constexpr uint16_t kConnVersion = 3;  // 2: ConnInfo.split_data; 3: CtsEntry.seq last
 // Our own NetPlugin type code: the profiler counts NCCL's IB events (0x10000) itself.
 inline constexpr int64_t kVerbsPluginId = NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS | 1;
 // A Test() that found nothing to do for this long checks the liveness socket (one non-blocking recv).
@@ -84,9 +84,11 @@ struct CtsEntry {
   uint64_t size;
   uint32_t rkey;
   int32_t tag;
-  uint32_t seq;  // written last in memory order, checked per entry: an RDMA WRITE lands in any order
   uint16_t n;
   uint16_t index;
+  // Last: soft-RoCE (and NCCL's FIFO assumption) writes a WRITE's payload in ascending order, so a matching seq
+  // means the fields before it landed; checked per entry, and n == 0 is still taken as "not landed yet".
+  uint32_t seq;
 };
 struct CtsSlot {
   CtsEntry e[kMaxRecvs];
