@@ -5,7 +5,8 @@
 # hosts), waits for all, prints each rank's log ($RDMA2_OUT/rankR.log) and checks them:
 #   --expect R=STATUS  rank R must exit STATUS (a number, or !0 for any failure; default 0; a rank that
 #                      SIGKILLs itself, --kill R@SEQ, shows as 137)
-#   --log-has R=REGEX  rank R's log must match REGEX (grep -E), e.g. the address of the failed peer
+#   --log-has R=REGEX  rank R's log must match REGEX (grep -E), e.g. the address of the failed peer; R = any:
+#                      at least one rank's log must (for faults where the ranks may fail in either order)
 #   --within R=S       rank R must have ended within S seconds of the start (a failure detected, not waited out)
 #   --freeze-self A:S  A seconds after the start, asks the host runner to SIGSTOP this guest's QEMU for S
 #                      seconds (run_two_host_tier.sh watches RDMA2_RESULTS/freeze.SIDE), and waits for it
@@ -59,4 +60,7 @@ for r in ${ranks//,/ }; do
     echo "FAIL: rank $r took ${took[$r]} s, more than ${within[$r]} s"; ok=1
   fi
 done
+if [ -n "${loghas[any]:-}" ] && ! grep -qE "${loghas[any]}" $(for r in ${ranks//,/ }; do echo "$out/rank$r.log"; done); then
+  echo "FAIL: no rank's log matches /${loghas[any]}/"; ok=1
+fi
 exit $ok

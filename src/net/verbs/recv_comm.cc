@@ -141,8 +141,10 @@ Status VerbsRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* 
       }
       mr = r.owned[i] = *got;
     }
-    cts.e[i] = CtsEntry{reinterpret_cast<uint64_t>(data[i]), sizes[i], mr != nullptr ? mr->mr->rkey : 0, tags[i],
-                        static_cast<uint16_t>(n), static_cast<uint16_t>(i), seq};
+    CtsEntry& e = cts.e[i];
+    e = CtsEntry{reinterpret_cast<uint64_t>(data[i]), sizes[i], mr != nullptr ? mr->mr->rkey : 0, tags[i],
+                 static_cast<uint8_t>(n), static_cast<uint8_t>(i), 0, seq};
+    e.check = CtsCheck(e);
     size_table()[slot * kMaxRecvs + i] = 0;
   }
   // Receive WRs first: the sender's immediates may follow the clear-to-send at once.

@@ -13,9 +13,12 @@
 namespace ncclscope::net::verbs {
 namespace {
 
-// FIFO entries are written by the NIC behind the compiler's back.
-uint32_t LoadSeq(const CtsEntry& e) {
-  return std::atomic_ref<const uint32_t>(e.seq).load(std::memory_order_acquire);
+// FIFO entries are written by the NIC behind the compiler's back: copy one out once its seq matches, and
+// keep the copy only if its check proves every byte of it landed (CtsCheck).
+bool SnapshotEntry(const CtsEntry& landing, uint32_t seq, CtsEntry* copy) {
+  if (std::atomic_ref<const uint32_t>(landing.seq).load(std::memory_order_acquire) != seq) return false;
+  std::memcpy(copy, &landing, sizeof *copy);
+  return copy->seq == seq && copy->check == CtsCheck(*copy);
 }
 
 }  // namespace
@@ -53,24 +56,25 @@ Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
   NCCLSCOPE_RETURN_IF_ERROR(Healthy());
   const uint32_t seq = next_seq_;
   const int fslot = static_cast<int>((seq - 1) % kMaxRequests);
-  CtsSlot& s = fifo()[fslot];
-  if (LoadSeq(s.e[0]) != seq) return AwaitClearToSend();
-  const int n = std::atomic_ref<const uint16_t>(s.e[0].n).load(std::memory_order_acquire);
-  if (n == 0) return AwaitClearToSend();  // seq landed before n (a WRITE's bytes may land in any order)
-  if (n > kMaxRecvs) return Fail("malformed clear-to-send (" + std::to_string(n) + " buffers)",
-                                          NetErrorKind::kProtocol);
+  const CtsSlot& s = fifo()[fslot];
+  CtsEntry got[kMaxRecvs];
+  if (!SnapshotEntry(s.e[0], seq, &got[0])) return AwaitClearToSend();
+  const int n = got[0].n;
+  if (n < 1 || n > kMaxRecvs) {
+    return Fail("malformed clear-to-send (" + std::to_string(n) + " buffers)", NetErrorKind::kProtocol);
+  }
   for (int i = 1; i < n; ++i) {
-    if (LoadSeq(s.e[i]) != seq) return Status::Ok();  // the rest of the WRITE has not landed yet
+    if (!SnapshotEntry(s.e[i], seq, &got[i])) return Status::Ok();  // the rest of the WRITE has not landed yet
   }
   int idx = -1;
   for (int i = 0; i < n; ++i) {
-    if (!(used_mask_ & (1u << i)) && s.e[i].tag == tag) {
+    if (!(used_mask_ & (1u << i)) && got[i].tag == tag) {
       idx = i;
       break;
     }
   }
   if (idx < 0) return AwaitClearToSend();  // the oldest receive does not expect this tag (yet)
-  const CtsEntry& e = s.e[idx];
+  const CtsEntry& e = got[idx];
   if (size > static_cast<size_t>(INT32_MAX)) {  // test() reports sizes as int; maxP2pBytes is 1 GiB
     return Fail("message of " + std::to_string(size) + " bytes (tag " + std::to_string(tag) +
                     ") exceeds the verbs transport's limit of 2 GiB - 1",

@@ -4,8 +4,8 @@
 // the receive-size table, plus staging) and the TCP socket that carried the handshake and stays open as
 // a liveness channel.
 //
-// Protocol (receiver-driven clear-to-send): Irecv of n buffers writes n CtsEntry {addr, rkey, size, tag,
-// seq, n, index} into FIFO slot seq % kMaxRequests of the sender with one RDMA WRITE, after posting
+// Protocol (receiver-driven clear-to-send): Irecv of n buffers writes n CtsEntry {addr, size, rkey, tag,
+// n, index, check, seq} into FIFO slot seq % kMaxRequests of the sender with one RDMA WRITE, after posting
 // n receive WRs on every QP. Isend finds the entry whose tag matches in the oldest slot and writes the data
 // (split over the QPs with NCCL_IB_SPLIT_DATA_ON_QPS=1, else all on QP (seq - 1) % nqps: FirstDataQp).
 // n == 1: each QP's share is one WRITE_WITH_IMM, imm = the share's length (the
@@ -36,7 +36,7 @@ namespace ncclscope::net::verbs {
 
 inline constexpr int kMaxQps = 8;
 inline constexpr uint32_t kConnMagic = 0x56425343;  // "CSBV"
-inline constexpr uint16_t kConnVersion = 3;  // 2: ConnInfo.split_data; 3: CtsEntry.seq last
+inline constexpr uint16_t kConnVersion = 3;  // 2: ConnInfo.split_data; 3: CtsEntry.check
 // Our own NetPlugin type code: the profiler counts NCCL's IB events (0x10000) itself.
 inline constexpr int64_t kVerbsPluginId = NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS | 1;
 // A Test() that found nothing to do for this long checks the liveness socket (one non-blocking recv).
@@ -84,12 +84,28 @@ struct CtsEntry {
   uint64_t size;
   uint32_t rkey;
   int32_t tag;
-  uint16_t n;
-  uint16_t index;
-  // Last: soft-RoCE (and NCCL's FIFO assumption) writes a WRITE's payload in ascending order, so a matching seq
-  // means the fields before it landed; checked per entry, and n == 0 is still taken as "not landed yet".
+  uint8_t n;
+  uint8_t index;
+  uint16_t check;  // CtsCheck over every other field
   uint32_t seq;
 };
+static_assert(sizeof(CtsEntry) == 32 && kMaxRecvs <= 255, "the clear-to-send entry is one 32-byte wire record");
+
+// The bytes of one RDMA WRITE can become visible to the polling CPU in any order (the responder's copy makes
+// no promise: the CI saw seq land before n), so a matching seq alone does not prove the entry landed. The
+// sender snapshots the entry and accepts it only when this 16-bit check over all of it matches; a torn
+// snapshot (old and new bytes mixed) passes with probability 2^-16 and is read again on the next poll.
+inline uint16_t CtsCheck(const CtsEntry& e) {
+  auto mix = [](uint64_t x) {  // splitmix64's finalizer
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  };
+  const uint64_t last = e.n | (uint64_t{e.index} << 8) | (uint64_t{e.seq} << 32);
+  const uint64_t mid = e.rkey | (uint64_t{static_cast<uint32_t>(e.tag)} << 32);
+  const uint64_t h = mix(e.addr ^ mix(e.size ^ mix(mid ^ mix(last))));
+  return static_cast<uint16_t>(h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48));
+}
 struct CtsSlot {
   CtsEntry e[kMaxRecvs];
 };
