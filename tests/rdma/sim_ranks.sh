@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# sim_ranks.sh [--expect R=STATUS]… [--log-has R=REGEX]… [--within R=S]… [--freeze-self AFTER:SECONDS] RANKS -- SIM [ARG…]
+# sim_ranks.sh [--expect R=STATUS]… [--log-has R=REGEX]… [--within R=S]… [--freeze-self AFTER:SECONDS]
+#              [--netdev-down AFTER] RANKS -- SIM [ARG…]
 # One host's half of a two-host ncclscope-sim job (rdma2 tests, see rdma2_test.cmake): starts
 # `SIM ARG… --rank R` for each R in RANKS (comma-separated; the same ARGs, --ranks and --root, on both
 # hosts), waits for all, prints each rank's log ($RDMA2_OUT/rankR.log) and checks them:
@@ -10,16 +11,19 @@
 #   --within R=S       rank R must have ended within S seconds of the start (a failure detected, not waited out)
 #   --freeze-self A:S  A seconds after the start, asks the host runner to SIGSTOP this guest's QEMU for S
 #                      seconds (run_two_host_tier.sh watches RDMA2_RESULTS/freeze.SIDE), and waits for it
+#   --netdev-down A    A seconds after the start, takes down the netdev under this guest's rxe0 (its only link
+#                      to the other host) and brings it back up once the ranks have ended
 # Exits 0 when every check holds.
 set -uo pipefail
 declare -A expect=() loghas=() within=()
-freeze=''
+freeze='' netdev_down=''
 while [ $# -gt 0 ]; do
   case $1 in
     --expect) expect[${2%%=*}]=${2#*=}; shift 2 ;;
     --log-has) loghas[${2%%=*}]=${2#*=}; shift 2 ;;
     --within) within[${2%%=*}]=${2#*=}; shift 2 ;;
     --freeze-self) freeze=$2; shift 2 ;;
+    --netdev-down) netdev_down=$2; shift 2 ;;
     --) shift; break ;;
     *) ranks=$1; shift ;;
   esac
@@ -38,6 +42,13 @@ if [ -n "$freeze" ]; then
   while [ -e "$RDMA2_RESULTS/freeze.$RDMA2_SIDE" ]; do sleep 0.2; done  # the host removes it after SIGCONT
   echo "sim_ranks: $(date +%T) resumed"
 fi
+nic=''
+if [ -n "$netdev_down" ]; then
+  nic=$(rdma link show rxe0/1 | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+  sleep "$netdev_down"
+  echo "sim_ranks: $(date +%T) taking down $nic (rxe0's netdev)"
+  ip link set "$nic" down
+fi
 # Reap in whatever order the ranks end, recording when each did.
 declare -A rank_of=()
 for r in "${!pid[@]}"; do rank_of[${pid[$r]}]=$r; done
@@ -46,6 +57,7 @@ while [ ${#rank_of[@]} -gt 0 ]; do
   r=${rank_of[$done_pid]}; rc[$r]=$s; unset "rank_of[$done_pid]"
   took[$r]=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 done
+[ -z "$nic" ] || ip link set "$nic" up
 ok=0
 for r in ${ranks//,/ }; do
   echo "=== rank $r: status ${rc[$r]} after ${took[$r]} s ==="
