@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sim_ranks.sh [--expect R=STATUS]… [--log-has R=REGEX]… [--within R=S]… [--freeze-self AFTER:SECONDS]
-#              [--netdev-down AFTER] RANKS -- SIM [ARG…]
+#              [--netdev-down AFTER] [--nic-traffic R=NIC]… RANKS -- SIM [ARG…]
 # One host's half of a two-host ncclscope-sim job (rdma2 tests, see rdma2_test.cmake): starts
 # `SIM ARG… --rank R` for each R in RANKS (comma-separated; the same ARGs, --ranks and --root, on both
 # hosts), waits for all, prints each rank's log ($RDMA2_OUT/rankR.log) and checks them:
@@ -13,9 +13,11 @@
 #                      seconds (run_two_host_tier.sh watches RDMA2_RESULTS/freeze.SIDE), and waits for it
 #   --netdev-down A    A seconds after the start, takes down the netdev under this guest's rxe0 (its only link
 #                      to the other host) and brings it back up once the ranks have ended
+#   --nic-traffic R=NIC rank R's per-NIC byte counters (its node_exporter textfile, written at its last
+#                      finalize) show traffic on NIC and on no other NIC; R = all: every rank
 # Exits 0 when every check holds.
 set -uo pipefail
-declare -A expect=() loghas=() within=()
+declare -A expect=() loghas=() within=() nictraffic=()
 freeze='' netdev_down=''
 while [ $# -gt 0 ]; do
   case $1 in
@@ -24,6 +26,7 @@ while [ $# -gt 0 ]; do
     --within) within[${2%%=*}]=${2#*=}; shift 2 ;;
     --freeze-self) freeze=$2; shift 2 ;;
     --netdev-down) netdev_down=$2; shift 2 ;;
+    --nic-traffic) nictraffic[${2%%=*}]=${2#*=}; shift 2 ;;
     --) shift; break ;;
     *) ranks=$1; shift ;;
   esac
@@ -32,7 +35,9 @@ out=${RDMA2_OUT:-$(mktemp -d)}
 declare -A pid=() rc=() took=()
 t0=$(date +%s.%N)
 for r in ${ranks//,/ }; do
-  "$@" --rank "$r" > "$out/rank$r.log" 2>&1 &
+  textfile=()  # per-NIC counters only where a check reads them
+  [ ${#nictraffic[@]} -eq 0 ] || { mkdir -p "$out/metrics$r"; textfile=(NCCLSCOPE_PROM_TEXTFILE_DIR="$out/metrics$r"); }
+  env "${textfile[@]}" "$@" --rank "$r" > "$out/rank$r.log" 2>&1 &
   pid[$r]=$!
 done
 if [ -n "$freeze" ]; then
@@ -71,6 +76,22 @@ for r in ${ranks//,/ }; do
   if [ -n "${within[$r]:-}" ] && awk -v t="${took[$r]}" -v w="${within[$r]}" 'BEGIN { exit !(t > w) }'; then
     echo "FAIL: rank $r took ${took[$r]} s, more than ${within[$r]} s"; ok=1
   fi
+done
+# nic_bytes R: "NIC BYTES" per NIC from rank R's textfile, bytes sent plus received.
+nic_bytes() {
+  cat "$out/metrics$1"/*.prom 2>/dev/null | awk '
+    /^ncclscope_nic_(sent|received)_bytes_total\{/ {
+      if (match($0, /nic="[^"]*"/)) { nic = substr($0, RSTART + 5, RLENGTH - 6); bytes[nic] += $NF }
+    }
+    END { for (n in bytes) printf "%s %d\n", n, bytes[n] }' | sort
+}
+for r in ${ranks//,/ }; do
+  want=${nictraffic[$r]:-${nictraffic[all]:-}}
+  [ -n "$want" ] || continue
+  counts=$(nic_bytes "$r")
+  echo "=== rank $r: bytes per NIC: $(echo $counts) ==="
+  echo "$counts" | awk -v want="$want" '$1 == want && $2 > 0 { hit = 1 } $1 != want && $2 > 0 { other = 1 }
+    END { exit !(hit && !other) }' || { echo "FAIL: rank $r's traffic is not all on $want"; ok=1; }
 done
 if [ -n "${loghas[any]:-}" ] && ! grep -qE "${loghas[any]}" $(for r in ${ranks//,/ }; do echo "$out/rank$r.log"; done); then
   echo "FAIL: no rank's log matches /${loghas[any]}/"; ok=1

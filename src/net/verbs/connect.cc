@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "common/log.h"
 #include "common/random.h"
 #include "net/handle.h"
 #include "net/tcp/interfaces.h"
@@ -17,6 +20,7 @@
 #include "net/verbs/gid_select.h"
 #include "net/verbs/recv_comm.h"
 #include "net/verbs/send_comm.h"
+#include "net/verbs/subnet_route.h"
 
 namespace ncclscope::net::verbs {
 namespace {
@@ -74,10 +78,47 @@ Result<SockAddr> ListenAddress(const VerbsNetDevice& dev) {
                      " (not RoCE v4 and no non-loopback interface)");
 }
 
+// The port a connection should use instead of NCCL's `dev`, given the GID of the peer's port and those of
+// its host's other ports (the connector learns them from the handle). With subnet-aware routing on: `dev`
+// if it shares a subnet with the peer's port, else a port that does (logged), else `dev` if it shares one
+// with another port of the peer's host (the acceptor will move there), else any port that does. Off: `dev`,
+// with a warning (once per process) when it shares no subnet with the peer's RoCE port.
+int PortFor(const std::vector<VerbsNetDevice>& ports, int dev, const RawGid& peer_gid,
+            const std::vector<RawGid>& peer_host_gids, const VerbsConfig& cfg, const std::string& peer) {
+  const int len = cfg.subnet_prefix_len;
+  const bool comparable = ports[dev].link_layer == LinkLayer::kEthernet && GidIpv4(peer_gid) != 0;
+  if (!comparable || PortReaches(ports[dev], {peer_gid}, len)) return dev;
+  char peer_addr[INET_ADDRSTRLEN] = "";
+  const uint32_t a = GidIpv4(peer_gid);
+  inet_ntop(AF_INET, &a, peer_addr, sizeof peer_addr);
+  if (!cfg.subnet_aware) {
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+      NCCLSCOPE_WARN(subsys::kNet, "ncclscope verbs: port %s shares no /%d subnet with %s's port (%s): the "
+                     "connection may fail; NCCL_IB_SUBNET_AWARE_ROUTING=1 picks a port that does (warned once)",
+                     PortLabel(ports[dev]).c_str(), len, peer.c_str(), peer_addr);
+    }
+    return dev;
+  }
+  int chosen = ChoosePortBySubnet(ports, dev, {peer_gid}, len);
+  if (chosen == dev && !PortReaches(ports[dev], peer_host_gids, len)) {
+    chosen = ChoosePortBySubnet(ports, dev, peer_host_gids, len);
+  }
+  if (chosen != dev) {
+    NCCLSCOPE_INFO(subsys::kNet, "ncclscope verbs: subnet-aware routing: %s's port (%s) is not on the subnet of %s; "
+                   "using %s", peer.c_str(), peer_addr, PortLabel(ports[dev]).c_str(),
+                   PortLabel(ports[chosen]).c_str());
+  } else if (!PortReaches(ports[dev], peer_host_gids, len)) {
+    NCCLSCOPE_WARN(subsys::kNet, "ncclscope verbs: subnet-aware routing: no port shares a /%d subnet with %s's "
+                   "host (%s); keeping %s", len, peer.c_str(), peer_addr, PortLabel(ports[dev]).c_str());
+  }  // else the peer's host has a port on our subnet: its acceptor moves there
+  return chosen;
+}
+
 class VerbsListenComm final : public ListenComm {
  public:
-  VerbsListenComm(int fd, uint32_t id, std::string addr, VerbsDeviceCtx* dev, NetContext* ctx)
-      : fd_(fd), id_(id), addr_(std::move(addr)), dev_(dev), ctx_(ctx) {}
+  VerbsListenComm(int fd, uint32_t id, std::string addr, std::vector<VerbsNetDevice> ports, int dev, NetContext* ctx)
+      : fd_(fd), id_(id), addr_(std::move(addr)), ports_(std::move(ports)), dev_(dev), ctx_(ctx) {}
   ~VerbsListenComm() override {
     close(fd_);
     for (Pending& p : pending_) {
@@ -144,7 +185,12 @@ class VerbsListenComm final : public ListenComm {
       VerbsConfig cfg = VerbsConfig::Load();
       cfg.qps_per_connection = p.in.nqps;  // the connector's choices rule the connection
       cfg.split_data = p.in.split_data != 0;
-      p.comm = std::make_unique<VerbsRecvComm>(dev_, cfg, ctx_, p.peer);
+      RawGid peer_gid{};
+      if (p.in.link_layer == static_cast<uint16_t>(LinkLayer::kEthernet)) memcpy(peer_gid.data(), p.in.gid, 16);
+      const int port = PortFor(ports_, dev_, peer_gid, {}, cfg, "peer " + p.peer);
+      Result<VerbsDeviceCtx*> dev = OpenVerbsDevice(ports_[port]);
+      if (!dev.ok()) return dev.status();
+      p.comm = std::make_unique<VerbsRecvComm>(*dev, cfg, ctx_, p.peer);
       NCCLSCOPE_RETURN_IF_ERROR(p.comm->Create(VerbsRecvComm::kCtrlBytes));
       NCCLSCOPE_RETURN_IF_ERROR(p.comm->ConnectQps(p.in));
       p.comm->FillInfo(&p.out, 0);  // the size table is at the start of the control block
@@ -165,15 +211,16 @@ class VerbsListenComm final : public ListenComm {
   int fd_;
   uint32_t id_;
   std::string addr_;
-  VerbsDeviceCtx* dev_;
+  std::vector<VerbsNetDevice> ports_;  // the transport's, for subnet-aware routing
+  int dev_;                            // the port NCCL listens on
   NetContext* ctx_;
   std::vector<Pending> pending_;
 };
 
 class Connector final : public PendingConnect {
  public:
-  Connector(const VerbsHandlePayload& h, VerbsDeviceCtx* dev, NetContext* ctx)
-      : h_(h), peer_(SockAddrToString(h.addr)), dev_(dev), ctx_(ctx) {}
+  Connector(const VerbsHandlePayload& h, VerbsDeviceCtx* dev, const VerbsConfig& cfg, NetContext* ctx)
+      : h_(h), peer_(SockAddrToString(h.addr)), dev_(dev), cfg_(cfg), ctx_(ctx) {}
   ~Connector() override {
     if (fd_ >= 0) close(fd_);
   }
@@ -196,7 +243,7 @@ class Connector final : public PendingConnect {
       socklen_t len = sizeof(err);
       getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
       if (err != 0) return ConnectError(err);
-      comm_ = std::make_unique<VerbsSendComm>(dev_, VerbsConfig::Load(), ctx_, peer_);
+      comm_ = std::make_unique<VerbsSendComm>(dev_, cfg_, ctx_, peer_);
       NCCLSCOPE_RETURN_IF_ERROR(comm_->Create(VerbsSendComm::kCtrlBytes));
       comm_->FillInfo(&out_, 0);  // the FIFO is at the start of the control block
       out_.listener_id = h_.listener_id;
@@ -235,6 +282,7 @@ class Connector final : public PendingConnect {
   VerbsHandlePayload h_;
   std::string peer_;
   VerbsDeviceCtx* dev_;
+  VerbsConfig cfg_;
   NetContext* ctx_;
   int fd_ = -1;
   int stage_ = 0;
@@ -245,30 +293,51 @@ class Connector final : public PendingConnect {
 
 }  // namespace
 
-Status VerbsListen(const VerbsNetDevice& info, NetContext* ctx, void* handle, ListenComm** listen_comm) {
-  Result<VerbsDeviceCtx*> dev = OpenVerbsDevice(info);
-  if (!dev.ok()) return dev.status();
+Status VerbsListen(const std::vector<VerbsNetDevice>& ports, int dev, NetContext* ctx, void* handle,
+                   ListenComm** listen_comm) {
+  const VerbsNetDevice& info = ports[dev];
   Result<SockAddr> addr = ListenAddress(info);
   if (!addr.ok()) return addr.status();
+  VerbsHandlePayload payload{};
+  if (info.link_layer == LinkLayer::kEthernet) memcpy(payload.gid, info.gid.raw.data(), 16);
+  // Subnet-aware routing: a connector may reach only another of this host's ports, so the socket listens on
+  // all of them (the handshake still checks the listener id) and the handle lists their addresses.
+  SockAddr bind_addr = *addr;
+  int nalt = 0;
+  if (VerbsConfig::Load().subnet_aware && addr->sa.sa_family == AF_INET) {
+    bind_addr.in4.sin_addr.s_addr = htonl(INADDR_ANY);
+    for (const VerbsNetDevice& p : ports) {
+      const uint32_t a = GidIpv4(p.gid.raw);
+      const bool seen = a == addr->in4.sin_addr.s_addr ||
+                        std::find(payload.alt_addrs, payload.alt_addrs + nalt, a) != payload.alt_addrs + nalt;
+      if (p.link_layer == LinkLayer::kEthernet && a != 0 && !seen && nalt < kHandleAltAddrs) payload.alt_addrs[nalt++] = a;
+    }
+  }
   Result<int> fd = tcp::NewSocket(addr->sa.sa_family, "listen on " + info.device_name);
   if (!fd.ok()) return fd.status();
-  SockAddr a = *addr;
-  socklen_t len = tcp::SockAddrLen(a);
-  if (bind(*fd, &a.sa, len) != 0 || listen(*fd, 16384) != 0 || getsockname(*fd, &a.sa, &len) != 0) {
+  socklen_t len = tcp::SockAddrLen(bind_addr);
+  if (bind(*fd, &bind_addr.sa, len) != 0 || listen(*fd, 16384) != 0 || getsockname(*fd, &bind_addr.sa, &len) != 0) {
     int err = errno;
     close(*fd);
-    return SystemError("verbs listen on " + info.device_name + " (" + SockAddrToString(a) + ") failed: " +
+    return SystemError("verbs listen on " + info.device_name + " (" + SockAddrToString(bind_addr) + ") failed: " +
                        strerror(err));
   }
-  VerbsHandlePayload payload{};
+  Result<VerbsDeviceCtx*> opened = OpenVerbsDevice(info);
+  if (!opened.ok()) {
+    close(*fd);
+    return opened.status();
+  }
+  SockAddr a = *addr;
+  a.in4.sin_port = bind_addr.in4.sin_port;  // same offset in sockaddr_in6
   payload.addr = a;
   payload.listener_id = static_cast<uint32_t>(RandomU64());
   WriteHandle(handle, TransportKind::kVerbs, &payload, sizeof(payload));
-  *listen_comm = new VerbsListenComm(*fd, payload.listener_id, SockAddrToString(a), *dev, ctx);
+  *listen_comm = new VerbsListenComm(*fd, payload.listener_id, SockAddrToString(a), ports, dev, ctx);
   return Status::Ok();
 }
 
-Status VerbsConnect(const VerbsNetDevice& info, NetContext* ctx, void* handle, SendComm** send_comm) {
+Status VerbsConnect(const std::vector<VerbsNetDevice>& ports, int dev, NetContext* ctx, void* handle,
+                    SendComm** send_comm) {
   *send_comm = nullptr;
   HandleHeader hh;
   VerbsHandlePayload payload;
@@ -280,12 +349,26 @@ Status VerbsConnect(const VerbsNetDevice& info, NetContext* ctx, void* handle, S
     return SystemError("malformed verbs connect handle from " + from + " (address family " +
                        std::to_string(payload.addr.sa.sa_family) + ")");
   }
-  Result<VerbsDeviceCtx*> dev = OpenVerbsDevice(info);
-  if (!dev.ok()) return dev.status();
+  // Decided at the first call only: later ones step the pending connect.
   return StepConnect(
       handle,
       [&]() -> Result<std::unique_ptr<PendingConnect>> {
-        return std::unique_ptr<PendingConnect>(new Connector(payload, *dev, ctx));
+        const VerbsConfig cfg = VerbsConfig::Load();
+        RawGid peer_gid;
+        memcpy(peer_gid.data(), payload.gid, 16);
+        std::vector<uint32_t> addrs{payload.addr.in4.sin_addr.s_addr};  // the listener host's ports
+        for (uint32_t a : payload.alt_addrs) {
+          if (a != 0) addrs.push_back(a);
+        }
+        std::vector<RawGid> host_gids;
+        for (uint32_t a : addrs) host_gids.push_back(MappedGid(a));
+        const int port = PortFor(ports, dev, peer_gid, host_gids, cfg, from);
+        if (cfg.subnet_aware && payload.addr.sa.sa_family == AF_INET) {
+          payload.addr.in4.sin_addr.s_addr = ChooseListenerAddress(addrs, ports, cfg.subnet_prefix_len);
+        }
+        Result<VerbsDeviceCtx*> opened = OpenVerbsDevice(ports[port]);
+        if (!opened.ok()) return opened.status();
+        return std::unique_ptr<PendingConnect>(new Connector(payload, *opened, cfg, ctx));
       },
       send_comm);
 }

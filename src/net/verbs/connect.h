@@ -10,13 +10,19 @@
 #ifndef NCCLSCOPE_NET_VERBS_CONNECT_H_
 #define NCCLSCOPE_NET_VERBS_CONNECT_H_
 
+#include <vector>
+
 #include "net/transport.h"
 #include "net/verbs/discovery.h"
 
 namespace ncclscope::net::verbs {
 
-Status VerbsListen(const VerbsNetDevice& dev, NetContext* ctx, void* handle, ListenComm** listen_comm);
-Status VerbsConnect(const VerbsNetDevice& dev, NetContext* ctx, void* handle, SendComm** send_comm);
+// `ports` are the transport's (NCCL's device list), `dev` the one NCCL chose: subnet-aware routing
+// (subnet_route.h) may use another.
+Status VerbsListen(const std::vector<VerbsNetDevice>& ports, int dev, NetContext* ctx, void* handle,
+                   ListenComm** listen_comm);
+Status VerbsConnect(const std::vector<VerbsNetDevice>& ports, int dev, NetContext* ctx, void* handle,
+                    SendComm** send_comm);
 
 }  // namespace ncclscope::net::verbs
 

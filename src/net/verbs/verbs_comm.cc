@@ -27,6 +27,8 @@ VerbsConfig VerbsConfig::Load() {
   c.retry_cnt = static_cast<int>(p.Int(ParamId::kIbRetryCnt));
   c.sl = static_cast<int>(p.Int(ParamId::kIbSl));
   c.tc = static_cast<int>(p.Int(ParamId::kIbTc));
+  c.subnet_aware = p.Bool(ParamId::kIbSubnetAwareRouting);
+  c.subnet_prefix_len = static_cast<int>(p.Int(ParamId::kIbSubnetPrefixLen));
   return c;
 }
 

@@ -54,12 +54,19 @@ struct VerbsConfig {
   int retry_cnt = 7;           // RETRY_CNT
   int sl = 0;                  // SL
   int tc = 0;                  // TC; a v11 trafficClass overrides it
+  bool subnet_aware = false;   // SUBNET_AWARE_ROUTING (subnet_route.h)
+  int subnet_prefix_len = 24;  // SUBNET_PREFIX_LEN
   static VerbsConfig Load();
 };
 
+inline constexpr int kHandleAltAddrs = 3;
 struct VerbsHandlePayload {
-  tcp::SockAddr addr;
+  tcp::SockAddr addr;  // the listener's socket, on its port's own address
   uint32_t listener_id;
+  uint8_t gid[16];     // the listening port's RoCE GID (zero on IB): subnet_route.h
+  // With subnet-aware routing: the IPv4 addresses of the listener host's other RoCE ports (network order,
+  // 0 = none), where the same socket also listens, for a connector that cannot reach `addr`.
+  uint32_t alt_addrs[kHandleAltAddrs];
 };
 static_assert(sizeof(VerbsHandlePayload) <= kHandlePayloadBytes);
 

@@ -63,13 +63,13 @@ Status VerbsTransport::Open() {
 Status VerbsTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) {
   *listen_comm = nullptr;
   if (dev < 0 || dev >= device_count()) return InternalError("listen on unknown device " + std::to_string(dev));
-  return VerbsListen(devices_[dev], ctx, handle, listen_comm);
+  return VerbsListen(devices_, dev, ctx, handle, listen_comm);
 }
 
 Status VerbsTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) {
   *send_comm = nullptr;
   if (dev < 0 || dev >= device_count()) return InternalError("connect on unknown device " + std::to_string(dev));
-  return VerbsConnect(devices_[dev], ctx, handle, send_comm);
+  return VerbsConnect(devices_, dev, ctx, handle, send_comm);
 }
 
 }  // namespace ncclscope::net::verbs
