@@ -100,6 +100,18 @@ static Status GetPropertiesImpl(int dev, const NetProperties** props) {
   return Status::Ok();
 }
 
+static Status MakeVDeviceImpl(const int* devs, int n, int* vdev) {
+  Transport* t = Current();
+  if (t == nullptr) return NeedInit();
+  for (int i = 0; i < n; ++i) {
+    if (devs[i] < 0 || devs[i] >= t->device_count()) {
+      return InvalidArgument("makeVDevice: device " + std::to_string(devs[i]) + " of " +
+                             std::to_string(t->device_count()));
+    }
+  }
+  return t->MakeVDevice(devs, n, vdev);
+}
+
 static Status ListenImpl(NetContext* ctx, int dev, void* handle, void** listen_comm) {
   *listen_comm = nullptr;
   Transport* t = Current();
@@ -214,6 +226,16 @@ Status Devices(int* ndev) {
 Status GetProperties(int dev, const NetProperties** props) {
   Status s = GetPropertiesImpl(dev, props);
   if (Recorder* r = Recorder::Get()) RecordProperties(r, dev, s.ok() ? *props : nullptr, s);
+  return s;
+}
+
+Status MakeVDevice(const int* devs, int n, int* vdev) {
+  Status s = MakeVDeviceImpl(devs, n, vdev);
+  if (Recorder* r = Recorder::Get()) {
+    r->Write("net.makeVDevice", [&](record::Line& l) {
+      l.Int("ndevs", n).Int("vdev", s.ok() ? *vdev : -1).Int("status", int(s.code()));
+    });
+  }
   return s;
 }
 

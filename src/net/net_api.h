@@ -34,6 +34,8 @@ NetContext* LegacyContext();
 Status Devices(int* ndev);
 // Points at transport-owned storage that lives as long as the process (names stay valid for NCCL).
 Status GetProperties(int dev, const NetProperties** props);
+// NIC fusion (makeVDevice): a new device index after the existing ones, carrying `n` devices' traffic.
+Status MakeVDevice(const int* devs, int n, int* vdev);
 Status Listen(NetContext* ctx, int dev, void* handle, void** listen_comm);
 Status Connect(NetContext* ctx, int dev, void* handle, void** send_comm);
 Status Accept(void* listen_comm, void** recv_comm);

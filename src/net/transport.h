@@ -68,6 +68,9 @@ class Transport {
   virtual Status Open() = 0;
   virtual int device_count() const = 0;
   virtual const NetProperties& properties(int dev) const = 0;
+  // NIC fusion: appends a device that carries the traffic of `devs` (valid, n >= 1) and returns its index;
+  // device_count() grows by one. Called on NCCL's init thread before any listen or connect.
+  virtual Status MakeVDevice(const int* devs, int n, int* vdev) = 0;
   // Writes the handle (kHandleBytes) and returns a listen comm synchronously (never null on success).
   virtual Status Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) = 0;
   // Non-blocking: *send_comm = nullptr means "call again with the same handle".

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run_two_host_tier.sh BUILD_DIR — the two-host test tier (ctest test `rdma2_tier`, label rdma2): boots
 # TWO soft-RoCE guests (guest_vm.sh, one emulated CPU each, so both fit on a 2-core machine) joined by
-# one QEMU socket network (point-to-point UDP on two free local ports): host A has rxe0 on
-# 198.51.100.1/24, host B rxe0 on 198.51.100.2/24. One boot runs every two-host test
+# two QEMU socket networks (point-to-point UDP, two free local ports each), one virtio NIC per network
+# and guest: host A has rxe0 on 198.51.100.1/24 and rxe1 on 203.0.113.1/24, host B rxe0 on
+# 198.51.100.2/24 and rxe1 on 203.0.113.2/24. One boot runs every two-host test
 # registered with ncclscope_rdma2_test (rdma2_test.cmake; the list is BUILD_DIR/rdma2/manifest): in
 # each guest rdma2_driver.sh runs that side's commands in order, with a barrier between the guests
 # around each test and a per-test timeout.
@@ -41,18 +42,24 @@ export RDMA2_MANIFEST=$R/manifest
 used() { ss -Hlun "sport = :$1" | grep -q .; }
 pa_=$((20000 + RANDOM % 20000)); while used $pa_; do pa_=$((pa_ + 1)); done
 pb_=$((pa_ + 1)); while used $pb_; do pb_=$((pb_ + 1)); done
+pc_=$((pb_ + 1)); while used $pc_; do pc_=$((pc_ + 1)); done
+pd_=$((pc_ + 1)); while used $pd_; do pd_=$((pd_ + 1)); done
 
-# guest SIDE NET IP MAC: boots one guest running the driver for SIDE, in the background.
+# guest SIDE NET IP MAC NET2 IP2 MAC2: boots one guest running the driver for SIDE, in the background.
 guest() {
-  (cd "$build" && RXE_VM_NET=$2 RXE_VM_IP=$3 RXE_VM_MAC=$4 RXE_VM_PIDFILE=$R/qemu.$1.pid \
+  (cd "$build" && RXE_VM_NET=$2 RXE_VM_IP=$3 RXE_VM_MAC=$4 RXE_VM_NET2=$5 RXE_VM_IP2=$6 RXE_VM_MAC2=$7 \
+    RXE_VM_PIDFILE=$R/qemu.$1.pid \
     "$here/guest_vm.sh" "$here/rdma2_driver.sh" "$1" "$build/rdma2" "$R" > "$R/guest-$1.log" 2>&1)
 }
 # Guests outlive a killed runner (ctest's timeout) otherwise.
 trap 'for f in "$R"/qemu.?.pid; do [ -s "$f" ] && kill -CONT "$(cat "$f")" && kill "$(cat "$f")"; done 2>/dev/null' EXIT
-echo "rdma2_tier: booting two soft-RoCE guests (A 198.51.100.1, B 198.51.100.2; UDP 127.0.0.1:$pa_ <-> :$pb_)"
+echo "rdma2_tier: booting two soft-RoCE guests on two links (rxe0: A 198.51.100.1, B 198.51.100.2 over UDP" \
+  "127.0.0.1:$pa_ <-> :$pb_; rxe1: A 203.0.113.1, B 203.0.113.2 over :$pc_ <-> :$pd_)"
 t0=$(date +%s)
-guest a "udp=127.0.0.1:$pb_,localaddr=127.0.0.1:$pa_" 198.51.100.1 52:54:00:12:34:01 & pa=$!
-guest b "udp=127.0.0.1:$pa_,localaddr=127.0.0.1:$pb_" 198.51.100.2 52:54:00:12:34:02 & pb=$!
+guest a "udp=127.0.0.1:$pb_,localaddr=127.0.0.1:$pa_" 198.51.100.1 52:54:00:12:34:01 \
+  "udp=127.0.0.1:$pd_,localaddr=127.0.0.1:$pc_" 203.0.113.1 52:54:00:12:35:01 & pa=$!
+guest b "udp=127.0.0.1:$pa_,localaddr=127.0.0.1:$pb_" 198.51.100.2 52:54:00:12:34:02 \
+  "udp=127.0.0.1:$pc_,localaddr=127.0.0.1:$pd_" 203.0.113.2 52:54:00:12:35:02 & pb=$!
 
 # While the guests run: serve freeze requests (sim_ranks.sh --freeze-self).
 while kill -0 $pa 2>/dev/null || kill -0 $pb 2>/dev/null; do

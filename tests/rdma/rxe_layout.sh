@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rxe_layout.sh LAYOUT DEAD_IP -- CMD [ARG…]  (in a two-host guest, root)
 # Makes this guest a direct-connect host with two RoCE ports, runs CMD, and puts the guest back as it
-# was (rxe0 alone on its link to the other host). The second port sits on a dummy netdev with
+# was (rxe0 and rxe1 on their links to the other host). The second port sits on a dummy netdev with
 # DEAD_IP/24: a link to a host that is not there, on a subnet of its own. LAYOUT says which port
 # is on the real link:
 #   link-first   rxe0 on the link, rxe1 on the dummy
@@ -10,7 +10,8 @@
 set -uo pipefail
 [ $# -ge 4 ] && [ "$3" = -- ] || { echo "usage: $0 link-first|link-second DEAD_IP -- CMD [ARG…]" >&2; exit 2; }
 layout=$1 dead_ip=$2; shift 3
-link=$(rdma link show rxe0/1 | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+netdev_of() { rdma link show "$1/1" 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p'; }
+link=$(netdev_of rxe0) link2=$(netdev_of rxe1)
 [ -n "$link" ] || { echo "rxe_layout: no rxe0 in this guest" >&2; exit 2; }
 
 wait_gids() {  # every named device has its IPv4-mapped (RoCE v2) GID, or 5 s passed
@@ -27,7 +28,7 @@ ports() {  # port NAME NETDEV…, in order: rxe0 first, so it is also the first 
   rdma link add rxe0 type rxe netdev "$1" && { [ -z "${2:-}" ] || rdma link add rxe1 type rxe netdev "$2"; }
 }
 restore() {
-  ports "$link"; ip link del deadend0 2>/dev/null; wait_gids rxe0
+  ports "$link" $link2; ip link del deadend0 2>/dev/null; wait_gids rxe0 ${link2:+rxe1}
 }
 
 ip link add deadend0 type dummy && ip addr add "$dead_ip/24" dev deadend0 && ip link set deadend0 up || exit 2

@@ -13,8 +13,8 @@
 #                      seconds (run_two_host_tier.sh watches RDMA2_RESULTS/freeze.SIDE), and waits for it
 #   --netdev-down A    A seconds after the start, takes down the netdev under this guest's rxe0 (its only link
 #                      to the other host) and brings it back up once the ranks have ended
-#   --nic-traffic R=NIC rank R's per-NIC byte counters (its node_exporter textfile, written at its last
-#                      finalize) show traffic on NIC and on no other NIC; R = all: every rank
+#   --nic-traffic R=NIC[+NIC…] rank R's per-NIC byte counters (its node_exporter textfile, written at its
+#                      last finalize) show traffic on each NIC named and on no other; R = all: every rank
 # Exits 0 when every check holds.
 set -uo pipefail
 declare -A expect=() loghas=() within=() nictraffic=()
@@ -77,21 +77,15 @@ for r in ${ranks//,/ }; do
     echo "FAIL: rank $r took ${took[$r]} s, more than ${within[$r]} s"; ok=1
   fi
 done
-# nic_bytes R: "NIC BYTES" per NIC from rank R's textfile, bytes sent plus received.
-nic_bytes() {
-  cat "$out/metrics$1"/*.prom 2>/dev/null | awk '
-    /^ncclscope_nic_(sent|received)_bytes_total\{/ {
-      if (match($0, /nic="[^"]*"/)) { nic = substr($0, RSTART + 5, RLENGTH - 6); bytes[nic] += $NF }
-    }
-    END { for (n in bytes) printf "%s %d\n", n, bytes[n] }' | sort
-}
 for r in ${ranks//,/ }; do
   want=${nictraffic[$r]:-${nictraffic[all]:-}}
   [ -n "$want" ] || continue
-  counts=$(nic_bytes "$r")
+  counts=$("$(dirname "$0")/nic_bytes.sh" "$out/metrics$r")
   echo "=== rank $r: bytes per NIC: $(echo $counts) ==="
-  echo "$counts" | awk -v want="$want" '$1 == want && $2 > 0 { hit = 1 } $1 != want && $2 > 0 { other = 1 }
-    END { exit !(hit && !other) }' || { echo "FAIL: rank $r's traffic is not all on $want"; ok=1; }
+  echo "$counts" | awk -v want="$want" 'BEGIN { n = split(want, w, "+"); for (i in w) named[w[i]] = 1 }
+    $2 > 0 { if ($1 in named) hit[$1] = 1; else other = 1 }
+    END { for (i in w) if (!(w[i] in hit)) exit 1; exit other }' ||
+    { echo "FAIL: rank $r's traffic is not on exactly $want"; ok=1; }
 done
 if [ -n "${loghas[any]:-}" ] && ! grep -qE "${loghas[any]}" $(for r in ${ranks//,/ }; do echo "$out/rank$r.log"; done); then
   echo "FAIL: no rank's log matches /${loghas[any]}/"; ok=1

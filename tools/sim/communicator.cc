@@ -4,9 +4,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "logger.h"
@@ -161,9 +163,29 @@ bool Communicator::Init(const CommConfig& cfg, std::string* error) {
              std::to_string(type) + ")";
     return false;
   }
+  if (cfg.fuse_nics) {
+    // NCCL makes its virtual devices once per process; every communicator then uses them.
+    static std::mutex fuse_mu;
+    static int fused_dev = -1;
+    std::lock_guard<std::mutex> lock(fuse_mu);
+    if (fused_dev < 0) {
+      std::vector<int> all(static_cast<size_t>(std::min(ndev, 8)));
+      for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+      if (ndev < 2 || net_->MakeVDevice(all, &fused_dev) != NCCLSCOPE_SUCCESS) {
+        *error = std::string("--fuse-nics: net plugin ") + net_->Name() + " cannot fuse its " + std::to_string(ndev) +
+                 " device(s)";
+        return false;
+      }
+    }
+    net_dev_ = fused_dev;
+    if (net_->GetProperties(net_dev_, &dev_name, &type, &max_recvs, &speed) != NCCLSCOPE_SUCCESS) {
+      *error = "--fuse-nics: getProperties of the fused device " + std::to_string(net_dev_) + " failed";
+      return false;
+    }
+  }
   SIM_INFO(NCCLSCOPE_SUBSYS_INIT | NCCLSCOPE_SUBSYS_NET,
-           "comm 0x%016lx rank %d nranks %d: NET/%s (%s) dev 0 '%s' %d Mbps, %d channels", cfg.comm_hash, cfg.rank,
-           cfg.nranks, net_->Name(), net_->symbol.c_str(), dev_name.c_str(), speed, cfg.channels);
+           "comm 0x%016lx rank %d nranks %d: NET/%s (%s) dev %d '%s' %d Mbps, %d channels", cfg.comm_hash, cfg.rank,
+           cfg.nranks, net_->Name(), net_->symbol.c_str(), net_dev_, dev_name.c_str(), speed, cfg.channels);
 
   // The profiler loads after the net plugin, before the proxy threads start.
   std::string reason;
@@ -190,7 +212,7 @@ bool Communicator::Init(const CommConfig& cfg, std::string* error) {
   std::string svc_err;
   RunOnService([&] {
     for (int c = 0; c < cfg.channels && svc_err.empty(); ++c) {
-      ncclscope_result_t lr = net_->Listen(net_ctx_, 0, &handles[c * NCCLSCOPE_NET_HANDLE_MAXSIZE], &links_[c].listen_comm);
+      ncclscope_result_t lr = net_->Listen(net_ctx_, net_dev_, &handles[c * NCCLSCOPE_NET_HANDLE_MAXSIZE], &links_[c].listen_comm);
       if (lr != NCCLSCOPE_SUCCESS || links_[c].listen_comm == nullptr) svc_err = "listen failed on channel " + std::to_string(c);
     }
   });
@@ -222,7 +244,7 @@ bool Communicator::Init(const CommConfig& cfg, std::string* error) {
         Link& l = links_[c];
         if (l.send_comm == nullptr) {
           std::string& h = connect_handles[c];
-          if (net_->Connect(net_ctx_, 0, h.data(), &l.send_comm) != NCCLSCOPE_SUCCESS) {
+          if (net_->Connect(net_ctx_, net_dev_, h.data(), &l.send_comm) != NCCLSCOPE_SUCCESS) {
             svc_err = "connect to rank " + std::to_string(next_) + " failed";
             return;
           }

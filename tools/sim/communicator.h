@@ -46,6 +46,9 @@ struct CommConfig {
   // when built with NET_PROFILER=1 (one per QP per request, Q QPs per request spread over D devices).
   int ib_devices = 0;  // 0: off
   int ib_qps = 1;
+  // --fuse-nics: fuse every device of the net plugin into one (makeVDevice, once per process, as NCCL's
+  // topology does with NCCL_NET_FORCE_MERGE) and connect through it instead of device 0.
+  bool fuse_nics = false;
 };
 
 inline constexpr int kMaxIbQps = 8;  // NCCL's MAX_QPS_PER_REQ
@@ -109,6 +112,7 @@ class Communicator {
   BootstrapClient boot_;
   NetApi* net_ = nullptr;
   void* net_ctx_ = nullptr;
+  int net_dev_ = 0;  // the device every connection uses: 0, or the fused one (--fuse-nics)
   bool net_inited_ = false;
   ProfilerApi* prof_ = nullptr;
   void* prof_ctx_ = nullptr;

@@ -58,6 +58,7 @@ const char* Usage() {
   return "usage: ncclscope-sim [--ranks N] [--comms C] [--ops allreduce,allgather,reducescatter,broadcast,sendrecv|all]\n"
          "         [--sizes MIN:MAX] [--factor F] [--iters I] [--warmup W] [--channels K] [--step-bytes B]\n"
          "         [--abi 2.28|2.30] [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
+         "         [--fuse-nics]\n"
          "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--timeout S] [--expect-hang]\n"
          "         [--net-max-version 8..12] [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
          "         [--ib-events DEVICES:QPS]\n"
@@ -89,6 +90,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
       return true;
     }
     if (a == "--json") { o->json = true; continue; }
+    if (a == "--fuse-nics") { o->fuse_nics = true; continue; }
     if (a == "--expect-hang") { o->expect_hang = true; continue; }
     bool takes_value = false;
     for (const char* name : kTakesValue) takes_value |= a == name;

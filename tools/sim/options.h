@@ -38,6 +38,7 @@ struct Options {
   int compare_profiler = 0;  // on/off alternations per size, 0 = off
   int ib_devices = 0;        // --ib-events DEVICES:QPS (0: off)
   int ib_qps = 1;
+  bool fuse_nics = false;    // --fuse-nics: one virtual device of every net device (makeVDevice)
   int rank = -1;             // one rank per invocation (with --root)
   std::string root;          // rendezvous host:port
   std::vector<std::string> argv;  // for re-exec by the launcher

@@ -115,6 +115,22 @@ ncclscope_result_t NetApi::GetProperties(int dev, std::string* name, int* type, 
   }
 }
 
+ncclscope_result_t NetApi::MakeVDevice(const std::vector<int>& devs, int* vdev) {
+  auto make = [&](auto* t, auto props) -> ncclscope_result_t {
+    if (t->makeVDevice == nullptr) return NCCLSCOPE_INVALID_USAGE;
+    props.ndevs = static_cast<int>(devs.size());
+    for (size_t i = 0; i < devs.size(); ++i) props.devs[i] = devs[i];
+    return t->makeVDevice(vdev, &props);
+  };
+  switch (version) {
+    case 8: return NCCLSCOPE_INVALID_USAGE;
+    case 9: return make(As<ncclscope_net_v9_t>(table), ncclscope_net_vdevice_props_v9_t{});
+    case 10: return make(As<ncclscope_net_v10_t>(table), ncclscope_net_vdevice_props_v9_t{});
+    case 11: return make(As<ncclscope_net_v11_t>(table), ncclscope_net_vdevice_props_v9_t{});
+    default: return make(As<ncclscope_net_v12_t>(table), ncclscope_net_vdevice_props_v12_t{});
+  }
+}
+
 ncclscope_result_t NetApi::Listen(void* ctx, int dev, void* handle, void** lc) {
   switch (version) {
     case 8: return As<ncclscope_net_v8_t>(table)->listen(dev, handle, lc);

@@ -42,6 +42,8 @@ class NetApi {
   ncclscope_result_t Devices(int* n);
   // Fills the fields the sim uses; returns the device type through *type.
   ncclscope_result_t GetProperties(int dev, std::string* name, int* type, int* max_recvs, int* speed);
+  // NIC fusion as NCCL's topology code does it (v9+; NCCLSCOPE_INVALID_USAGE before v9 or without it).
+  ncclscope_result_t MakeVDevice(const std::vector<int>& devs, int* vdev);
   ncclscope_result_t Listen(void* ctx, int dev, void* handle, void** listen_comm);
   ncclscope_result_t Connect(void* ctx, int dev, void* handle, void** send_comm);
   ncclscope_result_t Accept(void* listen_comm, void** recv_comm);

@@ -231,6 +231,7 @@ int RunRank(const Options& o, int rank, const std::string& rendezvous) {
     cfg.step_bytes = o.step_bytes;
     cfg.graph_captured = o.graph_replay > 0;
     cfg.ib_devices = o.ib_devices;
+    cfg.fuse_nics = o.fuse_nics;
     cfg.ib_qps = o.ib_qps;
     auto comm = std::make_unique<Communicator>();
     if (!comm->Init(cfg, &err)) {

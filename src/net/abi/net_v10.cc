@@ -40,5 +40,5 @@ extern "C" __attribute__((visibility("default"))) const ncclscope_net_v10_t nccl
     ncclscope::net::abi::shared::CloseListen,
     nullptr,  // getDeviceMr: no device offload
     nullptr,  // irecvConsumed: no device offload
-    nullptr,  // makeVDevice: no NIC fusion
+    ncclscope::net::abi::shared::MakeVDeviceV9,
 };

@@ -48,7 +48,7 @@ extern "C" __attribute__((visibility("default"))) const ncclscope_net_v12_t nccl
     ncclscope::net::abi::shared::CloseListen,
     nullptr,  // getDeviceMr: no device offload
     nullptr,  // irecvConsumed: no device offload
-    nullptr,  // makeVDevice: no NIC fusion
+    ncclscope::net::abi::shared::MakeVDeviceV12,
     ncclscope::net::abi::shared::Finalize,
     ncclscope::net::abi::shared::SetNetAttr,
 };

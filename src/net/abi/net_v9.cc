@@ -1,4 +1,4 @@
-// ncclNetPlugin_v9 (NCCL 2.24+): sizes become size_t, makeVDevice appears (NULL: no NIC fusion); still no
+// ncclNetPlugin_v9 (NCCL 2.24+): sizes become size_t, makeVDevice appears (NIC fusion); still no
 // profiler callback and no finalize. Translates only; shared slots are in shared_entry_points.cc.
 #include "net/abi/adapter_common.h"
 #include "net/abi/shared_entry_points.h"
@@ -41,5 +41,5 @@ extern "C" __attribute__((visibility("default"))) const ncclscope_net_v9_t ncclN
     ncclscope::net::abi::shared::CloseListen,
     nullptr,  // getDeviceMr: no device offload
     nullptr,  // irecvConsumed: no device offload
-    nullptr,  // makeVDevice: no NIC fusion
+    ncclscope::net::abi::shared::MakeVDeviceV9,
 };

@@ -34,6 +34,26 @@ ncclscope_result_t CloseSend(void* c) { return NetGate("net.closeSend", [&] { re
 ncclscope_result_t CloseRecv(void* c) { return NetGate("net.closeRecv", [&] { return net::CloseRecv(c); }); }
 ncclscope_result_t CloseListen(void* c) { return NetGate("net.closeListen", [&] { return net::CloseListen(c); }); }
 
+namespace {
+template <class VProps, int K>
+ncclscope_result_t MakeVDevice(int* d, VProps* props) {
+  return NetGate("net.makeVDevice", [&] {
+    if (props == nullptr || props->ndevs < 1 || props->ndevs > K) {
+      return InvalidArgument("makeVDevice: " + std::to_string(props == nullptr ? -1 : props->ndevs) +
+                             " devices (1 to " + std::to_string(K) + " for this table version)");
+    }
+    return net::MakeVDevice(props->devs, props->ndevs, d);
+  });
+}
+}  // namespace
+
+ncclscope_result_t MakeVDeviceV9(int* d, ncclscope_net_vdevice_props_v9_t* props) {
+  return MakeVDevice<ncclscope_net_vdevice_props_v9_t, NCCLSCOPE_NET_MAX_DEVS_PER_NIC_V9>(d, props);
+}
+ncclscope_result_t MakeVDeviceV12(int* d, ncclscope_net_vdevice_props_v12_t* props) {
+  return MakeVDevice<ncclscope_net_vdevice_props_v12_t, NCCLSCOPE_NET_MAX_DEVS_PER_NIC_V12>(d, props);
+}
+
 ncclscope_result_t LegacyInit(int abi_version, ncclscope_logger_t log, ncclscope_profiler_callback_t prof) {
   SetNcclLogger(log);
   const std::string entry = "ncclNetPlugin_v" + std::to_string(abi_version) + ".init";

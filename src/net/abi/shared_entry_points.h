@@ -22,6 +22,9 @@ ncclscope_result_t Test(void* req, int* done, int* sizes);
 ncclscope_result_t CloseSend(void* c);
 ncclscope_result_t CloseRecv(void* c);
 ncclscope_result_t CloseListen(void* c);
+// makeVDevice (v9+): NIC fusion; v9-v11 pass up to 4 devices, v12 up to 8.
+ncclscope_result_t MakeVDeviceV9(int* d, ncclscope_net_vdevice_props_v9_t* props);
+ncclscope_result_t MakeVDeviceV12(int* d, ncclscope_net_vdevice_props_v12_t* props);
 
 // v8-v10: init once per load (prof is NULL before v10), no ctx; listen and connect use the process-wide
 // legacy context. v9 and v10 share their properties struct.

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "common/log.h"
@@ -13,6 +14,7 @@
 #include "net/handle.h"
 #include "net/tcp/recv_comm.h"
 #include "net/tcp/send_comm.h"
+#include "net/vdevice.h"
 
 namespace ncclscope::net::tcp {
 namespace {
@@ -250,6 +252,29 @@ Status TcpTransport::Open() {
   // Open() runs at init, serialised by NCCL's net mutex; data-path threads never read these vectors.
   ifaces_ = std::move(ifaces);
   props_ = std::move(props);
+  const std::vector<std::vector<int>> fused = std::move(fused_);
+  fused_.clear();
+  for (const std::vector<int>& m : fused) {
+    if (*std::max_element(m.begin(), m.end()) < static_cast<int>(props_.size())) AppendFused(m);
+  }
+  return Status::Ok();
+}
+
+void TcpTransport::AppendFused(const std::vector<int>& members) {
+  std::vector<const NetProperties*> props;
+  for (int d : members) props.push_back(&props_[d]);
+  NetProperties p = FusedProperties(props, members.data(), static_cast<int>(members.size()),
+                                    props_[members[0]].speed_mbps);
+  ifaces_.push_back(ifaces_[members[0]]);
+  props_.push_back(std::move(p));
+  fused_.push_back(members);
+}
+
+Status TcpTransport::MakeVDevice(const int* devs, int n, int* vdev) {
+  AppendFused(std::vector<int>(devs, devs + n));
+  *vdev = device_count() - 1;
+  NCCLSCOPE_INFO(subsys::kNet, "ncclscope TCP: fused device %d (%s) carries its traffic over %s only",
+                 *vdev, props_.back().name.c_str(), ifaces_.back().name.c_str());
   return Status::Ok();
 }
 

@@ -22,12 +22,18 @@ class TcpTransport final : public Transport {
   const NetProperties& properties(int dev) const override { return props_[dev]; }
   Status Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) override;
   Status Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) override;
+  // A fused device runs over its first member's interface (the TCP transport does not split traffic
+  // across interfaces); its speed is that member's. Kept across Open() (NCCL makes vNICs once).
+  Status MakeVDevice(const int* devs, int n, int* vdev) override;
 
   const std::vector<Interface>& interfaces() const { return ifaces_; }
 
  private:
-  std::vector<Interface> ifaces_;
+  void AppendFused(const std::vector<int>& members);
+
+  std::vector<Interface> ifaces_;  // one per device; a fused device's is its first member's
   std::vector<NetProperties> props_;
+  std::vector<std::vector<int>> fused_;  // members of each fused device, in creation order
 };
 
 // The process-wide TCP transport (devices are discovered again by every Open()).

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "common/log.h"
@@ -17,6 +18,7 @@
 #include "net/handle.h"
 #include "net/tcp/interfaces.h"
 #include "net/tcp/socket_util.h"
+#include "net/verbs/fused_comm.h"
 #include "net/verbs/gid_select.h"
 #include "net/verbs/recv_comm.h"
 #include "net/verbs/send_comm.h"
@@ -117,8 +119,9 @@ int PortFor(const std::vector<VerbsNetDevice>& ports, int dev, const RawGid& pee
 
 class VerbsListenComm final : public ListenComm {
  public:
-  VerbsListenComm(int fd, uint32_t id, std::string addr, std::vector<VerbsNetDevice> ports, int dev, NetContext* ctx)
-      : fd_(fd), id_(id), addr_(std::move(addr)), ports_(std::move(ports)), dev_(dev), ctx_(ctx) {}
+  VerbsListenComm(int fd, uint32_t id, std::string addr, std::vector<VerbsNetDevice> ports, std::vector<int> members,
+                  NetContext* ctx)
+      : fd_(fd), id_(id), addr_(std::move(addr)), ports_(std::move(ports)), members_(std::move(members)), ctx_(ctx) {}
   ~VerbsListenComm() override {
     close(fd_);
     for (Pending& p : pending_) {
@@ -152,6 +155,7 @@ class VerbsListenComm final : public ListenComm {
       if (s.ok() && err == 0 && !p.done) continue;
       std::unique_ptr<VerbsRecvComm> comm = std::move(p.comm);
       int fd = p.fd;
+      const ConnInfo in = p.in;
       pending_.erase(pending_.begin() + static_cast<long>(i));
       if (!s.ok() || err != 0) {
         close(fd);
@@ -160,8 +164,12 @@ class VerbsListenComm final : public ListenComm {
         continue;
       }
       comm->AdoptSocket(fd);
-      *recv_comm = comm.release();
-      return Status::Ok();
+      if (in.fuse_count <= 1) {
+        *recv_comm = comm.release();
+        return Status::Ok();
+      }
+      if ((*recv_comm = Gather(in, std::move(comm))) != nullptr) return Status::Ok();
+      --i;
     }
     return Status::Ok();
   }
@@ -185,9 +193,16 @@ class VerbsListenComm final : public ListenComm {
       VerbsConfig cfg = VerbsConfig::Load();
       cfg.qps_per_connection = p.in.nqps;  // the connector's choices rule the connection
       cfg.split_data = p.in.split_data != 0;
+      if (p.in.fuse_count < 1 || p.in.fuse_count > kMaxDevsPerVNic || p.in.fuse_index >= p.in.fuse_count) {
+        return SystemError("malformed verbs handshake from peer " + p.peer + " (fused member " +
+                           std::to_string(p.in.fuse_index) + " of " + std::to_string(p.in.fuse_count) + ")");
+      }
       RawGid peer_gid{};
       if (p.in.link_layer == static_cast<uint16_t>(LinkLayer::kEthernet)) memcpy(peer_gid.data(), p.in.gid, 16);
-      const int port = PortFor(ports_, dev_, peer_gid, {}, cfg, "peer " + p.peer);
+      // A fused connection pairs the connector's member k with ours k (mod our count); otherwise NCCL's
+      // port, or the one subnet-aware routing picks.
+      const int port = p.in.fuse_count > 1 ? members_[p.in.fuse_index % members_.size()]
+                                           : PortFor(ports_, members_[0], peer_gid, {}, cfg, "peer " + p.peer);
       Result<VerbsDeviceCtx*> dev = OpenVerbsDevice(ports_[port]);
       if (!dev.ok()) return dev.status();
       p.comm = std::make_unique<VerbsRecvComm>(*dev, cfg, ctx_, p.peer);
@@ -208,19 +223,46 @@ class VerbsListenComm final : public ListenComm {
     return Status::Ok();
   }
 
+  // Keeps one member of a fused connection until all have arrived; then the fused comm.
+  RecvComm* Gather(const ConnInfo& in, std::unique_ptr<VerbsRecvComm> comm) {
+    auto it = std::find_if(fusing_.begin(), fusing_.end(), [&](const Fusing& f) { return f.id == in.fuse_id; });
+    if (it == fusing_.end()) {
+      fusing_.emplace_back();
+      it = fusing_.end() - 1;
+      it->id = in.fuse_id;
+      it->members.resize(in.fuse_count);
+    }
+    it->members[in.fuse_index] = std::move(comm);
+    if (!std::all_of(it->members.begin(), it->members.end(), [](const auto& m) { return m != nullptr; })) {
+      return nullptr;
+    }
+    std::vector<VerbsRecvComm*> members;
+    for (auto& m : it->members) members.push_back(m.release());
+    fusing_.erase(it);
+    return new FusedRecvComm(std::move(members));
+  }
+
+  struct Fusing {
+    uint32_t id = 0;
+    std::vector<std::unique_ptr<VerbsRecvComm>> members;
+  };
+
   int fd_;
   uint32_t id_;
   std::string addr_;
   std::vector<VerbsNetDevice> ports_;  // the transport's, for subnet-aware routing
-  int dev_;                            // the port NCCL listens on
+  std::vector<int> members_;           // the ports of the device NCCL listens on (several: fused)
   NetContext* ctx_;
   std::vector<Pending> pending_;
+  std::vector<Fusing> fusing_;
 };
 
 class Connector final : public PendingConnect {
  public:
-  Connector(const VerbsHandlePayload& h, VerbsDeviceCtx* dev, const VerbsConfig& cfg, NetContext* ctx)
-      : h_(h), peer_(SockAddrToString(h.addr)), dev_(dev), cfg_(cfg), ctx_(ctx) {}
+  Connector(const VerbsHandlePayload& h, VerbsDeviceCtx* dev, const VerbsConfig& cfg, NetContext* ctx,
+            uint32_t fuse_id = 0, int fuse_index = 0, int fuse_count = 1)
+      : h_(h), peer_(SockAddrToString(h.addr)), dev_(dev), cfg_(cfg), ctx_(ctx), fuse_id_(fuse_id),
+        fuse_index_(fuse_index), fuse_count_(fuse_count) {}
   ~Connector() override {
     if (fd_ >= 0) close(fd_);
   }
@@ -247,6 +289,9 @@ class Connector final : public PendingConnect {
       NCCLSCOPE_RETURN_IF_ERROR(comm_->Create(VerbsSendComm::kCtrlBytes));
       comm_->FillInfo(&out_, 0);  // the FIFO is at the start of the control block
       out_.listener_id = h_.listener_id;
+      out_.fuse_id = fuse_id_;
+      out_.fuse_index = static_cast<uint16_t>(fuse_index_);
+      out_.fuse_count = static_cast<uint16_t>(fuse_count_);
       stage_ = 2;
     }
     if (stage_ == 2) {
@@ -284,6 +329,9 @@ class Connector final : public PendingConnect {
   VerbsDeviceCtx* dev_;
   VerbsConfig cfg_;
   NetContext* ctx_;
+  uint32_t fuse_id_;
+  int fuse_index_;
+  int fuse_count_;
   int fd_ = -1;
   int stage_ = 0;
   size_t moved_ = 0;
@@ -291,11 +339,41 @@ class Connector final : public PendingConnect {
   std::unique_ptr<VerbsSendComm> comm_;
 };
 
+// A fused device's connect: one Connector per member port, each its own socket and handshake with the
+// same listener, stepped together; the fused comm once all are connected.
+class FusedConnector final : public PendingConnect {
+ public:
+  FusedConnector(std::vector<std::unique_ptr<Connector>> parts, std::string peer)
+      : parts_(std::move(parts)), done_(parts_.size(), nullptr), peer_(std::move(peer)) {}
+  ~FusedConnector() override {
+    for (SendComm* c : done_) {
+      if (c != nullptr) c->Close();
+    }
+  }
+  std::string peer() const override { return peer_; }
+
+  Status Progress(SendComm** comm) override {
+    for (size_t k = 0; k < parts_.size(); ++k) {
+      if (done_[k] == nullptr) NCCLSCOPE_RETURN_IF_ERROR(parts_[k]->Progress(&done_[k]));
+    }
+    if (std::find(done_.begin(), done_.end(), nullptr) != done_.end()) return Status::Ok();
+    std::vector<VerbsSendComm*> members;
+    for (SendComm*& c : done_) members.push_back(static_cast<VerbsSendComm*>(std::exchange(c, nullptr)));
+    *comm = new FusedSendComm(std::move(members));
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<std::unique_ptr<Connector>> parts_;
+  std::vector<SendComm*> done_;
+  std::string peer_;
+};
+
 }  // namespace
 
-Status VerbsListen(const std::vector<VerbsNetDevice>& ports, int dev, NetContext* ctx, void* handle,
-                   ListenComm** listen_comm) {
-  const VerbsNetDevice& info = ports[dev];
+Status VerbsListen(const std::vector<VerbsNetDevice>& ports, const std::vector<int>& members, NetContext* ctx,
+                   void* handle, ListenComm** listen_comm) {
+  const VerbsNetDevice& info = ports[members[0]];
   Result<SockAddr> addr = ListenAddress(info);
   if (!addr.ok()) return addr.status();
   VerbsHandlePayload payload{};
@@ -332,12 +410,12 @@ Status VerbsListen(const std::vector<VerbsNetDevice>& ports, int dev, NetContext
   payload.addr = a;
   payload.listener_id = static_cast<uint32_t>(RandomU64());
   WriteHandle(handle, TransportKind::kVerbs, &payload, sizeof(payload));
-  *listen_comm = new VerbsListenComm(*fd, payload.listener_id, SockAddrToString(a), ports, dev, ctx);
+  *listen_comm = new VerbsListenComm(*fd, payload.listener_id, SockAddrToString(a), ports, members, ctx);
   return Status::Ok();
 }
 
-Status VerbsConnect(const std::vector<VerbsNetDevice>& ports, int dev, NetContext* ctx, void* handle,
-                    SendComm** send_comm) {
+Status VerbsConnect(const std::vector<VerbsNetDevice>& ports, const std::vector<int>& members, NetContext* ctx,
+                    void* handle, SendComm** send_comm) {
   *send_comm = nullptr;
   HandleHeader hh;
   VerbsHandlePayload payload;
@@ -362,7 +440,18 @@ Status VerbsConnect(const std::vector<VerbsNetDevice>& ports, int dev, NetContex
         }
         std::vector<RawGid> host_gids;
         for (uint32_t a : addrs) host_gids.push_back(MappedGid(a));
-        const int port = PortFor(ports, dev, peer_gid, host_gids, cfg, from);
+        if (members.size() > 1) {  // fused: member k to the listener's member k, no subnet override
+          const uint32_t fuse_id = static_cast<uint32_t>(RandomU64());
+          std::vector<std::unique_ptr<Connector>> parts;
+          for (size_t k = 0; k < members.size(); ++k) {
+            Result<VerbsDeviceCtx*> opened = OpenVerbsDevice(ports[members[k]]);
+            if (!opened.ok()) return opened.status();
+            parts.push_back(std::make_unique<Connector>(payload, *opened, cfg, ctx, fuse_id, static_cast<int>(k),
+                                                        static_cast<int>(members.size())));
+          }
+          return std::unique_ptr<PendingConnect>(new FusedConnector(std::move(parts), from));
+        }
+        const int port = PortFor(ports, members[0], peer_gid, host_gids, cfg, from);
         if (cfg.subnet_aware && payload.addr.sa.sa_family == AF_INET) {
           payload.addr.in4.sin_addr.s_addr = ChooseListenerAddress(addrs, ports, cfg.subnet_prefix_len);
         }

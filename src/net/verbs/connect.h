@@ -17,12 +17,13 @@
 
 namespace ncclscope::net::verbs {
 
-// `ports` are the transport's (NCCL's device list), `dev` the one NCCL chose: subnet-aware routing
-// (subnet_route.h) may use another.
-Status VerbsListen(const std::vector<VerbsNetDevice>& ports, int dev, NetContext* ctx, void* handle,
-                   ListenComm** listen_comm);
-Status VerbsConnect(const std::vector<VerbsNetDevice>& ports, int dev, NetContext* ctx, void* handle,
-                    SendComm** send_comm);
+// `ports` are the transport's physical ports, `members` those of the device NCCL chose: one port (which
+// subnet-aware routing, subnet_route.h, may replace), or a fused device's (fused_comm.h: one connection
+// per member, each its own handshake on the listener's socket, tagged with the fused connection's id).
+Status VerbsListen(const std::vector<VerbsNetDevice>& ports, const std::vector<int>& members, NetContext* ctx,
+                   void* handle, ListenComm** listen_comm);
+Status VerbsConnect(const std::vector<VerbsNetDevice>& ports, const std::vector<int>& members, NetContext* ctx,
+                    void* handle, SendComm** send_comm);
 
 }  // namespace ncclscope::net::verbs
 

@@ -52,6 +52,11 @@ Status VerbsSendComm::AwaitClearToSend() {
 }
 
 Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, void* phandle, Request** request) {
+  return IsendAt(data, size, tag, mhandle, phandle, 0, request);
+}
+
+Status VerbsSendComm::IsendAt(void* data, size_t size, int tag, void* mhandle, void* phandle, size_t remote_offset,
+                              Request** request) {
   *request = nullptr;
   NCCLSCOPE_RETURN_IF_ERROR(Healthy());
   const uint32_t seq = next_seq_;
@@ -74,7 +79,16 @@ Status VerbsSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
     }
   }
   if (idx < 0) return AwaitClearToSend();  // the oldest receive does not expect this tag (yet)
-  const CtsEntry& e = got[idx];
+  CtsEntry e = got[idx];
+  if (size > 0 && remote_offset > 0) {  // a fused device's share: written at its place in the receiver's buffer
+    if (remote_offset > e.size) {
+      return Fail("share at offset " + std::to_string(remote_offset) + " (tag " + std::to_string(tag) +
+                      ") is past the receiver's buffer of " + std::to_string(e.size) + " bytes: truncation",
+                  NetErrorKind::kTruncated);
+    }
+    e.addr += remote_offset;
+    e.size -= remote_offset;
+  }
   if (size > static_cast<size_t>(INT32_MAX)) {  // test() reports sizes as int; maxP2pBytes is 1 GiB
     return Fail("message of " + std::to_string(size) + " bytes (tag " + std::to_string(tag) +
                     ") exceeds the verbs transport's limit of 2 GiB - 1",

@@ -28,6 +28,10 @@ class VerbsSendComm final : public SendComm, public VerbsComm {
   Status DeregMr(void* mhandle) override;
   Status Close() override;
   Status Isend(void* data, size_t size, int tag, void* mhandle, void* phandle, Request** request) override;
+  // Isend whose bytes land `remote_offset` bytes into the receiver's buffer (a fused device's share,
+  // fused_comm.h); the receiver's test() reports `size` for it.
+  Status IsendAt(void* data, size_t size, int tag, void* mhandle, void* phandle, size_t remote_offset,
+                 Request** request);
 
  private:
   struct Req final : Request {

@@ -36,7 +36,7 @@ namespace ncclscope::net::verbs {
 
 inline constexpr int kMaxQps = 8;
 inline constexpr uint32_t kConnMagic = 0x56425343;  // "CSBV"
-inline constexpr uint16_t kConnVersion = 3;  // 2: ConnInfo.split_data; 3: CtsEntry.check
+inline constexpr uint16_t kConnVersion = 4;  // 2: ConnInfo.split_data; 3: CtsEntry.check; 4: ConnInfo.fuse_*
 // Our own NetPlugin type code: the profiler counts NCCL's IB events (0x10000) itself.
 inline constexpr int64_t kVerbsPluginId = NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS | 1;
 // A Test() that found nothing to do for this long checks the liveness socket (one non-blocking recv).
@@ -84,6 +84,11 @@ struct ConnInfo {
   uint32_t rkey;  // of `addr`: the sender's FIFO, or the receiver's size table
   uint32_t split_data;  // the connector's SPLIT_DATA_ON_QPS (it rules the connection, like nqps)
   uint64_t addr;
+  // A fused device's connection is one per member, each its own handshake on the listener's socket:
+  // the connector's random id for the whole, this member's index and the member count (1: not fused).
+  uint32_t fuse_id;
+  uint16_t fuse_index;
+  uint16_t fuse_count;
 };
 
 struct CtsEntry {

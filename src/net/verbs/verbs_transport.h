@@ -22,10 +22,17 @@ class VerbsTransport final : public Transport {
   const NetProperties& properties(int dev) const override { return props_[dev]; }
   Status Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) override;
   Status Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) override;
+  // A fused device splits every message across its members (fused_comm.h); its speed is their sum. Fused
+  // devices are kept across Open() (NCCL makes its vNICs once per process).
+  Status MakeVDevice(const int* devs, int n, int* vdev) override;
 
  private:
-  std::vector<NetProperties> props_;
-  std::vector<VerbsNetDevice> devices_;
+  void AppendFused(const std::vector<int>& members);
+  std::vector<int> Members(int dev) const;
+
+  std::vector<NetProperties> props_;  // the ports', then the fused devices'
+  std::vector<VerbsNetDevice> devices_;  // the ports
+  std::vector<std::vector<int>> fused_;  // members of each fused device
 };
 
 VerbsTransport& GetVerbsTransport();
