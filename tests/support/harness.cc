@@ -109,11 +109,11 @@ std::unique_ptr<PluginNet> OpenAndInit(int version, TableSource source, uint64_t
   return net;
 }
 
-int ConnectLoop(PluginNet& net, void* handle, void** sc, double timeout_s) {
+int ConnectLoop(PluginNet& net, void* handle, void** sc, double timeout_s, int dev) {
   double deadline = NowS() + timeout_s;
   *sc = nullptr;
   while (*sc == nullptr) {
-    int r = net.Connect(0, handle, sc);
+    int r = net.Connect(dev, handle, sc);
     if (r != 0) return r;
     if (NowS() > deadline) return -1;
     if (*sc == nullptr) usleep(100);

@@ -52,7 +52,7 @@ std::unique_ptr<PluginNet> OpenAndInit(int version, TableSource source, uint64_t
                                        ncclscope_profiler_callback_t prof = nullptr);
 
 // Child-side loops with deadlines. Return the plugin's result code, or -1 on deadline.
-int ConnectLoop(PluginNet& net, void* handle, void** sc, double timeout_s = 20);
+int ConnectLoop(PluginNet& net, void* handle, void** sc, double timeout_s = 20, int dev = 0);
 int AcceptLoop(PluginNet& net, void* lc, void** rc, double timeout_s = 20);
 // A pair's opening, receiving side: listen on device 0, hand the handle to the peer over `fd`, accept.
 bool ListenAndAccept(PluginNet& net, int fd, void** lc, void** rc);

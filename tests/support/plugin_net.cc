@@ -62,6 +62,17 @@ class Impl final : public PluginNet {
     }
     return 0;
   }
+  int MakeVDevice(const int* devs, int n, int* vdev) override {
+    if constexpr (V >= 9) {
+      if (t_->makeVDevice == nullptr) return NCCLSCOPE_INVALID_USAGE;
+      std::remove_pointer_t<decltype(Arg1(t_->makeVDevice))> props{};
+      props.ndevs = n;
+      for (int i = 0; i < n; ++i) props.devs[i] = devs[i];
+      return t_->makeVDevice(vdev, &props);
+    } else {
+      return NCCLSCOPE_INVALID_USAGE;
+    }
+  }
   int Listen(int dev, void* handle, void** lc) override {
     if constexpr (V >= 11) return t_->listen(ctx_, dev, handle, lc);
     else return t_->listen(dev, handle, lc);

@@ -37,6 +37,8 @@ class PluginNet {
   virtual int Finalize() = 0;
   virtual int Devices(int* n) = 0;
   virtual int Props(int dev, PropsView* out) = 0;
+  // makeVDevice (v9+); NCCLSCOPE_INVALID_USAGE below v9 or when the table has none.
+  virtual int MakeVDevice(const int* devs, int n, int* vdev) = 0;
   virtual int Listen(int dev, void* handle, void** lc) = 0;
   virtual int Connect(int dev, void* handle, void** sc) = 0;
   virtual int Accept(void* lc, void** rc) = 0;
