@@ -20,6 +20,7 @@ struct Block {
 ABSL_CONST_INIT absl::Mutex registry_mu(absl::kConstInit);
 // Never destroyed: counter pointers are held by comms that NCCL may close during process exit.
 std::vector<Block*>* registry ABSL_GUARDED_BY(registry_mu) = nullptr;
+std::vector<NicIdentity>* identities ABSL_GUARDED_BY(registry_mu) = nullptr;  // never freed, as the blocks
 
 NetStatsRow Copy(const Block& b) {
   NetStatsRow r;
@@ -69,10 +70,23 @@ NetCounters* NetCountersFor(const std::string& nic, uint64_t comm_id, bool nic_t
   return &b->counters;
 }
 
+void SetNicIdentity(const NicIdentity& id) {
+  absl::MutexLock lock(&registry_mu);
+  if (identities == nullptr) identities = new std::vector<NicIdentity>();
+  for (NicIdentity& known : *identities) {
+    if (known.nic == id.nic) {
+      known = id;
+      return;
+    }
+  }
+  identities->push_back(id);
+}
+
 NetStatsSnapshot SnapshotNetStats() {
   NetStatsSnapshot snap;
   snap.taken_ns = MonotonicNs();
   absl::MutexLock lock(&registry_mu);
+  if (identities != nullptr) snap.nics = *identities;
   if (registry == nullptr) return snap;
   for (const Block* b : *registry) {
     if (b->nic_total) snap.rows.push_back(Copy(*b));

@@ -76,10 +76,23 @@ struct NetStatsRow {
   std::array<uint64_t, kNetLatencyBuckets> latency_log2_ns{};
 };
 
+// Where a NIC sits in the fabric, as the transport describes it to NCCL (v12 railId/planeId from the
+// NCCL_IB_HCA syntax; -1 unknown) and, for a fused device, its members' names joined by '+'.
+struct NicIdentity {
+  std::string nic;
+  std::string transport;
+  int rail = -1;
+  int plane = -1;
+};
+
 struct NetStatsSnapshot {
   uint64_t taken_ns = 0;  // MonotonicNs() at the copy
   std::vector<NetStatsRow> rows;  // NIC totals first, then per-communicator rows
+  std::vector<NicIdentity> nics;  // every NIC a transport described, in the order it did
 };
+
+// Records (or updates) a NIC's identity; called when a transport opens, never on the data path.
+void SetNicIdentity(const NicIdentity& id);
 
 // The counter block of (nic, comm_id); `comm_id` 0 with nic_total = true is the NIC aggregate.
 // Communicator rows exist only for comm_id != 0 (net v11+). Never returns null.

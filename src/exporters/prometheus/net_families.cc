@@ -53,6 +53,16 @@ void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out) {
       if (!f->metric.empty()) out->push_back(std::move(*f));
     }
   }
+  // One info series per NIC a transport described: joins the counters above with the fabric's rails and
+  // planes (v12 railId/planeId from NCCL_IB_HCA; empty when not given).
+  auto info = prom::Family("ncclscope_nic_info", "A NIC of ncclscope's transports: rail and plane as NCCL sees them",
+                           MetricType::Gauge);
+  for (const NicIdentity& id : snap.nics) {
+    auto id_label = [](int v) { return v >= 0 ? std::to_string(v) : std::string(); };
+    prom::AddGauge(&info, 1,
+                   {{"nic", id.nic}, {"transport", id.transport}, {"rail", id_label(id.rail)}, {"plane", id_label(id.plane)}});
+  }
+  if (!info.metric.empty()) out->push_back(std::move(info));
 }
 
 }  // namespace ncclscope

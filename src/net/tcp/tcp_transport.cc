@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "common/random.h"
+#include "core/net_stats.h"
 #include "net/handle.h"
 #include "net/tcp/recv_comm.h"
 #include "net/tcp/send_comm.h"
@@ -252,6 +253,7 @@ Status TcpTransport::Open() {
   // Open() runs at init, serialised by NCCL's net mutex; data-path threads never read these vectors.
   ifaces_ = std::move(ifaces);
   props_ = std::move(props);
+  for (const NetProperties& p : props_) SetNicIdentity({p.name, "tcp", p.rail_id, p.plane_id});
   const std::vector<std::vector<int>> fused = std::move(fused_);
   fused_.clear();
   for (const std::vector<int>& m : fused) {

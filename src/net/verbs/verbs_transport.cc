@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "common/params.h"
+#include "core/net_stats.h"
 #include "net/verbs/connect.h"
 #include "net/verbs/discovery.h"
 #include "net/verbs/verbs_probe.h"
@@ -63,6 +64,7 @@ Status VerbsTransport::Open() {
   for (const std::vector<int>& m : fused) {
     if (*std::max_element(m.begin(), m.end()) < static_cast<int>(devices_.size())) AppendFused(m);
   }
+  for (const NetProperties& p : props_) SetNicIdentity({p.name, "verbs", p.rail_id, p.plane_id});
   NCCLSCOPE_INFO(subsys::kNet, "NCCLSCOPE_TRANSPORT=ib: %zu RDMA port(s), RC queue pairs with receiver-driven "
                  "clear-to-send", props_.size());
   return Status::Ok();
