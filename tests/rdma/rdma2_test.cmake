@@ -1,8 +1,8 @@
 # ncclscope_rdma2_test(NAME name HOST_A cmd [args…] HOST_B cmd [args…] [TIMEOUT s] [ENVIRONMENT VAR=value…]
 #                      [OPT_IN]):
 # registers a two-host test. It runs in the `rdma2_tier` ctest test (label rdma2,
-# tests/rdma/run_two_host_tier.sh), which boots two soft-RoCE guests on one QEMU socket network: host A
-# has rxe0 on 198.51.100.1/24, host B rxe0 on 198.51.100.2/24. HOST_A runs in A and HOST_B in B, started
+# tests/rdma/run_two_host_tier.sh), which boots two soft-RoCE guests on two QEMU socket networks: host A
+# has rxe0 on 198.51.100.1/24 and rxe1 on 203.0.113.1/24, host B .2 on each. HOST_A runs in A and HOST_B in B, started
 # together (a barrier between the guests), each killed with its process group after TIMEOUT seconds
 # (default 120); the test passes when both exit 0. The tests run in registration order, one at a time.
 # OPT_IN: not run by default, only when RDMA2_TESTS (a regex over the names) selects it (known to be flaky).

@@ -11,7 +11,7 @@
 #   --within R=S       rank R must have ended within S seconds of the start (a failure detected, not waited out)
 #   --freeze-self A:S  A seconds after the start, asks the host runner to SIGSTOP this guest's QEMU for S
 #                      seconds (run_two_host_tier.sh watches RDMA2_RESULTS/freeze.SIDE), and waits for it
-#   --netdev-down A    A seconds after the start, takes down the netdev under this guest's rxe0 (its only link
+#   --netdev-down A    A seconds after the start, takes down the netdev under this guest's rxe0 (the link
 #                      to the other host) and brings it back up once the ranks have ended
 #   --nic-traffic R=NIC[+NIC…] rank R's per-NIC byte counters (its node_exporter textfile, written at its
 #                      last finalize) show traffic on each NIC named and on no other; R = all: every rank
