@@ -15,44 +15,6 @@ FusedReq* FreeReq(FusedReq* reqs, int n) {
   return nullptr;
 }
 
-template <class Member>
-Status RegisterOnAll(const std::vector<Member*>& members, void* data, size_t size, int type, int fd, uint64_t off,
-                     void** mhandle) {
-  auto* f = new FusedMr;
-  for (size_t k = 0; k < members.size(); ++k) {
-    Status s = members[k]->RegMr(data, size, type, fd, off, &f->member[k]);
-    if (!s.ok()) {
-      for (size_t j = 0; j < k; ++j) members[j]->DeregMr(f->member[j]);
-      delete f;
-      return s;
-    }
-  }
-  *mhandle = f;
-  return Status::Ok();
-}
-
-template <class Member>
-Status DeregisterOnAll(const std::vector<Member*>& members, void* mhandle) {
-  auto* f = static_cast<FusedMr*>(mhandle);
-  Status first = Status::Ok();
-  for (size_t k = 0; k < members.size(); ++k) {
-    Status s = members[k]->DeregMr(f->member[k]);
-    if (first.ok()) first = s;
-  }
-  delete f;
-  return first;
-}
-
-template <class Member>
-Status CloseAll(const std::vector<Member*>& members) {
-  Status first = Status::Ok();
-  for (Member* m : members) {
-    Status s = m->Close();
-    if (first.ok()) first = s;
-  }
-  return first;
-}
-
 // Starts or resumes the member-by-member post of one message; false when no request is free.
 bool Begin(PendingPost* p, FusedReq* pool, int pool_size, const void* key, int nparts, int nbufs) {
   if (p->req != nullptr) return true;
@@ -61,6 +23,7 @@ bool Begin(PendingPost* p, FusedReq* pool, int pool_size, const void* key, int n
   *r = FusedReq{};
   r->nparts = nparts;
   r->nbufs = nbufs;
+  r->used = true;  // taken now: an iflush between two tries of this post must not get it
   *p = PendingPost{r, 0, key};
   return true;
 }
@@ -91,15 +54,6 @@ Status FusedReq::Test(int* done, int* out_sizes) {
   return Status::Ok();
 }
 
-Status FusedSendComm::RegMr(void* data, size_t size, int type, int fd, uint64_t off, void** mhandle) {
-  return RegisterOnAll(members_, data, size, type, fd, off, mhandle);
-}
-Status FusedSendComm::DeregMr(void* mhandle) { return DeregisterOnAll(members_, mhandle); }
-Status FusedSendComm::Close() {
-  Status s = CloseAll(members_);
-  delete this;
-  return s;
-}
 
 Status FusedSendComm::Isend(void* data, size_t size, int tag, void* mhandle, void* phandle, Request** request) {
   *request = nullptr;
@@ -122,21 +76,11 @@ Status FusedSendComm::Isend(void* data, size_t size, int tag, void* mhandle, voi
     r->part[k] = part;
     pending_.posted |= 1u << k;
   }
-  r->used = true;
   pending_ = PendingPost{};
   *request = r;
   return Status::Ok();
 }
 
-Status FusedRecvComm::RegMr(void* data, size_t size, int type, int fd, uint64_t off, void** mhandle) {
-  return RegisterOnAll(members_, data, size, type, fd, off, mhandle);
-}
-Status FusedRecvComm::DeregMr(void* mhandle) { return DeregisterOnAll(members_, mhandle); }
-Status FusedRecvComm::Close() {
-  Status s = CloseAll(members_);
-  delete this;
-  return s;
-}
 
 Status FusedRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* tags, void** mhandles,
                             void** phandles, bool optional_completion, Request** request) {
@@ -162,7 +106,6 @@ Status FusedRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* 
     r->part[k] = part;
     pending_.posted |= 1u << k;
   }
-  r->used = true;
   pending_ = PendingPost{};
   *request = r;
   return Status::Ok();

@@ -43,32 +43,66 @@ struct PendingPost {
   const void* key = nullptr;  // the first buffer: a retry must name the same message
 };
 
-class FusedSendComm final : public SendComm {
+// What both sides do to every member alike: registrations (one FusedMr per NCCL mhandle) and close.
+template <class Base, class Member>
+class FusedComm : public Base {
  public:
-  explicit FusedSendComm(std::vector<VerbsSendComm*> members) : members_(std::move(members)) {}
-  Status RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) override;
-  Status DeregMr(void* mhandle) override;
-  Status Close() override;
+  explicit FusedComm(std::vector<Member*> members) : members_(std::move(members)) {}
+  Status RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) override {
+    auto* f = new FusedMr;
+    for (size_t k = 0; k < members_.size(); ++k) {
+      Status s = members_[k]->RegMr(data, size, type, dmabuf_fd, offset, &f->member[k]);
+      if (!s.ok()) {
+        for (size_t j = 0; j < k; ++j) members_[j]->DeregMr(f->member[j]);
+        delete f;
+        return s;
+      }
+    }
+    *mhandle = f;
+    return Status::Ok();
+  }
+  Status DeregMr(void* mhandle) override {
+    auto* f = static_cast<FusedMr*>(mhandle);
+    Status first = Status::Ok();
+    for (size_t k = 0; k < members_.size(); ++k) {
+      Status s = members_[k]->DeregMr(f->member[k]);
+      if (first.ok()) first = s;
+    }
+    delete f;
+    return first;
+  }
+  Status Close() override {
+    Status first = Status::Ok();
+    for (Member* m : members_) {
+      Status s = m->Close();
+      if (first.ok()) first = s;
+    }
+    delete this;
+    return first;
+  }
+
+ protected:
+  std::vector<Member*> members_;
+};
+
+class FusedSendComm final : public FusedComm<SendComm, VerbsSendComm> {
+ public:
+  using FusedComm::FusedComm;
   Status Isend(void* data, size_t size, int tag, void* mhandle, void* phandle, Request** request) override;
 
  private:
-  std::vector<VerbsSendComm*> members_;
   FusedReq reqs_[VerbsSendComm::kSendReqs];
   PendingPost pending_;
 };
 
-class FusedRecvComm final : public RecvComm {
+class FusedRecvComm final : public FusedComm<RecvComm, VerbsRecvComm> {
  public:
-  explicit FusedRecvComm(std::vector<VerbsRecvComm*> members) : members_(std::move(members)) {}
-  Status RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) override;
-  Status DeregMr(void* mhandle) override;
-  Status Close() override;
+  using FusedComm::FusedComm;
   Status Irecv(int n, void** data, const size_t* sizes, const int* tags, void** mhandles, void** phandles,
                bool optional_completion, Request** request) override;
   Status Iflush(int n, void** data, const int* sizes, void** mhandles, Request** request) override;
 
  private:
-  std::vector<VerbsRecvComm*> members_;
   FusedReq reqs_[2 * kMaxRequests];  // receives and flushes
   PendingPost pending_;
 };
