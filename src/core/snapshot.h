@@ -44,6 +44,10 @@ struct OpRecord {
   TimingSource timing_source = TimingSource::kCpu;
   uint8_t type_size = 1;
   uint8_t is_send = 0;  // p2p direction
+  bool symmetric = false;  // v7: a symmetric-memory collective
+  uint64_t user_tag = 0;   // v7: the caller's tag (0 = untagged)
+  // v7 KernelPhase durations, the longest channel's, ns (saturating): initial_sync, compute, final_sync; 0 = none.
+  uint32_t phase_ns[3] = {0, 0, 0};
 };
 
 // One aggregate cell: communicator × kind/function × algorithm/protocol × power-of-two size class.
@@ -72,6 +76,13 @@ struct OpTotals {
   uint64_t last_seq = 0;
 };
 
+// v7: operations and bytes of one user tag (0 never appears: untagged operations are the totals' rest).
+struct TagTotals {
+  uint64_t tag = 0;
+  uint64_t ops = 0;
+  uint64_t bytes = 0;
+};
+
 struct CommSnapshot {
   uint64_t comm_hash = 0;
   std::string comm_name;
@@ -80,7 +91,7 @@ struct CommSnapshot {
   int nranks = 0;
   int nnodes = 0;
   int pid = 0;
-  std::string abi;  // "v4" | "v5" | "v6" | "neutral"
+  std::string abi;  // "v4" … "v7" | "neutral"
   uint64_t created_realtime_ns = 0;
   uint64_t snapshot_monotonic_ns = 0;
   bool finalized = false;
@@ -92,6 +103,8 @@ struct CommSnapshot {
   bool has_gpu_offset = false;
   std::vector<OpTotals> ops;
   std::vector<AggregateCell> aggregates;
+  std::vector<TagTotals> tags;  // v7: the first kMaxTagsPerComm tags seen, in first-seen order
+  TagTotals tags_other;         // v7: every later tag, folded (tag 0)
   int fr_depth = 0;
   uint64_t fr_overwritten = 0;
   std::vector<OpRecord> completed;  // oldest first

@@ -19,7 +19,7 @@ static_assert(sizeof(kDropNames) / sizeof(kDropNames[0]) == static_cast<size_t>(
 
 constexpr const char* kEventNames[] = {"Group",   "Coll",     "P2p",    "ProxyOp",      "ProxyStep", "ProxyCtrl",
                                        "KernelCh", "NetPlugin", "GroupApi", "CollApi",    "P2pApi",    "KernelLaunch",
-                                       "CeColl",  "CeSync",   "CeBatch", "Unknown"};
+                                       "CeColl",  "CeSync",   "CeBatch", "KernelPhase", "Unknown"};
 static_assert(sizeof(kEventNames) / sizeof(kEventNames[0]) == static_cast<size_t>(EventType::kCount));
 
 bool IsOpType(EventType t) { return t == EventType::kColl || t == EventType::kP2p; }
@@ -79,6 +79,8 @@ void* CommContext::Start(const EventDesc& d) {
       return StartOp(d);
     case EventType::kKernelCh:
       return StartKernelCh(d);
+    case EventType::kKernelPhase:
+      return StartKernelPhase(d);
     case EventType::kProxyOp:
       if (d.parent != nullptr && !events_pool_.Contains(HandleSlot(d.parent))) {
         CountDrop(Drop::kForeignParent);  // never dereference a pointer we did not hand out
@@ -155,6 +157,9 @@ void* CommContext::StartOp(const EventDesc& d) {
   op->is_send.Set(is_send);
   op->op_state.Set(static_cast<uint8_t>(OpState::kEnqueued));
   op->kernel_mode.Set(kernel_mode);
+  op->symmetric.Set(d.symmetric);
+  op->user_tag.Set(d.user_tag);
+  for (auto& p : op->phase_ns) p.Set(0);
   const int votes = Votes(*op);
   op->remaining.store(votes, std::memory_order_relaxed);
   op->state.store(Op::kInFlight, std::memory_order_release);
@@ -214,19 +219,30 @@ void* CommContext::StartChild(const EventDesc& d, EventSlot* parent) {
   return EncodeHandle(s, s->gen.load(std::memory_order_relaxed));
 }
 
+// The live op slot behind `handle`, which must be an op's (kernel-tagged or not: `kernel` says which).
+static EventSlot* LiveOpSlot(const FixedPool<EventSlot>& pool, void* handle, bool kernel, Drop* why) {
+  if (handle == nullptr) {
+    *why = Drop::kStaleParent;
+    return nullptr;
+  }
+  EventSlot* p = HandleSlot(handle);
+  if (!pool.Contains(p)) {  // PXN: a pointer of another process; never dereference it
+    *why = Drop::kForeignParent;
+    return nullptr;
+  }
+  if (HandleIsKernel(handle) != kernel || p->state.load(std::memory_order_acquire) == 0 ||
+      p->gen.load(std::memory_order_acquire) % 16 != HandleGen(handle) || !IsOpType(p->type) || p->op == nullptr) {
+    *why = Drop::kStaleParent;
+    return nullptr;
+  }
+  return p;
+}
+
 void* CommContext::StartKernelCh(const EventDesc& d) {
-  if (d.parent == nullptr) {
-    CountDrop(Drop::kStaleParent);
-    return nullptr;
-  }
-  EventSlot* p = HandleSlot(d.parent);
-  if (!events_pool_.Contains(p)) {  // PXN: a pointer of another process; never dereference it
-    CountDrop(Drop::kForeignParent);
-    return nullptr;
-  }
-  if (HandleIsKernel(d.parent) || p->state.load(std::memory_order_acquire) == 0 ||
-      p->gen.load(std::memory_order_acquire) % 16 != HandleGen(d.parent) || !IsOpType(p->type) || p->op == nullptr) {
-    CountDrop(Drop::kStaleParent);
+  Drop why;
+  EventSlot* p = LiveOpSlot(events_pool_, d.parent, /*kernel=*/false, &why);
+  if (p == nullptr) {
+    CountDrop(why);
     return nullptr;
   }
   Op* op = p->op;
@@ -249,6 +265,55 @@ void* CommContext::StartKernelCh(const EventDesc& d) {
   }
   if (d.has_ptimer && d.ptimer != 0) op->gpu_start.Min(d.ptimer);
   return EncodeHandle(p, HandleGen(d.parent), /*kernel=*/true, own_ref);
+}
+
+// KernelPhase (v7): NCCL starts it under a live KernelCh and stops it just before that KernelCh stops, so
+// the op is alive throughout; the child slot holds one reference on the op's slot all the same.
+void* CommContext::StartKernelPhase(const EventDesc& d) {
+  Drop why;
+  EventSlot* p = LiveOpSlot(events_pool_, d.parent, /*kernel=*/true, &why);
+  if (p == nullptr || d.phase < 0 || d.phase >= kKernelPhases) {
+    CountDrop(p == nullptr ? why : Drop::kUnknownType);
+    return nullptr;
+  }
+  int32_t r = p->refs.load(std::memory_order_relaxed);
+  while (r > 0 && !p->refs.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel)) {
+  }
+  if (r <= 0) {
+    CountDrop(Drop::kStaleParent);
+    return nullptr;
+  }
+  EventSlot* s = events_pool_.Allocate();
+  if (s == nullptr) {
+    Release(p);
+    CountDrop(Drop::kEventPoolFull);
+    return nullptr;
+  }
+  s->type = EventType::kKernelPhase;
+  s->is_send = false;
+  s->net_dir = 0;
+  s->net_dev = static_cast<uint8_t>(d.phase);
+  s->parent = p;
+  s->op = p->op;
+  s->owner = this;
+  s->start_ns = d.has_ptimer ? d.ptimer : 0;
+  s->net_bytes = 0;
+  s->refs.store(1, std::memory_order_release);
+  return EncodeHandle(s, s->gen.load(std::memory_order_relaxed));
+}
+
+void CommContext::CountTag(uint64_t tag, uint64_t bytes) {
+  for (TagCell& c : tags_) {
+    uint64_t cur = c.tag.load(std::memory_order_acquire);
+    if (cur == 0 && c.tag.compare_exchange_strong(cur, tag, std::memory_order_acq_rel)) cur = tag;
+    if (cur == tag) {
+      c.ops.Add(1);
+      c.bytes.Add(bytes);
+      return;
+    }
+  }
+  tags_other_ops_.Add(1);
+  tags_other_bytes_.Add(bytes);
 }
 
 // The smallest host-minus-GPU time seen: the GPU timer's epoch on the host clock, give or take the launch delay.
@@ -343,6 +408,12 @@ void CommContext::Record(void* handle, const StateUpdate& u) {
     if (u.state == kStateKernelChStop && u.has_args && u.value != 0) op->gpu_end.Max(u.value);
     return;
   }
+  if (s->type == EventType::kKernelPhase && u.state == kStateKernelPhaseStop && u.has_args && op != nullptr &&
+      s->start_ns != 0 && u.value > s->start_ns) {
+    const uint64_t ns = u.value - s->start_ns;
+    op->phase_ns[s->net_dev].Max(static_cast<uint32_t>(std::min<uint64_t>(ns, UINT32_MAX)));
+    return;
+  }
   if (s->type == EventType::kProxyStep && u.state == kStateProxyStepRecvFlushWait && u.has_args &&
       s->net_dir == kNetDirRecv && s->net_qps.load(std::memory_order_acquire) != 0) {
     RecordStepReceived(s, u.value);
@@ -377,6 +448,7 @@ void CommContext::Complete(Op* op, uint64_t now) {
   const auto bus = static_cast<uint64_t>(static_cast<double>(rec.bytes) * BusBwFactor(rec.func, info_.nranks));
   agg_.Record(rec.kind, rec.func, rec.algo, rec.proto, rec.bytes, bus, rec.duration_ns,
               rec.timing_source != TimingSource::kCpu);
+  if (rec.user_tag != 0) CountTag(rec.user_tag, rec.bytes);
   fr_.Append(rec);
   op->state.store(Op::kDone, std::memory_order_release);
 }
@@ -412,6 +484,9 @@ OpRecord CommContext::ReadOp(const Op& op, uint64_t now_ns) const {
   r.state = static_cast<OpState>(op.op_state.Get());
   r.type_size = op.type_size.Get();
   r.is_send = op.is_send.Get();
+  r.symmetric = op.symmetric.Get() != 0;
+  r.user_tag = op.user_tag.Get();
+  for (int i = 0; i < kKernelPhases; ++i) r.phase_ns[i] = op.phase_ns[i].Get();
   if (r.state != OpState::kCompleted && r.start_ns != 0 && now_ns > r.start_ns) r.duration_ns = now_ns - r.start_ns;
   return r;
 }
@@ -458,6 +533,11 @@ void CommContext::Fill(CommSnapshot* out) const {
     }
   }
   out->aggregates = agg_.Snapshot();
+  for (const TagCell& c : tags_) {
+    const uint64_t tag = c.tag.load(std::memory_order_acquire);
+    if (tag != 0) out->tags.push_back({tag, c.ops.Get(), c.bytes.Get()});
+  }
+  out->tags_other = {0, tags_other_ops_.Get(), tags_other_bytes_.Get()};
   out->fr_depth = fr_.depth();
   out->fr_overwritten = fr_.overwritten();
   out->completed = fr_.Snapshot();

@@ -55,6 +55,9 @@ struct CommInfo {
   std::string abi = "neutral";
 };
 
+// v7 user tags kept apart per communicator; later ones are folded into one counted bucket.
+inline constexpr int kMaxTagsPerComm = 16;
+
 struct ContextConfig {
   uint32_t event_pool = 2048;
   uint32_t op_pool = 512;
@@ -92,6 +95,12 @@ class CommContext final : public CommSource {
  private:
   void* StartOp(const EventDesc& d);
   void* StartKernelCh(const EventDesc& d);
+  // v7 KernelPhase under a live KernelCh handle: a child slot holding a reference on the op's slot.
+  void* StartKernelPhase(const EventDesc& d);
+  // The op slot a KernelCh handle names, if that op is still live (counts the drop otherwise).
+  EventSlot* LiveKernelParent(void* parent_handle);
+  // v7: counts a completed op under its tag (bounded table, lock-free; later tags fold into tags_other_).
+  void CountTag(uint64_t tag, uint64_t bytes);
   void* StartChild(const EventDesc& d, EventSlot* parent);
   // NetPlugin: a child slot, plus NCCL IB QP accounting into the per-NIC counters (net_ib_accounting.cc).
   void* StartNetPlugin(const EventDesc& d, EventSlot* parent);
@@ -127,6 +136,12 @@ class CommContext final : public CommSource {
   RelaxedAtomic<uint64_t> last_seq_[2][static_cast<int>(Func::kCount)];
   RelaxedAtomic<uint64_t> op_count_[2][static_cast<int>(Func::kCount)];
   RelaxedAtomic<uint64_t> op_bytes_[2][static_cast<int>(Func::kCount)];
+  struct TagCell {
+    std::atomic<uint64_t> tag{0};  // 0: free; claimed once by CAS, never released
+    RelaxedAtomic<uint64_t> ops, bytes;
+  };
+  TagCell tags_[kMaxTagsPerComm];
+  RelaxedAtomic<uint64_t> tags_other_ops_, tags_other_bytes_;
   alignas(64) std::atomic<uint64_t> arrival_{0};
   alignas(64) std::atomic<uint64_t> drops_[static_cast<int>(Drop::kCount)] = {};
   std::atomic<uint64_t> events_[static_cast<int>(EventType::kCount)] = {};

@@ -24,6 +24,7 @@ enum class EventType : uint8_t {
   kCeColl,
   kCeSync,
   kCeBatch,
+  kKernelPhase,  // v7: one barrier phase of a kernel channel, child of KernelCh
   kUnknown,
   kCount
 };
@@ -43,6 +44,8 @@ inline constexpr int kMaskProxyOp = 0x8;
 inline constexpr int kMaskProxyStep = 0x10;
 inline constexpr int kMaskKernelCh = 0x40;
 inline constexpr int kMaskNetPlugin = 0x80;
+inline constexpr int kMaskKernelPhase = 0x8000;  // v7
+inline constexpr int kMaskAll = 0xffff;          // every bit NCCL defines (v7)
 // Always on: Coll and P2p name every operation (function, sequence, bytes, algorithm) and KernelCh
 // gives its GPU start/end and completion, which the flight recorder and stall watch need to tell an
 // enqueued operation from one whose kernel is running. ProxyOp/ProxyStep (network steps) cost ~3
@@ -56,7 +59,10 @@ inline constexpr int kStateProxyCtrlAppendEnd = 18;
 inline constexpr int kStateProxyOpInProgress = 19;
 inline constexpr int kStateNetPluginUpdate = 21;
 inline constexpr int kStateKernelChStop = 22;
-inline constexpr int kStateMaxKnown = 30;
+inline constexpr int kStateKernelPhaseStop = 31;  // v7: stop time (GPU timer) in the kernelCh state argument
+inline constexpr int kStateMaxKnown = 31;
+// v7 KernelPhase ids: time spent waiting for peers (symmetric kernels only), computing, and in the final barrier.
+inline constexpr int kKernelPhases = 3;
 
 // Where a NetPlugin event came from, decoded by the ABI layer from its plugin id (type bits) and descriptor.
 enum class NetSource : uint8_t {
@@ -86,6 +92,9 @@ struct EventDesc {
   int nchannels = 0;
   const char* algo = nullptr;
   const char* proto = nullptr;
+  uint64_t user_tag = 0;  // v7: the caller's tag (0 = untagged), on CollApi/P2pApi/Coll/P2p/CeColl
+  bool symmetric = false; // v7: a symmetric-memory collective (its initial_sync phase is the wait for peers)
+  int phase = -1;         // v7 KernelPhase: 0 initial_sync, 1 compute, 2 final_sync
   // ProxyOp
   int pid = 0;
   int channel = 0;

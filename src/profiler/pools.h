@@ -28,7 +28,9 @@ struct alignas(64) Op {
   RelaxedAtomic<int32_t> peer_or_root;
   RelaxedAtomic<uint32_t> steps_total, steps_done;
   RelaxedAtomic<uint16_t> channels, kernel_started, kernel_extra_done, proxy_ops_started, proxy_ops_done;
-  RelaxedAtomic<uint8_t> kind, func, algo, proto, type_size, is_send, op_state, kernel_mode;
+  RelaxedAtomic<uint8_t> kind, func, algo, proto, type_size, is_send, op_state, kernel_mode, symmetric;
+  RelaxedAtomic<uint64_t> user_tag;                  // v7
+  RelaxedAtomic<uint32_t> phase_ns[kKernelPhases];  // v7: per phase, the longest channel's duration
   static constexpr uint32_t kFree = 0, kInFlight = 1, kDone = 2;
 };
 
@@ -41,11 +43,12 @@ struct alignas(64) EventSlot {
   EventType type = EventType::kUnknown;
   bool is_send = false;
   uint8_t net_dir = 0;          // ProxyOp and descendants: kNetDirSend / kNetDirRecv, 0 when unknown
-  uint8_t net_dev = 0xff;       // NetPlugin (NCCL IB): the QP's device index, kNoNetDev when not counted
+  uint8_t net_dev = 0xff;       // NetPlugin (NCCL IB): the QP's device index, kNoNetDev when not counted;
+                                // KernelPhase: the phase id
   EventSlot* parent = nullptr;  // holds one reference on it
   Op* op = nullptr;             // Coll/P2p: owned; descendants: borrowed through the parent chain
   CommContext* owner = nullptr;
-  uint64_t start_ns = 0;
+  uint64_t start_ns = 0;        // KernelPhase: its GPU start time
   uint64_t net_bytes = 0;       // NetPlugin (NCCL IB, send): the QP's bytes, counted at stop
   // ProxyStep: the IB QP events started under it, in post order (count in bits 56-63, device of QP i in bits
   // 6i..6i+5 for the first kStepQpSlots). NetPlugin: this QP's ordinal within its step.

@@ -1,4 +1,4 @@
-// Replays NCCL-shaped event sequences through the BUILT library's exported ncclProfiler_v4/v5/v6
+// Replays NCCL-shaped event sequences through the BUILT library's exported ncclProfiler_v4/v5/v6/v7
 // tables (dlopen + dlsym, as NCCL does) and checks the communicator dump that finalize writes:
 // counts, bytes, last sequence numbers, GPU durations and bus bandwidth against hand-computed
 // nccl-tests figures, flight-recorder contents and drop counters, with every quirk of nccl-abi.md §7.
@@ -378,6 +378,7 @@ void RunScenario(const char* symbol, const char* abi) {
 
 TEST(ProfilerReplay, V5) { RunScenario<ncclscope_profiler_v5_t, ncclscope_profiler_descr_v5_t>("ncclProfiler_v5", "v5"); }
 TEST(ProfilerReplay, V6) { RunScenario<ncclscope_profiler_v6_t, ncclscope_profiler_descr_v6_t>("ncclProfiler_v6", "v6"); }
+TEST(ProfilerReplay, V7) { RunScenario<ncclscope_profiler_v7_t, ncclscope_profiler_descr_v7_t>("ncclProfiler_v7", "v7"); }
 TEST(ProfilerReplay, V4) { RunScenario<ncclscope_profiler_v4_t, ncclscope_profiler_descr_v4_t>("ncclProfiler_v4", "v4"); }
 
 // No NCCLSCOPE_DUMP_DIR: no file at all.

@@ -71,10 +71,10 @@ Communicator::~Communicator() { Destroy(false); }
 
 const char* Communicator::profiler_desc() const { return prof_ ? prof_->Name() : "none"; }
 
-void* Communicator::StartEvent(const ncclscope_profiler_descr_v6_t& d) {
+void* Communicator::StartEvent(const ncclscope_profiler_descr_v6_t& d, uint64_t tag) {
   if (prof_ == nullptr) return nullptr;
   void* h = nullptr;
-  prof_->StartEvent(prof_ctx_, &h, d);
+  prof_->StartEvent(prof_ctx_, &h, d, tag);
   return h;
 }
 void Communicator::StopEvent(void* h) {
@@ -309,7 +309,7 @@ void Communicator::EmitHostCallbackEvents(OpState* op, uint64_t seq, bool replay
         d.p2p.peer = i == 0 ? next_ : prev_;
         d.p2p.nChannels = static_cast<uint8_t>(cfg_.channels);
         d.p2p.parentGroup = op->group_ev;
-        op->task_ev[i] = StartEvent(d);
+        op->task_ev[i] = StartEvent(d, op->tag);
         StopEvent(op->task_ev[i]);
       }
     }
@@ -328,7 +328,7 @@ void Communicator::EmitHostCallbackEvents(OpState* op, uint64_t seq, bool replay
     d.coll.algo = "RING";
     d.coll.proto = "SIMPLE";
     d.coll.parentGroup = op->group_ev;
-    op->task_ev[0] = StartEvent(d);
+    op->task_ev[0] = StartEvent(d, op->tag);
   }
   (void)replay;
 }
@@ -353,6 +353,8 @@ bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int
   op->mask = mask;
   uint64_t seq = f == Func::kSendRecv ? 0 : seq_[static_cast<int>(f)]++;
   op->seq = seq;
+  op->tag = cfg_.tags > 0 ? 1 + ops_run_ % static_cast<uint64_t>(cfg_.tags) : 0;
+  ++ops_run_;
 
   // App thread: GroupApi (implicit group, or the sim's explicit group for Send+Recv), CollApi/P2pApi.
   bool grouped = f == Func::kSendRecv;
@@ -373,7 +375,7 @@ bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int
         d.p2pApi.datatype = "ncclFloat32";
         d.p2pApi.stream = stream_token;
         d.p2pApi.graphCaptured = cfg_.graph_captured;
-        op->api_ev[i] = StartEvent(d);
+        op->api_ev[i] = StartEvent(d, op->tag);
       }
       if (i == 0) Record(group_api, NCCLSCOPE_STATE_GROUP_START_API_STOP, nullptr);
       StopEvent(op->api_ev[i]);
@@ -387,7 +389,7 @@ bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int
       d.collApi.root = root;
       d.collApi.stream = stream_token;
       d.collApi.graphCaptured = cfg_.graph_captured;
-      op->api_ev[0] = StartEvent(d);
+      op->api_ev[0] = StartEvent(d, op->tag);
     }
     Record(group_api, NCCLSCOPE_STATE_GROUP_START_API_STOP, nullptr);
     StopEvent(op->api_ev[0]);

@@ -49,11 +49,13 @@ struct CommConfig {
   // --fuse-nics: fuse every device of the net plugin into one (makeVDevice, once per process, as NCCL's
   // topology does with NCCL_NET_FORCE_MERGE) and connect through it instead of device 0.
   bool fuse_nics = false;
+  int tags = 0;  // --tags N: operation k of this communicator carries v7 user tag 1 + k % N
 };
 
 inline constexpr int kMaxIbQps = 8;  // NCCL's MAX_QPS_PER_REQ
 
 struct OpState;
+struct ChannelState;
 struct IbQpEvents;
 
 class Communicator {
@@ -103,7 +105,8 @@ class Communicator {
   void* ProxyCtrlStart(ncclscope_profiler_state_t s, int appended);
   void ProxyCtrlState(void* h, ncclscope_profiler_state_t s, int appended);
   void ProxyCtrlStop(void* h);
-  void* StartEvent(const ncclscope_profiler_descr_v6_t& d);
+  void* StartEvent(const ncclscope_profiler_descr_v6_t& d, uint64_t tag = 0);
+  void EmitKernelPhases(const ChannelState& ch, int channel, int task, uint64_t end_gt);
   void StopEvent(void* h);
   void Record(void* h, ncclscope_profiler_state_t s, ncclscope_profiler_state_args_t* a);
   void EmitHostCallbackEvents(OpState* op, uint64_t seq, bool replay);
@@ -119,6 +122,7 @@ class Communicator {
   std::vector<Link> links_;
   int next_ = 0, prev_ = 0;
   uint64_t seq_[static_cast<int>(Func::kCount)] = {};
+  uint64_t ops_run_ = 0;  // operations of this communicator, for --tags
   int split_count_ = 0;
   std::unique_ptr<OpState> last_op_;
 

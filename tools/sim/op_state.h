@@ -57,6 +57,7 @@ struct ChannelState {
   void* recv_op_ev = nullptr;
   bool send_op_open = false, recv_op_open = false;
   void* kernel_ch_ev[2] = {};
+  uint64_t kernel_start_gt = 0, first_recv_gt = 0;  // GPU-timer stand-ins for the v7 KernelPhase events
   void Reset() {
     sends.clear();
     recvs.clear();
@@ -65,6 +66,7 @@ struct ChannelState {
     send_op_ev = recv_op_ev = nullptr;
     send_op_open = recv_op_open = false;
     kernel_ch_ev[0] = kernel_ch_ev[1] = nullptr;
+    kernel_start_gt = first_recv_gt = 0;
   }
 };
 
@@ -84,6 +86,7 @@ struct OpState {
   void* task_ev[2] = {};
   void* group_ev = nullptr;
   uint64_t seq = 0;
+  uint64_t tag = 0;  // v7 user tag (--tags)
   // Completion.
   std::mutex mu;
   std::condition_variable cv;

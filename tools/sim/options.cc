@@ -57,7 +57,7 @@ bool SplitRoot(const std::string& root, std::string* host, int* port, std::strin
 const char* Usage() {
   return "usage: ncclscope-sim [--ranks N] [--comms C] [--ops allreduce,allgather,reducescatter,broadcast,sendrecv|all]\n"
          "         [--sizes MIN:MAX] [--factor F] [--iters I] [--warmup W] [--channels K] [--step-bytes B]\n"
-         "         [--abi 2.28|2.30] [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
+         "         [--abi 2.28|2.30|2.31] [--tags N] [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
          "         [--fuse-nics]\n"
          "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--timeout S] [--expect-hang]\n"
          "         [--net-max-version 8..12] [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
@@ -80,7 +80,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
   if (const char* v = getenv("NCCL_PROFILER_PLUGIN")) o->profiler_plugin = v;
   for (int i = 0; i < argc; ++i) o->argv.push_back(argv[i]);
   static const char* const kTakesValue[] = {
-      "--ranks", "-n", "--comms", "--ops", "--sizes", "--factor", "--iters", "--warmup", "--channels",
+      "--ranks", "-n", "--comms", "--ops", "--sizes", "--factor", "--iters", "--warmup", "--channels", "--tags",
       "--step-bytes", "--abi", "--net-plugin", "--profiler-plugin", "--straggle", "--hang", "--kill", "--timeout",
       "--net-max-version", "--graph-replay", "--compare-profiler", "--rank", "--root", "--ib-events"};
   for (int i = 1; i < argc; ++i) {
@@ -116,6 +116,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
     else if (a == "--iters") ok = integer(&o->iters, 1, kIntMax);
     else if (a == "--warmup") ok = integer(&o->warmup, 0, kIntMax);
     else if (a == "--channels") ok = integer(&o->channels, 1, 64);  // MAXCHANNELS
+    else if (a == "--tags") ok = integer(&o->tags, 0, 1 << 20);    // v7 user tags 1..N, round-robin per op
     else if (a == "--factor") ok = integer(&o->factor, 2, kIntMax);
     else if (a == "--net-max-version") ok = integer(&o->net_max_version, 8, 12);
     else if (a == "--graph-replay") ok = integer(&o->graph_replay, 0, kIntMax);
@@ -154,7 +155,8 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
     } else if (a == "--abi") {
       if (v == "2.28") o->abi = NcclVersion::k2_28;
       else if (v == "2.30") o->abi = NcclVersion::k2_30;
-      else { ok = false; *error = BadValue(a, v, "want 2.28 or 2.30"); }
+      else if (v == "2.31") o->abi = NcclVersion::k2_31;
+      else { ok = false; *error = BadValue(a, v, "want 2.28, 2.30 or 2.31"); }
     } else if (a == "--sizes") {
       size_t c = v.find(':');
       std::string lo = c == std::string::npos ? v : v.substr(0, c), hi = c == std::string::npos ? v : v.substr(c + 1);

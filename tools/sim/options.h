@@ -38,7 +38,8 @@ struct Options {
   int compare_profiler = 0;  // on/off alternations per size, 0 = off
   int ib_devices = 0;        // --ib-events DEVICES:QPS (0: off)
   int ib_qps = 1;
-  bool fuse_nics = false;    // --fuse-nics: one virtual device of every net device (makeVDevice)
+  bool fuse_nics = false;
+  int tags = 0;              // --tags N: v7 user tags 1..N, one per operation in turn (0: untagged)    // --fuse-nics: one virtual device of every net device (makeVDevice)
   int rank = -1;             // one rank per invocation (with --root)
   std::string root;          // rendezvous host:port
   std::vector<std::string> argv;  // for re-exec by the launcher

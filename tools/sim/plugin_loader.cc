@@ -55,13 +55,14 @@ std::vector<std::string> PluginCandidates(const std::string& kind, const char* v
 
 std::vector<std::string> NetProbeOrder(NcclVersion v) {
   std::vector<std::string> out;
-  for (int i = v == NcclVersion::k2_30 ? 12 : 11; i >= 6; --i) out.push_back("ncclNetPlugin_v" + std::to_string(i));
+  for (int i = v == NcclVersion::k2_28 ? 11 : 12; i >= 6; --i) out.push_back("ncclNetPlugin_v" + std::to_string(i));
   return out;
 }
 
 std::vector<std::string> ProfilerProbeOrder(NcclVersion v) {
   std::vector<std::string> out;
-  for (int i = v == NcclVersion::k2_30 ? 6 : 5; i >= 1; --i) out.push_back("ncclProfiler_v" + std::to_string(i));
+  const int newest = v == NcclVersion::k2_31 ? 7 : v == NcclVersion::k2_30 ? 6 : 5;
+  for (int i = newest; i >= 1; --i) out.push_back("ncclProfiler_v" + std::to_string(i));
   return out;
 }
 
@@ -225,7 +226,23 @@ ncclscope_result_t ProfilerApi::Init(void** ctx, uint64_t hash, int* mask, const
   }
 }
 
-ncclscope_result_t ProfilerApi::StartEvent(void* ctx, void** handle, const ncclscope_profiler_descr_v6_t& d) {
+ncclscope_result_t ProfilerApi::StartEvent(void* ctx, void** handle, const ncclscope_profiler_descr_v6_t& d,
+                                           uint64_t tag) {
+  if (version >= 7) {
+    ncclscope_profiler_descr_v7_t v7;  // v6's arms at v6's offsets, then the tag where the arm has one
+    memset(&v7, 0, sizeof(v7));
+    static_assert(sizeof(d) < sizeof(v7));
+    memcpy(&v7, &d, sizeof(d));
+    switch (d.type) {
+      case NCCLSCOPE_PROFILE_COLL: v7.coll.userTag = tag; break;
+      case NCCLSCOPE_PROFILE_P2P: v7.p2p.userTag = tag; break;
+      case NCCLSCOPE_PROFILE_COLL_API: v7.collApi.userTag = tag; break;
+      case NCCLSCOPE_PROFILE_P2P_API: v7.p2pApi.userTag = tag; break;
+      case NCCLSCOPE_PROFILE_CE_COLL: v7.ceColl.userTag = tag; break;
+      default: break;
+    }
+    return As<ncclscope_profiler_v7_t>(table)->startEvent(ctx, handle, &v7);
+  }
   if (version == 6) {
     ncclscope_profiler_descr_v6_t copy = d;  // the plugin may not keep it; NCCL's lives on its stack too
     return As<ncclscope_profiler_v6_t>(table)->startEvent(ctx, handle, &copy);
@@ -280,6 +297,21 @@ ncclscope_result_t ProfilerApi::StartEvent(void* ctx, void** handle, const nccls
     default: break;
   }
   return As<ncclscope_profiler_v4_t>(table)->startEvent(ctx, handle, &v4);
+}
+
+ncclscope_result_t ProfilerApi::StartKernelPhase(void* ctx, void** handle, void* kernel_ch, int channel, int phase,
+                                                 uint64_t ptimer) {
+  static const char* const kNames[] = {"initial_sync", "compute", "final_sync"};
+  if (version < 7) return NCCLSCOPE_SUCCESS;
+  ncclscope_profiler_descr_v7_t v7;
+  memset(&v7, 0, sizeof(v7));
+  v7.type = NCCLSCOPE_PROFILE_KERNEL_PHASE;
+  v7.parentObj = kernel_ch;
+  v7.kernelPhase.channelId = static_cast<uint8_t>(channel);
+  v7.kernelPhase.phaseId = static_cast<uint8_t>(phase);
+  v7.kernelPhase.phaseName = kNames[phase];
+  v7.kernelPhase.pTimer = ptimer;
+  return As<ncclscope_profiler_v7_t>(table)->startEvent(ctx, handle, &v7);
 }
 
 ncclscope_result_t ProfilerApi::StopEvent(void* h) {

@@ -1,4 +1,4 @@
-// Loads NCCL net and profiler plugins exactly as NCCL 2.28 / 2.30 do (nccl-abi.md §1): the name rules
+// Loads NCCL net and profiler plugins exactly as NCCL 2.28 / 2.30 / 2.31 do (nccl-abi.md §1): the name rules
 // (NAME, libnccl-net-NAME.so, a path, lib*.so, none, STATIC_PLUGIN), the symbol probe order of the chosen
 // NCCL version, the profiler's fallback to the net library, per-communicator init (emulated once per load
 // for net v8–v10), reference counting, and dlclose after the last communicator.
@@ -19,7 +19,7 @@
 
 namespace ncclscope::sim {
 
-enum class NcclVersion { k2_28, k2_30 };
+enum class NcclVersion { k2_28, k2_30, k2_31 };
 
 // The dlopen candidates NCCL tries for one env value (`kind` is "net" or "profiler"). An empty list means
 // "none". The single entry "" means dlopen(NULL) (STATIC_PLUGIN).
@@ -74,7 +74,11 @@ class ProfilerApi {
                           int rank, ncclscope_logger_t log);
   // `d` is NCCL's newest descriptor; translated to the bound version (v4 drops API events: returns with
   // *handle untouched).
-  ncclscope_result_t StartEvent(void* ctx, void** handle, const ncclscope_profiler_descr_v6_t& d);
+  // `tag`: the v7 user tag of CollApi/P2pApi/Coll/P2p events (dropped below v7).
+  ncclscope_result_t StartEvent(void* ctx, void** handle, const ncclscope_profiler_descr_v6_t& d, uint64_t tag = 0);
+  // v7 KernelPhase under a KernelCh handle (a no-op below v7): phase 0 initial_sync, 1 compute, 2 final_sync.
+  ncclscope_result_t StartKernelPhase(void* ctx, void** handle, void* kernel_ch, int channel, int phase,
+                                      uint64_t ptimer);
   ncclscope_result_t StopEvent(void* handle);
   ncclscope_result_t RecordEventState(void* handle, ncclscope_profiler_state_t s, ncclscope_profiler_state_args_t* a);
   ncclscope_result_t Finalize(void* ctx);

@@ -166,6 +166,7 @@ void Communicator::ProgressOp(OpState* op) {
         auto d = Descr(kKernelCh, op->task_ev[t], 0);  // NCCL leaves rank unset (0)
         d.kernelCh.channelId = static_cast<uint8_t>(c);
         d.kernelCh.pTimer = GlobalTimer();
+        ch.kernel_start_gt = d.kernelCh.pTimer;
         ch.kernel_ch_ev[t] = StartEvent(d);
       }
     }
@@ -267,6 +268,7 @@ void Communicator::ProgressOp(OpState* op) {
           memcpy(st.dst, src, st.bytes);
         }
         StopEvent(ch.r_ph[slot].step_event);
+        if (ch.r_done == 0) ch.first_recv_gt = GlobalTimer();
         ++ch.r_done;
         progressed = true;
       }
@@ -349,11 +351,13 @@ void Communicator::ProgressOp(OpState* op) {
     if (op->func == Func::kReduceScatter) {
       memcpy(op->recv, op->scratch.data() + static_cast<size_t>(cfg_.rank) * op->count, op->count * es);
     }
-    for (auto& ch : op->chans) {
+    for (int c = 0; c < static_cast<int>(op->chans.size()); ++c) {
+      ChannelState& ch = op->chans[c];
       for (int t = 0; t < ntasks; ++t) {
         if (ch.kernel_ch_ev[t] == nullptr) continue;
         ncclscope_profiler_state_args_t a;
         a.kernelCh.pTimer = GlobalTimer();
+        if (mask & NCCLSCOPE_PROFILE_KERNEL_PHASE) EmitKernelPhases(ch, c, t, a.kernelCh.pTimer);
         Record(ch.kernel_ch_ev[t], NCCLSCOPE_STATE_KERNEL_CH_STOP, &a);
         StopEvent(ch.kernel_ch_ev[t]);
       }
@@ -367,4 +371,23 @@ void Communicator::ProgressOp(OpState* op) {
   op->cv.notify_all();
 }
 
+
+// NCCL 2.31 (v7): before a KernelCh stops, its channel's barrier phases, each started, stopped with state 31
+// (stop time in the kernelCh argument) and ended. The sim's stand-ins: initial_sync until the channel's first
+// data from its peer arrived (the wait for a late peer), compute until the end, and an empty final_sync.
+void Communicator::EmitKernelPhases(const ChannelState& ch, int channel, int task, uint64_t end_gt) {
+  if (prof_ == nullptr) return;
+  const uint64_t start = ch.kernel_start_gt != 0 ? ch.kernel_start_gt : end_gt;
+  const uint64_t first = ch.first_recv_gt != 0 ? std::max(start, ch.first_recv_gt) : start;
+  const uint64_t bounds[4] = {start, first, end_gt, end_gt};
+  for (int phase = 0; phase < 3; ++phase) {
+    void* h = nullptr;
+    prof_->StartKernelPhase(prof_ctx_, &h, ch.kernel_ch_ev[task], channel, phase, bounds[phase]);
+    if (h == nullptr) continue;
+    ncclscope_profiler_state_args_t a;
+    a.kernelCh.pTimer = std::max(bounds[phase], bounds[phase + 1]);
+    prof_->RecordEventState(h, NCCLSCOPE_STATE_KERNEL_PHASE_STOP, &a);
+    prof_->StopEvent(h);
+  }
+}
 }  // namespace ncclscope::sim

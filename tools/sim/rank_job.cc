@@ -232,6 +232,7 @@ int RunRank(const Options& o, int rank, const std::string& rendezvous) {
     cfg.graph_captured = o.graph_replay > 0;
     cfg.ib_devices = o.ib_devices;
     cfg.fuse_nics = o.fuse_nics;
+    cfg.tags = o.tags;
     cfg.ib_qps = o.ib_qps;
     auto comm = std::make_unique<Communicator>();
     if (!comm->Init(cfg, &err)) {
@@ -294,7 +295,7 @@ int RunRank(const Options& o, int rank, const std::string& rendezvous) {
   for (auto& r : rows) total_wrong += r.wrong;
   if (rank != 0) return total_wrong ? 1 : 0;
 
-  const char* abi = o.abi == NcclVersion::k2_28 ? "2.28" : "2.30";
+  const char* abi = o.abi == NcclVersion::k2_28 ? "2.28" : o.abi == NcclVersion::k2_30 ? "2.30" : "2.31";
   const char* dump_dir = getenv("NCCLSCOPE_DUMP_DIR");
   double bw_sum = 0;
   nlohmann::json jrows = nlohmann::json::array();

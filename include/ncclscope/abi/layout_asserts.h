@@ -145,6 +145,7 @@ NCCLSCOPE_SIZE(ncclscope_net_v12_t, 176);
 NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v4_t);
 NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v5_t);
 NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v6_t);
+NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v7_t);
 
 /* §2.5 state args. */
 NCCLSCOPE_SIZE(ncclscope_profiler_state_args_t, 8);
@@ -207,6 +208,29 @@ NCCLSCOPE_SIZE(ncclscope_profiler_descr_v4_t, 104);
   NCCLSCOPE_SIZE(T, 112)
 
 NCCLSCOPE_DESCR_V5(ncclscope_profiler_descr_v5_t);
+/* v7 (NVIDIA's profiler_v7.h at 889806836097808572f87a2019eefd01f27aae68): v5's arms at v5's offsets, v6's ceColl,
+ * and the new fields; 136 bytes. */
+NCCLSCOPE_DESCR_COMMON(ncclscope_profiler_descr_v7_t);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, coll.parentGroup, 104);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, coll.kernelVariant, 112);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, coll.isSymColl, 120);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, coll.userTag, 128);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, p2p.parentGroup, 64);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, p2p.userTag, 72);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, groupApi.graphCaptured, 24);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, groupApi.groupDepth, 28);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, collApi.userTag, 72);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, p2pApi.userTag, 64);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, ceColl.seqNumber, 24);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, ceColl.stream, 104);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, ceColl.userTag, 112);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, ceCollSync.nRanks, 28);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, ceCollBatch.totalBytes, 32);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, kernelPhase.channelId, 24);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, kernelPhase.phaseId, 25);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, kernelPhase.phaseName, 32);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v7_t, kernelPhase.pTimer, 40);
+NCCLSCOPE_SIZE(ncclscope_profiler_descr_v7_t, 136);
 NCCLSCOPE_DESCR_V5(ncclscope_profiler_descr_v6_t);
 NCCLSCOPE_OFF(ncclscope_profiler_descr_v6_t, ceColl.seqNumber, 24);
 NCCLSCOPE_OFF(ncclscope_profiler_descr_v6_t, ceColl.func, 32);

@@ -1,4 +1,4 @@
-/* ncclscope's own declarations of NCCL's profiler-plugin tables v4-v6 (ncclProfiler_vN_t), their event
+/* ncclscope's own declarations of NCCL's profiler-plugin tables v4-v7 (ncclProfiler_vN_t), their event
  * descriptors, state enum and state arguments, written from shared/reference/nccl-abi.md §2 with our
  * names. Offsets and sizes are checked in layout_asserts.h. Only src/profiler/abi and tools/sim see these. */
 #ifndef NCCLSCOPE_ABI_PROFILER_H_
@@ -28,7 +28,8 @@ enum {
   NCCLSCOPE_PROFILE_KERNEL_LAUNCH = 0x800, /* v5+ */
   NCCLSCOPE_PROFILE_CE_COLL = 0x1000,      /* v6 */
   NCCLSCOPE_PROFILE_CE_SYNC = 0x2000,      /* v6 */
-  NCCLSCOPE_PROFILE_CE_BATCH = 0x4000      /* v6 */
+  NCCLSCOPE_PROFILE_CE_BATCH = 0x4000,     /* v6 */
+  NCCLSCOPE_PROFILE_KERNEL_PHASE = 0x8000  /* v7: a kernel channel's barrier phases, children of KernelCh */
 };
 
 /* ncclProfilerEventState_t: one numbering for every version, passed as an int-sized enum. */
@@ -53,7 +54,8 @@ typedef NCCLSCOPE_INT_ENUM {
   NCCLSCOPE_STATE_GROUP_START_API_STOP = 23, /* state args are NULL */
   NCCLSCOPE_STATE_GROUP_END_API_START = 24,  /* state args are NULL */
   NCCLSCOPE_STATE_CE_COLL_START = 25,        /* 25-30: v6, defined but never emitted by 2.30 */
-  NCCLSCOPE_STATE_CE_BATCH_COMPLETE = 30
+  NCCLSCOPE_STATE_CE_BATCH_COMPLETE = 30,
+  NCCLSCOPE_STATE_KERNEL_PHASE_STOP = 31 /* v7: stop time in the kernelCh state argument */
 } ncclscope_profiler_state_t;
 
 /* ncclProfilerEventStateArgs_v4..v6_t (8 bytes, every arm at offset 0). */
@@ -226,6 +228,103 @@ typedef struct {
   };
 } ncclscope_profiler_descr_v6_t;
 
+/* ncclProfilerEventDescr_v7_t (136 bytes): every arm of v6, plus an opaque 64-bit user tag (0 = untagged; the
+ * top bit is NCCL's) at the end of collApi, p2pApi, coll, p2p and ceColl, the kernel variant and symmetric flag
+ * on coll, and the kernelPhase arm. The arms that grow are spelled out; the others are v5's. */
+typedef struct {
+  uint64_t type;
+  void* parentObj;
+  int rank;
+  union {
+    struct {
+      bool graphCaptured;
+      int groupDepth;
+    } groupApi;
+    struct {
+      const char* func;
+      size_t count;
+      const char* datatype;
+      int root;
+      void* stream;
+      bool graphCaptured;
+      uint64_t userTag;
+    } collApi;
+    struct {
+      const char* func;
+      size_t count;
+      const char* datatype;
+      void* stream;
+      bool graphCaptured;
+      uint64_t userTag;
+    } p2pApi;
+    struct {
+      void* stream;
+    } kernelLaunch;
+    struct {
+      uint64_t seqNumber;
+      const char* func;
+      const void* sendBuff;
+      void* recvBuff;
+      size_t count;
+      int root;
+      const char* datatype;
+      uint8_t nChannels;
+      uint8_t nWarps;
+      const char* algo;
+      const char* proto;
+      void* parentGroup;
+      const char* kernelVariant;
+      bool isSymColl;
+      uint64_t userTag;
+    } coll;
+    struct {
+      const char* func;
+      void* buff;
+      const char* datatype;
+      size_t count;
+      int peer;
+      uint8_t nChannels;
+      void* parentGroup;
+      uint64_t userTag;
+    } p2p;
+    ncclscope_profiler_proxy_op_arm_t proxyOp;
+    ncclscope_profiler_proxy_step_arm_t proxyStep;
+    ncclscope_profiler_kernel_ch_arm_t kernelCh;
+    ncclscope_profiler_net_plugin_arm_t netPlugin;
+    struct {
+      uint64_t seqNumber;
+      const char* func;
+      const void* sendBuff;
+      void* recvBuff;
+      size_t count;
+      int root;
+      const char* datatype;
+      const char* syncStrategy;
+      bool intraBatchSync;
+      uint32_t batchSize;
+      uint32_t numBatches;
+      uint32_t ceSeqNum;
+      void* stream;
+      uint64_t userTag;
+    } ceColl;
+    struct {
+      bool isComplete;
+      int nRanks;
+    } ceCollSync;
+    struct {
+      int numOps;
+      size_t totalBytes;
+      bool useIntraSync;
+    } ceCollBatch;
+    struct {
+      uint8_t channelId;
+      uint8_t phaseId; /* 0 initial_sync, 1 compute, 2 final_sync */
+      const char* phaseName;
+      uint64_t pTimer; /* start, GPU %globaltimer */
+    } kernelPhase;
+  };
+} ncclscope_profiler_descr_v7_t;
+
 /* ncclProfiler_v4_t (48 bytes). */
 typedef struct {
   const char* name;
@@ -256,6 +355,11 @@ typedef struct {
 typedef struct {
   NCCLSCOPE_PROFILER_V5_V6_SLOTS(ncclscope_profiler_descr_v6_t)
 } ncclscope_profiler_v6_t;
+
+/* ncclProfiler_v7_t (48 bytes): v6's slots over the v7 descriptor. */
+typedef struct {
+  NCCLSCOPE_PROFILER_V5_V6_SLOTS(ncclscope_profiler_descr_v7_t)
+} ncclscope_profiler_v7_t;
 
 #ifdef __cplusplus
 }

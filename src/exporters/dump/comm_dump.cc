@@ -48,6 +48,11 @@ nlohmann::json RecordToJson(const OpRecord& r, bool in_flight, uint64_t now_ns) 
     j["gpu_end_ns"] = r.gpu_end_ns;
   }
   if (r.kernel_start_host_ns != 0) j["kernel_start_host_ns"] = r.kernel_start_host_ns;
+  if (r.user_tag != 0) j["tag"] = "0x" + Hex16(r.user_tag);  // v7
+  if (r.symmetric) j["symmetric"] = true;
+  if (r.phase_ns[0] != 0 || r.phase_ns[1] != 0 || r.phase_ns[2] != 0) {  // v7 KernelPhase, longest channel
+    j["phases_ns"] = {{"initial_sync", r.phase_ns[0]}, {"compute", r.phase_ns[1]}, {"final_sync", r.phase_ns[2]}};
+  }
   if (in_flight) {
     j["age_ns"] = (r.start_ns != 0 && now_ns > r.start_ns) ? now_ns - r.start_ns : 0;
   } else {
@@ -112,6 +117,12 @@ nlohmann::json CommSnapshotToJson(const CommSnapshot& s) {
                     {"cpu_sum_ns", a.cpu_sum_ns}});
   }
   j["aggregates"] = aggs;
+  if (!s.tags.empty() || s.tags_other.ops != 0) {  // v7: per user tag (the first 16; the rest folded)
+    nlohmann::json tags = nlohmann::json::array();
+    for (const TagTotals& t : s.tags) tags.push_back({{"tag", "0x" + Hex16(t.tag)}, {"ops", t.ops}, {"bytes", t.bytes}});
+    j["tags"] = tags;
+    j["tags_other"] = {{"ops", s.tags_other.ops}, {"bytes", s.tags_other.bytes}};
+  }
   nlohmann::json completed = nlohmann::json::array(), in_flight = nlohmann::json::array();
   for (const OpRecord& r : s.completed) completed.push_back(RecordToJson(r, false, s.snapshot_monotonic_ns));
   for (const OpRecord& r : s.in_flight) in_flight.push_back(RecordToJson(r, true, s.snapshot_monotonic_ns));

@@ -36,7 +36,7 @@ StateUpdate TranslateState(ncclscope_profiler_state_t state, const ncclscope_pro
   if (args != nullptr) {
     if (u.state >= NCCLSCOPE_STATE_PROXY_CTRL_IDLE && u.state <= NCCLSCOPE_STATE_PROXY_CTRL_APPEND_END) {
       u.value = static_cast<uint64_t>(args->proxyCtrl.appendedProxyOps);
-    } else if (u.state == NCCLSCOPE_STATE_KERNEL_CH_STOP) {
+    } else if (u.state == NCCLSCOPE_STATE_KERNEL_CH_STOP || u.state == NCCLSCOPE_STATE_KERNEL_PHASE_STOP) {
       u.value = args->kernelCh.pTimer;
     } else {
       u.value = args->proxyStep.transSize;

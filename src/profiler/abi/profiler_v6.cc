@@ -7,14 +7,6 @@
 #include "profiler/profiler.h"
 
 namespace ncclscope::profiler::abi {
-namespace {
-
-static_assert(sizeof(ncclscope_profiler_descr_v6_t) == sizeof(ncclscope_profiler_descr_v5_t));
-
-ncclscope_result_t InitV6(void** context, uint64_t commId, int* eActivationMask, const char* commName, int nNodes,
-                          int nranks, int rank, ncclscope_logger_t logfn) {
-  return InitV5V6("v6", context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn);
-}
 
 void TranslateV6(const ncclscope_profiler_descr_v6_t* e, EventDesc* d) {
   // The shared arms: read the same bytes through the v5 layout (a strict prefix of v6's union).
@@ -30,6 +22,15 @@ void TranslateV6(const ncclscope_profiler_descr_v6_t* e, EventDesc* d) {
     d->count = e->ceColl.count;
     d->root_or_peer = e->ceColl.root;
   }
+}
+
+namespace {
+
+static_assert(sizeof(ncclscope_profiler_descr_v6_t) == sizeof(ncclscope_profiler_descr_v5_t));
+
+ncclscope_result_t InitV6(void** context, uint64_t commId, int* eActivationMask, const char* commName, int nNodes,
+                          int nranks, int rank, ncclscope_logger_t logfn) {
+  return InitV5V6("v6", context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn);
 }
 
 ncclscope_result_t StartEventV6(void* context, void** eHandle, ncclscope_profiler_descr_v6_t* eDescr) {

@@ -74,4 +74,30 @@ void RecordCeArms(record::Line& l, uint64_t type, const ncclscope_profiler_descr
   }
 }
 
+void RecordV7Fields(record::Line& l, uint64_t type, const ncclscope_profiler_descr_v7_t* e) {
+  switch (type) {
+    case NCCLSCOPE_PROFILE_COLL:
+      l.Uint("userTag", e->coll.userTag).Bool("isSymColl", e->coll.isSymColl).Str("kernelVariant", e->coll.kernelVariant);
+      break;
+    case NCCLSCOPE_PROFILE_P2P:
+      l.Uint("userTag", e->p2p.userTag);
+      break;
+    case NCCLSCOPE_PROFILE_COLL_API:
+      l.Uint("userTag", e->collApi.userTag);
+      break;
+    case NCCLSCOPE_PROFILE_P2P_API:
+      l.Uint("userTag", e->p2pApi.userTag);
+      break;
+    case NCCLSCOPE_PROFILE_CE_COLL:
+      l.Uint("userTag", e->ceColl.userTag);
+      break;
+    case NCCLSCOPE_PROFILE_KERNEL_PHASE:
+      l.Open("kernelPhase").Int("channelId", e->kernelPhase.channelId).Int("phaseId", e->kernelPhase.phaseId);
+      l.Str("phaseName", e->kernelPhase.phaseName).Uint("pTimer", e->kernelPhase.pTimer).Close();
+      break;
+    default:
+      break;
+  }
+}
+
 }  // namespace ncclscope::profiler::abi

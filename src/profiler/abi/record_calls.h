@@ -80,6 +80,8 @@ void RecordApiArms(record::Line& l, uint64_t type, const Descr* e) {
 }
 
 void RecordCeArms(record::Line& l, uint64_t type, const ncclscope_profiler_descr_v6_t* e);
+// v7: the caller's tag (top level, where the arm has one) and the KernelPhase arm.
+void RecordV7Fields(record::Line& l, uint64_t type, const ncclscope_profiler_descr_v7_t* e);
 
 // One startEvent call of ABI version `v`: the descriptor as NCCL passed it, then the handle we returned.
 template <class Descr>
@@ -93,7 +95,15 @@ void RecordStart(record::Recorder* r, int v, void* context, const Descr* e, void
       l.Hex("type", type).Ref("parent", e->parentObj).Int("rank", e->rank);
       RecordSharedArms(l, type, e);
       if constexpr (requires { e->collApi; }) RecordApiArms(l, type, e);
-      if constexpr (requires { e->ceColl; }) RecordCeArms(l, type, e);
+      if constexpr (requires { e->kernelPhase; }) {
+        // v7 keeps v6's copy-engine arms at v6's offsets: read them through the v6 view.
+        ncclscope_profiler_descr_v6_t v6;
+        __builtin_memcpy(&v6, e, sizeof(v6));
+        RecordCeArms(l, type, &v6);
+        RecordV7Fields(l, type, e);
+      } else if constexpr (requires { e->ceColl; }) {
+        RecordCeArms(l, type, e);
+      }
     }
     l.NewId("handle", handle, 'h');
   });

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""NCCL 2.31's profiler ABI (ncclProfiler_v7) end to end: ncclscope-sim --abi 2.31 binds ncclProfiler_v7 of the built
+plugin and drives it as NCCL does. Checks, from each rank's dump:
+  - per-tag operation counts and bytes equal what the job issued per tag (--tags 3: operation k carries tag
+    1 + k % 3; a SendRecv is two profiler operations, Send and Recv), every operation's record carries its tag;
+  - KernelPhase events (mask bit 0x8000) give every completed kernel-timed operation its phase durations, and
+    with --straggle the straggler waits least in initial_sync and its peer most.
+Usage: sim_v7_test.py SIM_BINARY PLUGIN_DIR"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SIM, PLUGIN_DIR = sys.argv[1], sys.argv[2]
+FAILED = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILED.append(what)
+
+
+def run(args, mask, dump):
+    env = dict(os.environ, LD_LIBRARY_PATH=PLUGIN_DIR, NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SOCKET_IFNAME="=lo",
+               NCCLSCOPE_PROM_PORT="-1", NCCLSCOPE_EVENT_MASK=mask, NCCLSCOPE_DUMP_DIR=dump)
+    p = subprocess.run([SIM, "--abi", "2.31"] + args, env=env, capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"sim {' '.join(args)} exits 0 (got {p.returncode}: {p.stderr[-300:]})")
+    check("ncclProfiler_v7" in p.stdout, "the sim bound ncclProfiler_v7")
+    return [json.load(open(f)) for f in sorted(glob.glob(os.path.join(dump, "*.json")))]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    # Tags: two op types, one size, warmup 2 + 5 iterations each, run in order; tags round-robin over runs.
+    warmup, iters, ntags, size = 2, 5, 3, 65536
+    dumps = run(["--ranks", "3", "--ops", "allreduce,sendrecv", "--sizes", f"{size}:{size}", "--warmup", str(warmup),
+                 "--iters", str(iters), "--tags", str(ntags)], "0x8046", os.path.join(tmp, "tags"))
+    check(len(dumps) == 3, f"one dump per rank ({len(dumps)})")
+    expect = {}
+    runs_per_op = warmup + iters
+    for k in range(2 * runs_per_op):
+        tag = 1 + k % ntags
+        profiler_ops = 1 if k < runs_per_op else 2  # AllReduce, then SendRecv = Send + Recv
+        expect[tag] = expect.get(tag, 0) + profiler_ops
+    for d in dumps:
+        got = {int(t["tag"], 16): t for t in d.get("tags", [])}
+        check(d["abi"] == "v7", f"rank {d['rank']}: abi v7 ({d['abi']})")
+        check(sorted(got) == sorted(expect), f"rank {d['rank']}: tags {sorted(got)} == {sorted(expect)}")
+        for tag, n in expect.items():
+            t = got.get(tag, {"ops": -1, "bytes": -1})
+            check(t["ops"] == n and t["bytes"] == n * size,
+                  f"rank {d['rank']} tag {tag}: {t['ops']} ops / {t['bytes']} B == {n} / {n * size}")
+        recs = d["flight_recorder"]["completed"]
+        check(recs and all("tag" in r for r in recs), f"rank {d['rank']}: every recorded operation has its tag")
+        check(all("phases_ns" in r for r in recs if r.get("timing_source") == "gpu"),
+              f"rank {d['rank']}: every GPU-timed operation has its KernelPhase durations")
+
+    # Barrier time: rank 1 straggles 20 ms per collective; in a 2-rank ring its peer waits, it does not.
+    dumps = run(["--ranks", "2", "--ops", "allreduce", "--sizes", "64K:64K", "--warmup", "1", "--iters", "8",
+                 "--straggle", "1:20"], "0x8046", os.path.join(tmp, "straggle"))
+    median = {}
+    for d in dumps:
+        xs = sorted(r["phases_ns"]["initial_sync"] for r in d["flight_recorder"]["completed"] if "phases_ns" in r)
+        median[d["rank"]] = xs[len(xs) // 2] if xs else None
+    print("median initial_sync ns by rank:", median)
+    check(None not in median.values() and median[1] < median[0] and median[0] > 10_000_000,
+          "the straggler's initial_sync is the smallest, its peer's the largest (> 10 ms)")
+
+    # Without the KernelPhase bit, no phases (and tags still counted).
+    dumps = run(["--ranks", "2", "--ops", "allreduce", "--sizes", "8:8", "--iters", "2", "--tags", "2"], "0x46",
+                os.path.join(tmp, "nophase"))
+    check(all("phases_ns" not in r for d in dumps for r in d["flight_recorder"]["completed"]),
+          "no KernelPhase events without mask bit 0x8000")
+    check(all(len(d.get("tags", [])) == 2 for d in dumps), "two tags counted")
+
+print("FAILED: " + "; ".join(FAILED) if FAILED else "all checks passed")
+sys.exit(1 if FAILED else 0)
