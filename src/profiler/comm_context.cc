@@ -176,16 +176,21 @@ void* CommContext::StartOp(const EventDesc& d) {
   return EncodeHandle(s, s->gen.load(std::memory_order_relaxed));
 }
 
+// One more reference on a slot that still has one (a slot whose count reached 0 is being freed).
+static bool TryRef(EventSlot* p) {
+  int32_t r = p->refs.load(std::memory_order_relaxed);
+  while (r > 0 && !p->refs.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel)) {
+  }
+  return r > 0;
+}
+
 EventSlot* CommContext::AcquireParent(void* parent_handle) {
   EventSlot* p = HandleSlot(parent_handle);
   if (HandleIsKernel(parent_handle) || p->gen.load(std::memory_order_acquire) % 16 != HandleGen(parent_handle)) {
     CountDrop(Drop::kStaleParent);
     return nullptr;
   }
-  int32_t r = p->refs.load(std::memory_order_relaxed);
-  while (r > 0 && !p->refs.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel)) {
-  }
-  if (r <= 0) {
+  if (!TryRef(p)) {
     CountDrop(Drop::kStaleParent);
     return nullptr;
   }
@@ -276,10 +281,7 @@ void* CommContext::StartKernelPhase(const EventDesc& d) {
     CountDrop(p == nullptr ? why : Drop::kUnknownType);
     return nullptr;
   }
-  int32_t r = p->refs.load(std::memory_order_relaxed);
-  while (r > 0 && !p->refs.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel)) {
-  }
-  if (r <= 0) {
+  if (!TryRef(p)) {
     CountDrop(Drop::kStaleParent);
     return nullptr;
   }
