@@ -34,8 +34,10 @@ void RecordEventState(void* handle, const StateUpdate& u);
 // Writes the final dump, unregisters, releases the runtime (the last one joins the stall watch).
 void Finalize(void* context);
 
-// The activation mask in effect: NCCLSCOPE_EVENT_MASK, or kDefaultEventMask when it is -1.
+// The activation mask in effect: NCCLSCOPE_EVENT_MASK, or the default for this process's NCCL when it is -1.
 int EffectiveEventMask();
+// NCCL_VERSION_CODE of the NCCL in this process (ncclGetVersion), 0 when there is none.
+int NcclVersionCode();
 
 // Memory of one communicator's context at the current settings (for benchmarks and docs).
 size_t ContextMemoryBytes(void* context);

@@ -4,7 +4,9 @@ plugin and drives it as NCCL does. Checks, from each rank's dump:
   - per-tag operation counts and bytes equal what the job issued per tag (--tags 3: operation k carries tag
     1 + k % 3; a SendRecv is two profiler operations, Send and Recv), every operation's record carries its tag;
   - KernelPhase events (mask bit 0x8000) give every completed kernel-timed operation its phase durations, and
-    with --straggle the straggler waits least in initial_sync and its peer most.
+    with --straggle the straggler waits least in initial_sync and its peer most;
+  - the default mask follows the NCCL in the process (the sim's ncclGetVersion): without KernelCh under 2.31.2,
+    with it under 2.30.
 Usage: sim_v7_test.py SIM_BINARY PLUGIN_DIR"""
 import glob
 import json
@@ -23,12 +25,17 @@ def check(cond, what):
         FAILED.append(what)
 
 
-def run(args, mask, dump):
+def run(args, mask, dump, abi="2.31", want=None):
     env = dict(os.environ, LD_LIBRARY_PATH=PLUGIN_DIR, NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SOCKET_IFNAME="=lo",
-               NCCLSCOPE_PROM_PORT="-1", NCCLSCOPE_EVENT_MASK=mask, NCCLSCOPE_DUMP_DIR=dump)
-    p = subprocess.run([SIM, "--abi", "2.31"] + args, env=env, capture_output=True, text=True, timeout=300)
-    check(p.returncode == 0, f"sim {' '.join(args)} exits 0 (got {p.returncode}: {p.stderr[-300:]})")
-    check("ncclProfiler_v7" in p.stdout, "the sim bound ncclProfiler_v7")
+               NCCLSCOPE_PROM_PORT="-1", NCCLSCOPE_DUMP_DIR=dump, NCCL_DEBUG="INFO")
+    env.pop("NCCLSCOPE_EVENT_MASK", None)
+    if mask is not None:
+        env["NCCLSCOPE_EVENT_MASK"] = mask
+    p = subprocess.run([SIM, "--abi", abi] + args, env=env, capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"sim --abi {abi} {' '.join(args)} exits 0 (got {p.returncode}: {p.stderr[-300:]})")
+    check(f"ncclProfiler_v{7 if abi == '2.31' else 6}" in p.stdout, f"the sim bound the profiler table of {abi}")
+    if want is not None:
+        want(p.stdout + p.stderr)
     return [json.load(open(f)) for f in sorted(glob.glob(os.path.join(dump, "*.json")))]
 
 
@@ -74,6 +81,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(all("phases_ns" not in r for d in dumps for r in d["flight_recorder"]["completed"]),
           "no KernelPhase events without mask bit 0x8000")
     check(all(len(d.get("tags", [])) == 2 for d in dumps), "two tags counted")
+
+    # The default mask by NCCL version (no NCCLSCOPE_EVENT_MASK).
+    def mask_is(value, note=None):
+        def check_out(out):
+            check(f"activation mask: {value}" in out, f"default activation mask {value}")
+            if note:
+                check(note in out, f"the log says: {note}")
+        return check_out
+    run(["--ranks", "2", "--ops", "allreduce", "--sizes", "8:8", "--iters", "1"], None, os.path.join(tmp, "m31"),
+        want=mask_is("0x6", "NCCL 2.31.2: KernelCh left out of the default event mask"))
+    run(["--ranks", "2", "--ops", "allreduce", "--sizes", "8:8", "--iters", "1"], None, os.path.join(tmp, "m30"),
+        abi="2.30", want=mask_is("0x46"))
 
 print("FAILED: " + "; ".join(FAILED) if FAILED else "all checks passed")
 sys.exit(1 if FAILED else 0)

@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 #include <strings.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 
@@ -347,9 +348,23 @@ PluginHost& PluginHost::Instance() {
   return host;
 }
 
+namespace {
+std::atomic<int> g_version_code{23007};  // what ncclGetVersion answers: the emulated release
+}  // namespace
+
+// NCCL's own entry point, exported from the sim's executable (tools/sim/CMakeLists.txt) so that a plugin finds it
+// in the process exactly as under a real NCCL.
+extern "C" __attribute__((visibility("default"))) int ncclGetVersion(int* version) {
+  if (version == nullptr) return 4;  // ncclInvalidArgument
+  *version = g_version_code.load(std::memory_order_relaxed);
+  return 0;
+}
+
 void PluginHost::Configure(NcclVersion v, std::string net_value, std::string profiler_value, bool net_set,
                            bool prof_set) {
   version_ = v;
+  g_version_code.store(v == NcclVersion::k2_28 ? 22809 : v == NcclVersion::k2_30 ? 23007 : 23102,
+                       std::memory_order_relaxed);
   net_value_ = std::move(net_value);
   profiler_value_ = std::move(profiler_value);
   net_set_ = net_set;
