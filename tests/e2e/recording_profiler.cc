@@ -1,4 +1,5 @@
-// Test fixture: a tiny recording profiler plugin (exports ncclProfiler_v4, _v5, _v6) that checks what an NCCL
+// Test fixture: a tiny recording profiler plugin (exports ncclProfiler_v4, _v5, _v6; or v4 or v5 only, by build
+// flag; SIM_RECORD_INIT_FAIL makes its init fail) that checks what an NCCL
 // emulator emits: parents, threads, state sequences, handles stopped. At finalize it writes
 // $SIM_RECORD_DIR/rec-<commHash>-rank<rank>.json. Not part of ncclscope; proves the sim drives "any plugin".
 // Thread-safety: one mutex per context (fine for a fixture, never for a real plugin's hot path).
@@ -61,6 +62,7 @@ int MaskFromEnv(int dflt) {
 }
 
 ncclscope_result_t InitCommon(void** context, int* mask, uint64_t hash, int nranks, int rank, int version) {
+  if (getenv("SIM_RECORD_INIT_FAIL") != nullptr) return NCCLSCOPE_INTERNAL_ERROR;  // a plugin that cannot start
   auto* c = new Ctx;
   c->hash = hash;
   c->rank = rank;
@@ -250,9 +252,14 @@ ncclscope_result_t InitV6(void** ctx, uint64_t hash, int* mask, const char*, int
 
 }  // namespace
 
+#ifndef SIM_RECORDER_V5_ONLY
 extern "C" __attribute__((visibility("default"))) const ncclscope_profiler_v4_t ncclProfiler_v4 = {
     "sim-recorder", InitV4, StartV4, Stop, Record, Finalize};
-#ifndef SIM_RECORDER_V4_ONLY
+#endif
+#if defined(SIM_RECORDER_V5_ONLY)
+extern "C" __attribute__((visibility("default"))) const ncclscope_profiler_v5_t ncclProfiler_v5 = {
+    "sim-recorder", InitV5, StartV5, Stop, Record, Finalize};
+#elif !defined(SIM_RECORDER_V4_ONLY)
 extern "C" __attribute__((visibility("default"))) const ncclscope_profiler_v5_t ncclProfiler_v5 = {
     "sim-recorder", InitV5, StartV5, Stop, Record, Finalize};
 extern "C" __attribute__((visibility("default"))) const ncclscope_profiler_v6_t ncclProfiler_v6 = {

@@ -64,10 +64,18 @@ ncclscope_result_t InitV5V6(const char* abi, void** context, uint64_t commId, in
     RecordInit(r, abi, context != nullptr ? *context : nullptr, commId, mask_in, eActivationMask, commName, nNodes,
                nranks, rank, rc);
   }
+  if (rc == NCCLSCOPE_SUCCESS && context != nullptr && *context != nullptr && chain::Active()) {
+    ProfilerInitGate("ncclProfiler init (chained plugin)", [&] {
+      *context = chain::WrapInit(*context, eActivationMask, commId, commName, nNodes, nranks, rank, logfn);
+      return Status::Ok();
+    });
+  }
   return rc;
 }
 
-ncclscope_result_t StopEventAbi(void* eHandle) {
+namespace {
+
+ncclscope_result_t StopOurs(void* eHandle) {
   // Recorded before the call: once stopped, the handle's address may be handed out again.
   record::Recorder* r = record::Recorder::Get();
   if (r == nullptr) return ProfilerEventGate("ncclProfiler stopEvent", [&] { StopEvent(eHandle); });
@@ -75,8 +83,8 @@ ncclscope_result_t StopEventAbi(void* eHandle) {
   return ProfilerEventGate("ncclProfiler stopEvent", [&] { StopEvent(r->Unwrap(eHandle)); });
 }
 
-ncclscope_result_t RecordEventStateAbi(void* eHandle, ncclscope_profiler_state_t eState,
-                                       ncclscope_profiler_state_args_t* eStateArgs) {
+ncclscope_result_t RecordOurs(void* eHandle, ncclscope_profiler_state_t eState,
+                              ncclscope_profiler_state_args_t* eStateArgs) {
   record::Recorder* r = record::Recorder::Get();
   if (r != nullptr) RecordState(r, eHandle, eState, eStateArgs);
   return ProfilerEventGate("ncclProfiler recordEventState", [&] {
@@ -84,7 +92,27 @@ ncclscope_result_t RecordEventStateAbi(void* eHandle, ncclscope_profiler_state_t
   });
 }
 
+}  // namespace
+
+ncclscope_result_t StopEventAbi(void* eHandle) {
+  if (!chain::Active()) return StopOurs(eHandle);
+  return ProfilerEventGate("ncclProfiler stopEvent", [&] { chain::Stop(eHandle, [](void* h) { StopOurs(h); }); });
+}
+
+ncclscope_result_t RecordEventStateAbi(void* eHandle, ncclscope_profiler_state_t eState,
+                                       ncclscope_profiler_state_args_t* eStateArgs) {
+  if (!chain::Active()) return RecordOurs(eHandle, eState, eStateArgs);
+  return ProfilerEventGate("ncclProfiler recordEventState", [&] {
+    chain::Record(eHandle, eState, eStateArgs, [&](void* h) { RecordOurs(h, eState, eStateArgs); });
+  });
+}
+
 ncclscope_result_t FinalizeAbi(void* context) {
+  if (chain::Active()) {
+    void* ours = chain::OurContext(context);
+    ProfilerEventGate("ncclProfiler finalize (chained plugin)", [&] { chain::FinalizeTheirs(context); });
+    context = ours;
+  }
   if (record::Recorder* r = record::Recorder::Get()) RecordFinalize(r, context);
   return ProfilerEventGate("ncclProfiler finalize", [&] { Finalize(context); });
 }

@@ -4,9 +4,11 @@
 #define NCCLSCOPE_PROFILER_ABI_TRANSLATE_H_
 
 #include <cstring>
+#include <type_traits>
 
 #include "common/gate.h"
 #include "ncclscope/abi/profiler.h"
+#include "profiler/abi/chain.h"
 #include "profiler/abi/record_calls.h"
 #include "profiler/event.h"
 #include "profiler/profiler.h"
@@ -99,8 +101,8 @@ void TranslateSharedArms(const Descr* e, EventDesc* d) {
 // startEvent of ABI version `v`: translate, start, and in recording mode swap NCCL's tokens for our handles
 // (the parent) and our handle for a fresh token (the new event), then record the call.
 template <class Descr>
-ncclscope_result_t StartEventAbi(int v, const char* entry, void (*translate)(const Descr*, EventDesc*),
-                                 void* context, void** eHandle, Descr* eDescr) {
+ncclscope_result_t StartOurs(int v, const char* entry, void (*translate)(const Descr*, EventDesc*), void* context,
+                             void** eHandle, Descr* eDescr) {
   record::Recorder* r = record::Recorder::Get();
   ncclscope_result_t rc = ProfilerEventGate(entry, [&] {
     if (eHandle == nullptr) return;
@@ -114,6 +116,24 @@ ncclscope_result_t StartEventAbi(int v, const char* entry, void (*translate)(con
   });
   if (r != nullptr) RecordStart(r, v, context, eDescr, eHandle != nullptr ? *eHandle : nullptr);
   return rc;
+}
+
+// With a second profiler chained behind ours (chain.h, v5+), both sides get the event; NCCL gets their pair.
+template <class Descr>
+ncclscope_result_t StartEventAbi(int v, const char* entry, void (*translate)(const Descr*, EventDesc*),
+                                 void* context, void** eHandle, Descr* eDescr) {
+  if constexpr (!std::is_same_v<Descr, ncclscope_profiler_descr_v4_t>) {
+    if (chain::Active() && eHandle != nullptr && eDescr != nullptr) {
+      return ProfilerEventGate(entry, [&] {
+        *eHandle = chain::Start(v, context, eDescr, [&](void* our_ctx, Descr* mine) {
+          void* h = nullptr;
+          StartOurs(v, entry, translate, our_ctx, &h, mine);
+          return h;
+        });
+      });
+    }
+  }
+  return StartOurs(v, entry, translate, context, eHandle, eDescr);
 }
 
 void TranslateV5(const ncclscope_profiler_descr_v5_t* e, EventDesc* d);
