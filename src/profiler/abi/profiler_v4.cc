@@ -18,7 +18,7 @@ void TranslateV4(const ncclscope_profiler_descr_v4_t* e, EventDesc* d) {
 
 ncclscope_result_t InitV4(void** context, int* eActivationMask, const char* commName, uint64_t commHash, int nNodes,
                           int nranks, int rank, ncclscope_logger_t logfn) {
-  return InitV5V6("v4", context, commHash, eActivationMask, commName, nNodes, nranks, rank, logfn);
+  return InitV5Plus("v4", context, commHash, eActivationMask, commName, nNodes, nranks, rank, logfn);
 }
 
 ncclscope_result_t StartEventV4(void* context, void** eHandle, ncclscope_profiler_descr_v4_t* eDescr) {

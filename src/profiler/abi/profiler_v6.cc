@@ -30,7 +30,7 @@ static_assert(sizeof(ncclscope_profiler_descr_v6_t) == sizeof(ncclscope_profiler
 
 ncclscope_result_t InitV6(void** context, uint64_t commId, int* eActivationMask, const char* commName, int nNodes,
                           int nranks, int rank, ncclscope_logger_t logfn) {
-  return InitV5V6("v6", context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn);
+  return InitV5Plus("v6", context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn);
 }
 
 ncclscope_result_t StartEventV6(void* context, void** eHandle, ncclscope_profiler_descr_v6_t* eDescr) {

@@ -12,7 +12,7 @@ namespace {
 
 ncclscope_result_t InitV7(void** context, uint64_t commId, int* eActivationMask, const char* commName, int nNodes,
                           int nranks, int rank, ncclscope_logger_t logfn) {
-  return InitV5V6("v7", context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn);
+  return InitV5Plus("v7", context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn);
 }
 
 void TranslateV7(const ncclscope_profiler_descr_v7_t* e, EventDesc* d) {
