@@ -2,7 +2,10 @@
 // next to a plain TCP socket pair measured in the same run, for 64 KiB .. 256 MiB messages; small-message
 // latency (p50, p99 of half a ping-pong, both ways through the plugin); CPU seconds per GB moved (both
 // processes, all threads). Each side is its own process.
-// Usage: bench_net [--quick] [--bytes=PER_SIZE] [--lat-iters=N] [--sizes-max=BYTES] [--mib]
+// Usage: bench_net [--quick] [--bytes=PER_SIZE] [--lat-iters=N] [--sizes-max=BYTES] [--mib] [--runs=N]
+// --runs=N repeats the whole set-up N times, each run in fresh processes (client and server of both pairs), and
+// prints per size the plain pair's median and the plugin's min / median / max, and the ratio of each to the plain
+// median: a slow mode chosen at connection set-up cannot hide behind a median.
 // (--mib prints MiB/s, perftest's unit, for the verbs comparison in tests/rdma/bench_verbs.sh).
 // Honours NCCLSCOPE_NET_NSOCKS / NCCLSCOPE_NET_NTHREADS (the plugin's tunables) for sweeps.
 #include <arpa/inet.h>
@@ -360,6 +363,58 @@ Result RunPairBench(Server server, Client client, const Plan& plan, double* cpu_
   return r;
 }
 
+// One run of both pairs in a fresh process (so the plugin is loaded anew): seconds per size through `out`.
+void RunFresh(const Plan& plan, std::vector<double>* plain_secs, std::vector<double>* plugin_secs) {
+  int fd[2];
+  if (pipe(fd) != 0) Die("pipe");
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    double cpu = 0;
+    Result a = RunPairBench(PlainServer, PlainClient, plan, &cpu);
+    Result b = RunPairBench(PluginServer, PluginClient, plan, &cpu);
+    a.secs.insert(a.secs.end(), b.secs.begin(), b.secs.end());
+    WriteAll(fd[1], a.secs.data(), a.secs.size() * sizeof(double));
+    _exit(0);
+  }
+  close(fd[1]);
+  std::vector<double> all(2 * plan.sizes.size());
+  ReadAll(fd[0], all.data(), all.size() * sizeof(double));
+  close(fd[0]);
+  int status;
+  waitpid(pid, &status, 0);
+  plain_secs->assign(all.begin(), all.begin() + plan.sizes.size());
+  plugin_secs->assign(all.begin() + plan.sizes.size(), all.end());
+}
+
+int Spread(const Plan& plan, int runs, double unit) {
+  std::vector<std::vector<double>> plain(plan.sizes.size()), plugin(plan.sizes.size());
+  for (int r = 0; r < runs; ++r) {
+    std::vector<double> a, b;
+    RunFresh(plan, &a, &b);
+    for (size_t i = 0; i < plan.sizes.size(); ++i) {
+      const double bytes = static_cast<double>(Iters(plan, plan.sizes[i])) * plan.sizes[i];
+      plain[i].push_back(bytes / a[i] / unit);
+      plugin[i].push_back(bytes / b[i] / unit);
+    }
+  }
+  printf("bench_net --runs=%d: loopback, %ld online CPUs, each run in fresh processes (%s)\n", runs,
+         sysconf(_SC_NPROCESSORS_ONLN), unit == 1e9 ? "GB/s" : "MiB/s");
+  printf("%10s %12s %12s %12s %12s %24s\n", "size", "plain med", "plugin min", "plugin med", "plugin max",
+         "ratio min / med / max");
+  for (size_t i = 0; i < plan.sizes.size(); ++i) {
+    std::vector<double> p = plugin[i];
+    std::sort(p.begin(), p.end());
+    const double pm = Percentile(plain[i], 0.5), lo = p.front(), med = Percentile(p, 0.5), hi = p.back();
+    char label[32];
+    if (plan.sizes[i] >= (1u << 20)) snprintf(label, sizeof(label), "%zu MiB", plan.sizes[i] >> 20);
+    else snprintf(label, sizeof(label), "%zu KiB", plan.sizes[i] >> 10);
+    printf("%10s %12.3f %12.3f %12.3f %12.3f %9.2fx / %.2fx / %.2fx\n", label, pm, lo, med, hi, lo / pm, med / pm,
+           hi / pm);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -371,6 +426,7 @@ int main(int argc, char** argv) {
   plan.lat_iters = 2000;
   size_t max_size = size_t{256} << 20;
   double unit = 1e9;
+  int runs = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
       plan.bytes_per_size = size_t{256} << 20;
@@ -383,6 +439,8 @@ int main(int argc, char** argv) {
       unit = 1048576.0;
     } else if (strncmp(argv[i], "--sizes-max=", 12) == 0) {
       max_size = strtoull(argv[i] + 12, nullptr, 0);
+    } else if (strncmp(argv[i], "--runs=", 7) == 0) {
+      runs = atoi(argv[i] + 7);
     }
   }
   size_t min_size = getenv("BENCH_MIN") ? strtoull(getenv("BENCH_MIN"), nullptr, 0) : (64 << 10);
@@ -390,6 +448,7 @@ int main(int argc, char** argv) {
   size_t total = 0;
   for (size_t s : plan.sizes) total += Iters(plan, s) * s;
 
+  if (runs > 0) return Spread(plan, runs, unit);
   double plain_cpu = 0, plugin_cpu = 0;
   Result plain = RunPairBench(PlainServer, PlainClient, plan, &plain_cpu);
   Result plugin = RunPairBench(PluginServer, PluginClient, plan, &plugin_cpu);
