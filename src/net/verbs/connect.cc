@@ -232,6 +232,9 @@ class VerbsListenComm final : public ListenComm {
       it->id = in.fuse_id;
       it->members.resize(in.fuse_count);
     }
+    if (it->members.size() != in.fuse_count || it->members[in.fuse_index] != nullptr) {
+      return nullptr;  // a member that contradicts the others (a confused or hostile peer): dropped with its comm
+    }
     it->members[in.fuse_index] = std::move(comm);
     if (!std::all_of(it->members.begin(), it->members.end(), [](const auto& m) { return m != nullptr; })) {
       return nullptr;
