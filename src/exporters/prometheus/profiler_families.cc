@@ -10,6 +10,7 @@
 #include "common/hex.h"
 #include "exporters/prometheus/family_builders.h"
 #include "exporters/prometheus/metric_families.h"
+#include "exporters/prometheus/retired_comms.h"
 
 namespace ncclscope {
 namespace {
@@ -47,7 +48,8 @@ uint64_t Sum(const std::map<std::string, uint64_t>& by_reason) {
 }  // namespace
 
 void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
-  const ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+  ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+  for (CommSnapshot& retired : RetiredComms()) snap.comms.push_back(std::move(retired));  // their final totals
   const prom::Level level = prom::CurrentLevel();
   const bool detailed = level >= prom::Level::kDetailed, full = level == prom::Level::kFull;
 
@@ -162,7 +164,7 @@ void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
     prom::AddCounter(&dropped, static_cast<double>(Sum(c.dropped)), base);  // present while zero
     if (detailed) {
       for (const auto& [func, f] : by_func) {
-        prom::AddLog2Histogram(&comm_lat, f.latency_buckets, prom::kFineBounds, static_cast<double>(f.latency_sum_ns),
+        prom::AddLog2Histogram(&comm_lat, f.latency_buckets, prom::kMediumBounds, static_cast<double>(f.latency_sum_ns),
                                with({{"func", FuncName(func)}}));
         prom::AddCounter(&cpu, static_cast<double>(f.cpu_sum_ns) / 1e9, with({{"func", FuncName(func)}}));
       }
