@@ -3,6 +3,7 @@
 // 10,000-GPU job stays within what a Prometheus tenant holds; richer levels split the same families by
 // function, algorithm and protocol (never under another name, so sum() never counts twice) and add families.
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "core/registry.h"
@@ -49,7 +50,14 @@ uint64_t Sum(const std::map<std::string, uint64_t>& by_reason) {
 
 void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
   ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
-  for (CommSnapshot& retired : RetiredComms()) snap.comms.push_back(std::move(retired));  // their final totals
+  // Destroyed communicators' final totals, newest first; a (comm, rank) that is live again, or retired twice,
+  // is exported once (the exposition must not repeat a series).
+  std::set<std::pair<uint64_t, int>> seen;
+  for (const CommSnapshot& c : snap.comms) seen.insert({c.comm_hash, c.rank});
+  std::vector<CommSnapshot> retired = RetiredComms();
+  for (auto it = retired.rbegin(); it != retired.rend(); ++it) {
+    if (seen.insert({it->comm_hash, it->rank}).second) snap.comms.push_back(std::move(*it));
+  }
   const prom::Level level = prom::CurrentLevel();
   const bool detailed = level >= prom::Level::kDetailed, full = level == prom::Level::kFull;
 
