@@ -233,8 +233,9 @@ void OutputDir::MaintainAll() {
 
 void OutputDir::TouchAll() {
   for (OutputDir* d : All()) {
-    std::lock_guard<std::mutex> lock(d->mu_);
-    d->TouchLocked();
+    // At exit other threads may still run: never wait on one (a writer holding the lock touches it itself).
+    std::unique_lock<std::mutex> lock(d->mu_, std::try_to_lock);
+    if (lock.owns_lock()) d->TouchLocked();
   }
 }
 
