@@ -90,6 +90,9 @@ void MetricsEndpoint::Start() {
 }
 
 void MetricsEndpoint::WriteSdFile() {
+  // Computed here, on the init thread (where NCCL has set the CUDA device), even without file_sd: a first use
+  // on a scrape thread would find no current context and no GPU UUID.
+  (void)Identity();
   const std::string dir = Params().Str(ParamId::kSdDir);
   if (dir.empty()) return;
   // Prometheus must reach the address we bound: the host name when bound to all interfaces.
