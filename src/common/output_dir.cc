@@ -250,7 +250,7 @@ void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_
   struct stat work_st;
   if (fstat(work_fd, &work_st) != 0) return;
 
-  // Owners that may still write temporary files: alive, or gone less than the grace ago (harmless either way).
+  // Owners that may still write temporary files: the live ones.
   std::set<std::string> live_tags;
   if (!own_tag.empty()) live_tags.insert(own_tag);
   for (const std::string& name : names) {
@@ -277,8 +277,7 @@ void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_
     // the folder, every maintenance pass (OutputDir::MaintainAll) and at a clean exit.
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || now_s - static_cast<int64_t>(st.st_mtime) < grace_s) {
-      live_tags.insert(tag);
-      close(fd);
+      close(fd);  // within its grace: its outputs stay (its temporary files are garbage already)
       continue;
     }
     // Remove the outputs it listed, then its lock (still holding it, so a second sweeper that gets the lock

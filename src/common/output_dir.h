@@ -77,7 +77,7 @@ class OutputDir {
 
 // Sweeps one work folder (`work_fd`, in the output folder `dir_fd`): for every owner lock but `own_tag`'s that
 // is free and whose mtime is at least `grace_s` before `now_s`, removes the outputs it lists and the lock;
-// removes the temporary files of owners that are neither alive nor within their grace. The names removed
+// removes the temporary files of owners that are not alive. The names removed
 // from the output folder are appended to `removed` (may be null).
 void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_t grace_s, int64_t now_s,
                      std::vector<std::string>* removed);

@@ -282,13 +282,15 @@ TEST(OutputDir, ADeadOwnersOutputsStayForTheGraceThenGo) {
   const std::string dir = MakeTempDir();
   ASSERT_EQ(InChild([&] {
               Result<OutputDir*> out = OutputDir::Get(dir);
-              return out.ok() && (*out)->WriteAtomically((*out)->OwnedName(".prom"), "final\n").ok() ? 0 : 1;
+              if (!out.ok() || !(*out)->WriteAtomically((*out)->OwnedName(".prom"), "final\n").ok()) return 1;
+              WriteFile(WorkDir(dir) + "/" + (*out)->tag() + "-0123456789abcdef.tmp", "half");  // killed mid-write
+              return 0;
             }),
             0);
   Result<OutputDir*> out = OutputDir::Get(dir);  // opens and sweeps: the owner wrote just now
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(CountSuffix(dir, ".prom"), 1) << "within the grace: kept (the last scrape sees the final values)";
-  EXPECT_EQ(List(WorkDir(dir)).size(), 2u) << "its lock stays too, for the next sweep";
+  EXPECT_EQ(List(WorkDir(dir)).size(), 2u) << "its lock stays too, for the next sweep; its temporary file is gone";
   BackdateLocks(dir, 59);
   (*out)->Maintain();
   EXPECT_EQ(CountSuffix(dir, ".prom"), 1) << "59 s < 60 s: still kept";
@@ -296,6 +298,32 @@ TEST(OutputDir, ADeadOwnersOutputsStayForTheGraceThenGo) {
   (*out)->Maintain();
   EXPECT_EQ(CountSuffix(dir, ".prom"), 0) << "grace passed: removed";
   EXPECT_EQ(List(WorkDir(dir)).size(), 1u) << "only our own lock is left";
+}
+
+// A dead owner's lock lists what it owned; the sweep removes only names of its own (ncclscope-<its tag>…),
+// removes a link planted at one of them without following it, and leaves anything else alone.
+TEST(OutputDir, TheSweepRemovesOnlyTheOwnersNamesAndNeverFollowsALink) {
+  const std::string dir = MakeTempDir();
+  const std::string victim = MakeTempDir() + "/victim";
+  WriteFile(victim, "precious\n");
+  ASSERT_EQ(InChild([&] {
+              Result<OutputDir*> out = OutputDir::Get(dir);
+              if (!out.ok()) return 1;
+              const std::string tag = (*out)->tag();
+              (*out)->OwnedName(".prom");  // listed, never written: a link is planted there below
+              if (symlink(victim.c_str(), (dir + "/ncclscope-" + tag + ".prom").c_str()) != 0) return 2;
+              // A foreign name in its lock file (as a corrupt or hostile lock would list).
+              std::ofstream(WorkDir(dir) + "/" + tag + ".lock", std::ios::app) << "ncclscope-other.prom\n../x\n";
+              return 0;
+            }),
+            0);
+  WriteFile(dir + "/ncclscope-other.prom", "someone else's\n");
+  std::vector<std::string> removed;
+  ASSERT_TRUE(SweepStaleOutputs(dir, 0, &removed).ok());
+  ASSERT_EQ(removed.size(), 1u) << ::testing::PrintToString(removed);
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+  EXPECT_EQ(ReadFile(dir + "/ncclscope-other.prom"), "someone else's\n");
+  EXPECT_TRUE(List(WorkDir(dir)).empty());
 }
 
 // A clean exit marks the end of the owner's life (the grace starts there); a crash leaves the last sign of life.
