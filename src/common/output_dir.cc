@@ -210,8 +210,11 @@ void OutputDir::SweepLocked() {
 
 void OutputDir::Maintain() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!ReadyLocked().ok()) return;  // ReadyLocked sweeps when it (re)opens; then once more is cheap
-  (void)futimens(lock_fd_, nullptr);
+  // Only a folder that is open and still there: a pass never re-creates one removed meanwhile (the next
+  // write does, as before).
+  struct stat st;
+  if (dir_fd_ < 0 || work_fd_ < 0 || lock_fd_ < 0 || fstat(dir_fd_, &st) != 0 || st.st_nlink == 0) return;
+  TouchLocked();
   SweepLocked();
 }
 

@@ -45,7 +45,8 @@ class OutputDir {
   // process is gone (by Remove, or by the next process that opens this folder).
   std::string OwnedName(std::string_view suffix);
   void Remove(const std::string& name);
-  // A sign of life (the lock's mtime) and a sweep of stale outputs.
+  // A sign of life (the lock's mtime) and a sweep of stale outputs; nothing when the folder is not open or
+  // has been removed (a pass never re-creates it).
   void Maintain();
 
   // Every folder this process has opened.

@@ -326,6 +326,19 @@ TEST(OutputDir, TheSweepRemovesOnlyTheOwnersNamesAndNeverFollowsALink) {
   EXPECT_TRUE(List(WorkDir(dir)).empty());
 }
 
+// The periodic pass works on the folders that are there; one removed meanwhile (by a user, an epilog) stays gone.
+TEST(OutputDir, MaintainNeverRecreatesARemovedFolder) {
+  const std::string dir = MakeTempDir();
+  Result<OutputDir*> out = OutputDir::Get(dir);
+  ASSERT_TRUE(out.ok());
+  ASSERT_TRUE((*out)->WriteAtomically((*out)->OwnedName(".prom"), "x\n").ok());
+  ASSERT_EQ(system(("rm -rf '" + dir + "'").c_str()), 0);
+  (*out)->Maintain();
+  OutputDir::MaintainAll();
+  struct stat st;
+  EXPECT_NE(stat(dir.c_str(), &st), 0) << "a maintenance pass re-created " << dir;
+}
+
 // A clean exit marks the end of the owner's life (the grace starts there); a crash leaves the last sign of life.
 TEST(OutputDir, ACleanExitRestartsTheGraceACrashDoesNot) {
   const std::string dir = MakeTempDir();
