@@ -75,10 +75,11 @@ struct ExitHook {
   ~ExitHook() { OutputDir::TouchAll(); }
 } g_exit_hook;
 
-int64_t NowSeconds() {
+// Wall-clock nanoseconds, the clock of file mtimes.
+int64_t NowNs() {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 std::mutex g_failed_mu;
@@ -201,7 +202,7 @@ Status OutputDir::OpenLocked() {
 
 void OutputDir::SweepLocked() {
   std::vector<std::string> removed;
-  SweepWorkFolder(dir_fd_, work_fd_, tag_, Params().Int(ParamId::kOutputGraceS), NowSeconds(), &removed);
+  SweepWorkFolder(dir_fd_, work_fd_, tag_, Params().Int(ParamId::kOutputGraceS), NowNs(), &removed);
   for (const std::string& name : removed) {
     NCCLSCOPE_INFO(subsys::kAll, "removed %s/%s (its process is gone and the grace has passed)", path_.c_str(),
                    name.c_str());
@@ -242,7 +243,7 @@ void OutputDir::TouchAll() {
   }
 }
 
-void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_t grace_s, int64_t now_s,
+void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_t grace_s, int64_t now_ns,
                      std::vector<std::string>* removed) {
   DIR* d = fdopendir(dup(work_fd));
   if (d == nullptr) return;
@@ -279,7 +280,9 @@ void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_
     // The owner is gone. Its grace starts at the lock file's mtime: the owner sets it at every write into
     // the folder, every maintenance pass (OutputDir::MaintainAll) and at a clean exit.
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || now_s - static_cast<int64_t>(st.st_mtime) < grace_s) {
+    const bool stat_ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    const int64_t mtime_ns = stat_ok ? static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec : 0;
+    if (!stat_ok || now_ns - mtime_ns < grace_s * 1000000000) {
       close(fd);  // within its grace: its outputs stay (its temporary files are garbage already)
       continue;
     }
@@ -332,7 +335,7 @@ Status SweepStaleOutputs(const std::string& dir, int64_t grace_s, std::vector<st
       close(work_fd);
       continue;
     }
-    SweepWorkFolder(dir_fd, work_fd, "", grace_s, NowSeconds(), removed);
+    SweepWorkFolder(dir_fd, work_fd, "", grace_s, NowNs(), removed);
     close(work_fd);
   }
   close(dir_fd);

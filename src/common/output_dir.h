@@ -77,10 +77,10 @@ class OutputDir {
 };
 
 // Sweeps one work folder (`work_fd`, in the output folder `dir_fd`): for every owner lock but `own_tag`'s that
-// is free and whose mtime is at least `grace_s` before `now_s`, removes the outputs it lists and the lock;
+// is free and whose mtime is at least `grace_s` before `now_ns` (wall clock), removes the outputs it lists and the lock;
 // removes the temporary files of owners that are not alive. The names removed
 // from the output folder are appended to `removed` (may be null).
-void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_t grace_s, int64_t now_s,
+void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_t grace_s, int64_t now_ns,
                      std::vector<std::string>* removed);
 // SweepWorkFolder over every `.ncclscope-work-<uid>` of `dir` (what ncclscope-cleanup does; takes no lock of
 // its own and creates nothing). A work folder that cannot be opened or is not its user's is skipped; the

@@ -51,6 +51,30 @@ for _ in $(seq 1 50); do pgrep -f "ncclscope-sim --ranks 2 --ops allreduce --siz
 "$cleanup" --grace 3600 "$work/live" >"$work/out"; rc=$?
 check "a crashed job's files are kept within --grace 3600" '[ $rc = 0 ] && [ ! -s "$work/out" ] && [ "$(count "$work/live" .prom)" = 2 ]'
 
+# A running ncclscope process removes them too, periodically: a job with NCCLSCOPE_OUTPUT_GRACE_S=2 started
+# next to the files of a job that crashed just now keeps them at its start (in their grace) and removes them
+# on a later pass (one a second at this grace), while it runs.
+mkdir -p "$work/next"
+cp -a "$work/live/." "$work/next/"  # the crashed job's files and free locks
+touch "$work"/next/.ncclscope-work-*/*.lock  # as if it had crashed just now: in its grace when the next job starts
+t0=$(date +%s%N)
+before=$(count "$work/next" .prom)
+NCCLSCOPE_PROM_TEXTFILE_DIR="$work/next" NCCLSCOPE_PROM_TEXTFILE_INTERVAL_S=1 NCCLSCOPE_OUTPUT_GRACE_S=2 NCCLSCOPE_PROM_PORT=-1 \
+  "$sim" --ranks 2 --ops allreduce --sizes 64K:64K --iters 100000000 >"$work/sim3.log" 2>&1 &
+simpid=$!
+gone=""
+while [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 8000 ]; do  # up to 8 s: the grace (2 s) and a pass every second
+  left=0
+  for f in "$work"/live/ncclscope-*.prom; do [ -e "$work/next/$(basename "$f")" ] && left=$((left + 1)); done
+  [ "$left" = 0 ] && { gone=$(( ($(date +%s%N) - t0) / 1000000 )); break; }
+  sleep 0.05
+done
+for _ in $(seq 1 30); do [ "$(count "$work/next" .prom)" = 2 ] && break; sleep 0.1; done  # its own first writes
+ours=$(count "$work/next" .prom)
+kill -9 "$simpid"; wait "$simpid" 2>/dev/null; simpid=""
+check "a running job removed the $before stale textfiles ${gone:-?} ms after the crash (grace 2 s) and kept its own $ours" \
+  '[ "$before" = 2 ] && [ -n "$gone" ] && [ "$gone" -ge 2000 ] && [ "$ours" = 2 ]'
+
 # --grace 0 over both folders: all 6 files removed and printed, the work folders emptied.
 "$cleanup" "$work/done" "$work/live" --grace=0 >"$work/out"; rc=$?
 check "--grace 0: exit 0, 6 files removed and printed" '[ $rc = 0 ] && [ "$(grep -c "^removed " "$work/out")" = 6 ]'
