@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# A real Prometheus discovers two jobs through the file_sd target files ncclscope writes into one folder. When
+# the short job exits cleanly its targets stay for NCCLSCOPE_OUTPUT_GRACE_S (its last values scrapeable, its
+# ranks shown down), then the long job's output janitor removes its files and Prometheus drops the targets;
+# the long job's own targets stay up throughout.
+set -euo pipefail
+sim=$1 libdir=$2
+if ! command -v prometheus >/dev/null; then
+  echo "SKIP: the prometheus server is not installed (scripts/install-deps.sh installs it)"; exit 77
+fi
+grace=8
+work=$(mktemp -d /tmp/ncclscope-lifecycle-XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+mkdir -p "$work/sd" "$work/data"
+cat >"$work/prometheus.yml" <<YML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: ncclscope
+    file_sd_configs: [{files: ['$work/sd/*.json'], refresh_interval: 1s}]
+YML
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=""
+for attempt in 1 2 3 4 5; do  # another test can take the port between our pick and Prometheus's bind
+  candidate=$(free_port)
+  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
+    --web.listen-address="127.0.0.1:$candidate" >"$work/prometheus.log" 2>&1 &
+  prom=$!
+  for _ in $(seq 1 100); do
+    if curl -sf "http://127.0.0.1:$candidate/-/ready" >/dev/null 2>&1; then port=$candidate; break; fi
+    kill -0 "$prom" 2>/dev/null || break
+    sleep 0.2
+  done
+  if [ -n "$port" ]; then pids+=("$prom"); break; fi
+  kill "$prom" 2>/dev/null || true; wait "$prom" 2>/dev/null || true
+done
+[ -n "$port" ] || { echo "FAIL: Prometheus would not start"; tail -20 "$work/prometheus.log"; exit 1; }
+
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+run_job() {  # run_job JOB_ID ITERS LOG
+  NCCLSCOPE_JOB_ID=$1 NCCLSCOPE_OUTPUT_GRACE_S=$grace NCCLSCOPE_SD_DIR="$work/sd" NCCLSCOPE_PROM_PORT=0 \
+    NCCLSCOPE_PROM_BIND=127.0.0.1 NCCLSCOPE_SOCKET_IFNAME=lo \
+    "$sim" --ranks 2 --comms 1 --ops allreduce --sizes 64K:64K --iters "$2" --straggle 1:1 >"$3" 2>&1
+}
+run_job long 1000000 "$work/long.log" &
+pids+=($!)
+run_job short 8000 "$work/short.log" &
+short=$!
+
+# targets JOB HEALTH: how many of JOB's targets Prometheus lists with that health ("up", "down", or "any").
+targets() {
+  curl -sf "http://127.0.0.1:$port/api/v1/targets" | python3 -c '
+import json, sys
+job, health = sys.argv[1], sys.argv[2]
+ts = json.load(sys.stdin)["data"]["activeTargets"]
+print(sum(1 for t in ts if t["labels"].get("ncclscope_job") == job and health in ("any", t["health"])))' "$1" "$2"
+}
+wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: polls until COMMAND succeeds
+  local until=$((SECONDS + $1)) what=$2; shift 2
+  while [ $SECONDS -lt $until ]; do "$@" && return 0; sleep 0.5; done
+  echo "FAIL: $what"; ls -l "$work/sd"; tail -3 "$work/short.log" "$work/long.log"; return 1
+}
+both_up() { [ "$(targets short up)" = 2 ] && [ "$(targets long up)" = 2 ]; }
+wait_for 60 "both jobs' targets up" both_up
+echo "ok: Prometheus scrapes both jobs' 2 ranks through file_sd"
+wait "$short" || { echo "FAIL: the short job failed"; tail -5 "$work/short.log"; exit 1; }
+exited=$SECONDS
+short_down() { [ "$(targets short down)" = 2 ]; }
+wait_for 30 "the exited job's targets shown down within the grace period" short_down
+echo "ok: the exited job's 2 targets are listed down after its exit ($((SECONDS - exited)) s)"
+short_gone() { [ "$(targets short any)" = 0 ]; }
+wait_for 60 "the exited job's targets removed after the grace period" short_gone
+gone=$((SECONDS - exited))
+echo "ok: the exited job's targets are gone ${gone} s after its exit (grace ${grace} s)"
+[ "$gone" -ge "$grace" ] || { echo "FAIL: removed before the grace period"; exit 1; }
+[ "$(targets long up)" = 2 ] || { echo "FAIL: the running job lost a target"; exit 1; }
+echo "PASS: targets of a cleanly exited job stay for the grace period, then go; the running job's stay up"
