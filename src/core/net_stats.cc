@@ -38,6 +38,7 @@ NetStatsRow Copy(const Block& b) {
   for (size_t i = 0; i < r.latency_log2_ns.size(); ++i) {
     r.latency_log2_ns[i] = c.latency_log2_ns[i].load(std::memory_order_relaxed);
   }
+  r.latency_sum_ns = c.latency_sum_ns.load(std::memory_order_relaxed);
   return r;
 }
 

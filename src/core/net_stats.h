@@ -44,12 +44,14 @@ struct NetCounters {
   std::atomic<int64_t> connections_open{0};
   std::array<std::atomic<uint64_t>, static_cast<int>(NetErrorKind::kCount)> errors{};
   std::array<std::atomic<uint64_t>, kNetLatencyBuckets> latency_log2_ns{};
+  std::atomic<uint64_t> latency_sum_ns{0};  // the histogram's exact _sum
 
   void AddError(NetErrorKind kind) {
     errors[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
   }
   void AddLatency(uint64_t ns) {
     latency_log2_ns[Log2Bucket<kNetLatencyBuckets>(ns)].fetch_add(1, std::memory_order_relaxed);
+    latency_sum_ns.fetch_add(ns, std::memory_order_relaxed);
   }
 };
 
@@ -74,6 +76,7 @@ struct NetStatsRow {
   int64_t connections_open = 0;
   std::array<uint64_t, static_cast<int>(NetErrorKind::kCount)> errors{};
   std::array<uint64_t, kNetLatencyBuckets> latency_log2_ns{};
+  uint64_t latency_sum_ns = 0;
 };
 
 // Where a NIC sits in the fabric, as the transport describes it to NCCL (v12 railId/planeId from the

@@ -76,6 +76,13 @@ struct OpTotals {
   uint64_t last_seq = 0;
 };
 
+// Point-to-point operations started towards one peer in one direction (peer -1: outside [0, nranks)).
+struct PeerProgress {
+  int peer = -1;
+  bool send = false;
+  uint64_t started = 0;
+};
+
 // v7: operations and bytes of one user tag (0 never appears: untagged operations are the totals' rest).
 struct TagTotals {
   uint64_t tag = 0;
@@ -103,6 +110,7 @@ struct CommSnapshot {
   bool has_gpu_offset = false;
   std::vector<OpTotals> ops;
   std::vector<AggregateCell> aggregates;
+  std::vector<PeerProgress> p2p_peers;  // non-zero (peer, direction) pairs only
   std::vector<TagTotals> tags;  // v7: the first kMaxTagsPerComm tags seen, in first-seen order
   TagTotals tags_other;         // v7: every later tag, folded (tag 0)
   int fr_depth = 0;

@@ -535,6 +535,14 @@ void CommContext::Fill(CommSnapshot* out) const {
     }
   }
   out->aggregates = agg_.Snapshot();
+  out->p2p_peers.clear();
+  const size_t p2p_slots = 2 * static_cast<size_t>(info_.nranks > 0 ? info_.nranks : 1) + 2;
+  for (size_t i = 0; i < p2p_slots; ++i) {
+    const uint64_t n = p2p_seq_[i].load(std::memory_order_relaxed);
+    if (n == 0) continue;
+    const int peer = i / 2 < static_cast<size_t>(info_.nranks) ? static_cast<int>(i / 2) : -1;
+    out->p2p_peers.push_back({peer, (i & 1) != 0, n});
+  }
   for (const TagCell& c : tags_) {
     const uint64_t tag = c.tag.load(std::memory_order_acquire);
     if (tag != 0) out->tags.push_back({tag, c.ops.Get(), c.bytes.Get()});

@@ -57,7 +57,7 @@ SimRun RunSim(const std::string& args, const std::string& mask, const std::strin
   const std::string plugin_dir = fs::path(NCCLSCOPE_PLUGIN_PATH).parent_path().string();
   const std::string out = dir + "/sim.out", err = dir + "/sim.err";
   const std::string cmd = "cd '" + dir + "' && env LD_LIBRARY_PATH='" + plugin_dir +
-                          "' NCCLSCOPE_PROM_PORT=-1 NCCLSCOPE_PROM_TEXTFILE_DIR='" + dir + "/prom' NCCLSCOPE_DUMP_DIR='" +
+                          "' NCCLSCOPE_METRICS_LEVEL=full NCCLSCOPE_PROM_PORT=-1 NCCLSCOPE_PROM_TEXTFILE_DIR='" + dir + "/prom' NCCLSCOPE_DUMP_DIR='" +
                           dir + "/dump' NCCLSCOPE_EVENT_MASK=" + mask + " '" SIM_BINARY "' --json " + args + " > '" +
                           out + "' 2> '" + err + "'";
   int st = std::system(cmd.c_str());

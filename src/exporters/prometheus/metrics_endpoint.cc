@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include <nlohmann/json.hpp>
-#include <prometheus/text_serializer.h>
+#include "exporters/prometheus/exposition.h"
 
 #include "common/host.h"
 #include "common/log.h"
@@ -31,7 +31,7 @@ void CloseListenerInChild() {
 std::string ServeMetrics(const std::string& path, bool* found) {
   *found = path == "/metrics";
   if (!*found) return "not found: ncclscope serves /metrics\n";
-  return prometheus::TextSerializer().Serialize(CollectMetricFamilies());
+  return SerializeExposition(CollectMetricFamilies());
 }
 
 // Only a dotted-quad IPv4 address can be bound. An empty value is set on purpose but names no interface:

@@ -1,7 +1,7 @@
-// Net-half metric families from SnapshotNetStats(): NIC totals as ncclscope_nic_*, communicator rows as
-// ncclscope_comm_net_* (separate names so that sum() over any family never counts a byte twice). Rows come from
-// our own transports (nic = interface or device name) and from NCCL IB's QP profiler events (nic="nccl-ib<N>",
-// src/profiler/net_ib_accounting.cc); the two never describe the same bytes.
+// Net-half metric families from SnapshotNetStats(): NIC totals as ncclscope_nic_*, and at the full level the
+// communicator rows as ncclscope_comm_net_* (separate names so that sum() over any family never counts a byte
+// twice). Rows come from our own transports (nic = interface or device name) and from NCCL IB's QP profiler
+// events (nic="nccl-ib<N>", src/profiler/net_ib_accounting.cc); the two never describe the same bytes.
 #include "core/net_stats.h"
 #include "common/hex.h"
 #include "exporters/prometheus/family_builders.h"
@@ -13,11 +13,14 @@ using prometheus::MetricType;
 
 void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out) {
   const NetStatsSnapshot snap = SnapshotNetStats();
+  const prom::Level level = prom::CurrentLevel();
+  const bool detailed = level >= prom::Level::kDetailed, full = level == prom::Level::kFull;
   struct Group {
     const char* prefix;
     bool nic_total;
   };
   for (const Group g : {Group{"ncclscope_nic_", true}, Group{"ncclscope_comm_net_", false}}) {
+    if (!g.nic_total && !full) continue;
     auto name = [&](const char* suffix) { return std::string(g.prefix) + suffix; };
     std::string n_sent = name("sent_bytes_total"), n_recv = name("received_bytes_total"),
                 n_msent = name("sent_messages_total"), n_mrecv = name("received_messages_total"),
@@ -29,7 +32,7 @@ void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out) {
     auto mrecv = prom::Family(n_mrecv.c_str(), "Messages received (irecv buffers) completed", MetricType::Counter);
     auto inflight = prom::Family(n_inflight.c_str(), "Requests posted and not yet completed", MetricType::Gauge);
     auto conns = prom::Family(n_conns.c_str(), "Open send and receive connections", MetricType::Gauge);
-    auto errors = prom::Family(n_errors.c_str(), "Network errors by kind", MetricType::Counter);
+    auto errors = prom::Family(n_errors.c_str(), "Network errors (by kind from the detailed level on)", MetricType::Counter);
     auto lat = prom::Family(n_lat.c_str(), "Request completion latency, post to test() done (nccl-ib<N>: per QP work request)", MetricType::Histogram);
     for (const NetStatsRow& row : snap.rows) {
       if (row.nic_total != g.nic_total) continue;
@@ -40,14 +43,20 @@ void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out) {
       prom::AddCounter(&msent, static_cast<double>(row.messages_sent), labels);
       prom::AddCounter(&mrecv, static_cast<double>(row.messages_received), labels);
       prom::AddGauge(&inflight, static_cast<double>(row.in_flight), labels);
-      prom::AddGauge(&conns, static_cast<double>(row.connections_open), labels);
-      for (int k = 0; k < static_cast<int>(NetErrorKind::kCount); ++k) {
-        prom::Labels with_kind = labels;
-        with_kind.push_back({"kind", NetErrorKindName(static_cast<NetErrorKind>(k))});
-        prom::AddCounter(&errors, static_cast<double>(row.errors[k]), std::move(with_kind));
+      if (detailed) {
+        prom::AddGauge(&conns, static_cast<double>(row.connections_open), labels);
+        for (int k = 0; k < static_cast<int>(NetErrorKind::kCount); ++k) {
+          prom::Labels with_kind = labels;
+          with_kind.push_back({"kind", NetErrorKindName(static_cast<NetErrorKind>(k))});
+          prom::AddCounter(&errors, static_cast<double>(row.errors[k]), std::move(with_kind));
+        }
+        prom::AddLog2Histogram(&lat, row.latency_log2_ns, prom::kFineBounds, static_cast<double>(row.latency_sum_ns),
+                               labels);
+      } else {
+        uint64_t total = 0;
+        for (uint64_t n : row.errors) total += n;
+        prom::AddCounter(&errors, static_cast<double>(total), labels);
       }
-      // 1 us .. 2^36 ns (~69 s): the range a network request can take.
-      prom::AddLog2Histogram(&lat, row.latency_log2_ns, 10, 35, -1, labels);
     }
     for (auto* f : {&sent, &recv, &msent, &mrecv, &inflight, &conns, &errors, &lat}) {
       if (!f->metric.empty()) out->push_back(std::move(*f));

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include <prometheus/text_serializer.h>
+#include "exporters/prometheus/exposition.h"
 
 #include "common/log.h"
 #include "common/output_dir.h"
@@ -55,7 +55,7 @@ void TextfileWriter::Run() {
 
 void TextfileWriter::Write() {
   // A failure warns once, naming the file, and leaves the previous figures in place.
-  (void)dir_->WriteAtomically(name_, prometheus::TextSerializer().Serialize(CollectMetricFamilies()));
+  (void)dir_->WriteAtomically(name_, SerializeExposition(CollectMetricFamilies()));
 }
 
 namespace {
