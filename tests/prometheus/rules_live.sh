@@ -137,6 +137,21 @@ for j in rl-hang-coll rl-hang-p2p; do
   done
   echo "[$((SECONDS - start)) s] $j NcclscopeCommRankNotJoining firing (comm rank global_rank kind): ${notjoining:-none}"
   [ "$(echo "$notjoining" | awk 'NF {print $3}' | sort -u)" = "1" ] || fail "NcclscopeCommRankNotJoining does not name global rank 1 of $j"
+  # The annotations as Alertmanager would get them name the communicator, rank, host and global rank.
+  curl -sf "$url/api/v1/alerts" | python3 -c '
+import json, sys
+job = sys.argv[1]
+alerts = [a for a in json.load(sys.stdin)["data"]["alerts"]
+          if a["labels"].get("ncclscope_job") == job and a["state"] == "firing"]
+ok = bool(alerts)
+for a in alerts:
+    l, text = a["labels"], a["annotations"]["summary"] + " " + a["annotations"]["description"]
+    want = [l.get("comm", "?"), "rank " + l.get("rank", "?"), l.get("host", "?"), "global rank " + l.get("global_rank", "?"), "Next step"]
+    missing = [w for w in want if w not in text]
+    print("  %s: %s" % (l["alertname"], a["annotations"]["summary"]))
+    ok &= not missing
+    if missing: print("  annotations lack", missing)
+sys.exit(0 if ok else 1)' "$j" || fail "the firing alerts of $j do not name comm, rank, host and global rank"
 done
 
 # (4) the dashboard's job variable tells the jobs apart, and every query works (all but the node_exporter
