@@ -12,36 +12,24 @@ budget=200
 work=$(mktemp -d /tmp/ncclscope-series-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 declare -A series
-# One rank's /metrics while its communicators live: the sim runs the operation types one after the other and
-# the communicators are destroyed at its end, so the largest of the scrapes taken while it runs is the count
-# with every operation type seen.
-scrape() {  # scrape SD_DIR OUT: the first target's /metrics sample lines into OUT
-  local target
-  target=$(python3 -c 'import glob,json,sys; f=sorted(glob.glob(sys.argv[1]+"/*.json")); print(json.load(open(f[0]))[0]["targets"][0] if f else "")' "$1" 2>/dev/null)
-  : >"$2"
-  [ -n "$target" ] && curl -sf "http://$target/metrics" | grep -v '^#' | grep . >"$2"
-}
+# One rank's final textfile: written at the last finalize, it holds every communicator's final totals and
+# every operation type the job ran.
 for level in $levels; do
   for comms in $comm_counts; do
     dir="$work/$level-$comms"
-    mkdir -p "$dir/sd"
-    LD_LIBRARY_PATH=$lib NCCLSCOPE_PROM_PORT=0 NCCLSCOPE_PROM_BIND=127.0.0.1 NCCLSCOPE_SD_DIR="$dir/sd" \
-      NCCLSCOPE_METRICS_LEVEL=$level NCCLSCOPE_SOCKET_IFNAME=lo NCCLSCOPE_DUMP_ON_FINALIZE=0 \
-      timeout 120 "$sim" --ranks 2 --comms "$comms" --ops all --sizes 1K:1M --factor 32 --iters 150 --warmup 0 \
-      >"$dir/sim.log" 2>&1 &
-    pid=$!
-    n=0
-    while kill -0 "$pid" 2>/dev/null; do
-      scrape "$dir/sd" "$dir/now"
-      c=$(wc -l <"$dir/now")
-      [ "$c" -gt "$n" ] && { n=$c; cp "$dir/now" "$dir/largest"; }
-      sleep 0.2
-    done
-    wait "$pid" || { echo "FAIL: the sim failed at level $level with $comms communicators"; tail -5 "$dir/sim.log"; exit 1; }
-    [ "$n" -gt 0 ] || { echo "FAIL: no scrape at level $level with $comms communicators"; tail -5 "$dir/sim.log"; exit 1; }
-    types=$(grep -c '^ncclscope_operation_duration_seconds_count' "$dir/largest")
-    [ "$types" = 6 ] || { echo "FAIL: the largest scrape saw $types operation types, not 6 (level $level, $comms communicators)"; exit 1; }
-    series[$level-$comms]=$n
+    mkdir -p "$dir"
+    LD_LIBRARY_PATH=$lib NCCLSCOPE_PROM_PORT=-1 NCCLSCOPE_PROM_TEXTFILE_DIR="$dir" NCCLSCOPE_METRICS_LEVEL=$level \
+      NCCLSCOPE_SOCKET_IFNAME=lo NCCLSCOPE_DUMP_ON_FINALIZE=0 \
+      timeout 120 "$sim" --ranks 2 --comms "$comms" --ops all --sizes 1K:1M --factor 32 --iters 2 --warmup 0 \
+      >"$dir/sim.log" 2>&1 || { echo "FAIL: the sim failed at level $level with $comms communicators"; tail -5 "$dir/sim.log"; exit 1; }
+    files=("$dir"/*.prom)
+    [ -f "${files[0]}" ] || { echo "FAIL: no textfile at level $level with $comms communicators"; exit 1; }
+    grep -v '^#' "${files[0]}" | grep . >"$dir/samples"
+    types=$(grep -c '^ncclscope_operation_duration_seconds_count' "$dir/samples")
+    [ "$types" = 6 ] || { echo "FAIL: the textfile has $types operation types, not 6 (level $level, $comms communicators)"; exit 1; }
+    live=$(grep -c '^ncclscope_comm_info' "$dir/samples")
+    [ "$live" = "$comms" ] || { echo "FAIL: the textfile has $live communicators, not $comms (level $level)"; exit 1; }
+    series[$level-$comms]=$(wc -l <"$dir/samples")
   done
 done
 if [ "${3:-}" = --table ]; then

@@ -76,6 +76,8 @@ void AddLog2Histogram(prometheus::MetricFamily* f, const Buckets& counts, std::i
 // Every power of two from 2 us to 2^36 ns (~69 s): the detailed levels' latency buckets.
 inline constexpr std::initializer_list<int> kFineBounds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
                                                            25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36};
+// Every second (x4): 4 us .. 69 s, the detailed level's per-communicator histograms.
+inline constexpr std::initializer_list<int> kMediumBounds = {12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36};
 // Every fourth: 16 us, 262 us, 4.2 ms, 67 ms, 1.07 s, 17.2 s — the basic level's few buckets.
 inline constexpr std::initializer_list<int> kCoarseBounds = {14, 18, 22, 26, 30, 34};
 

@@ -3,6 +3,7 @@
 // 10,000-GPU job stays within what a Prometheus tenant holds; richer levels split the same families by
 // function, algorithm and protocol (never under another name, so sum() never counts twice) and add families.
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "core/registry.h"
@@ -10,6 +11,7 @@
 #include "common/hex.h"
 #include "exporters/prometheus/family_builders.h"
 #include "exporters/prometheus/metric_families.h"
+#include "exporters/prometheus/retired_comms.h"
 
 namespace ncclscope {
 namespace {
@@ -47,7 +49,15 @@ uint64_t Sum(const std::map<std::string, uint64_t>& by_reason) {
 }  // namespace
 
 void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
-  const ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+  ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+  // Destroyed communicators' final totals, newest first; a (comm, rank) that is live again, or retired twice,
+  // is exported once (the exposition must not repeat a series).
+  std::set<std::pair<uint64_t, int>> seen;
+  for (const CommSnapshot& c : snap.comms) seen.insert({c.comm_hash, c.rank});
+  std::vector<CommSnapshot> retired = RetiredComms();
+  for (auto it = retired.rbegin(); it != retired.rend(); ++it) {
+    if (seen.insert({it->comm_hash, it->rank}).second) snap.comms.push_back(std::move(*it));
+  }
   const prom::Level level = prom::CurrentLevel();
   const bool detailed = level >= prom::Level::kDetailed, full = level == prom::Level::kFull;
 
@@ -162,7 +172,7 @@ void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
     prom::AddCounter(&dropped, static_cast<double>(Sum(c.dropped)), base);  // present while zero
     if (detailed) {
       for (const auto& [func, f] : by_func) {
-        prom::AddLog2Histogram(&comm_lat, f.latency_buckets, prom::kFineBounds, static_cast<double>(f.latency_sum_ns),
+        prom::AddLog2Histogram(&comm_lat, f.latency_buckets, prom::kMediumBounds, static_cast<double>(f.latency_sum_ns),
                                with({{"func", FuncName(func)}}));
         prom::AddCounter(&cpu, static_cast<double>(f.cpu_sum_ns) / 1e9, with({{"func", FuncName(func)}}));
       }
