@@ -8,7 +8,7 @@ packages=(
   libabsl-dev prometheus-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libibverbs-dev
-  prometheus curl python3 python3-hypothesis procps iproute2 binutils
+  prometheus prometheus-node-exporter curl python3 python3-hypothesis procps iproute2 binutils
   # The guest test tier (tests/rdma/guest_vm.sh, ctest -L rdma): QEMU, the initramfs tools and the
   # soft-RoCE userspace; Debian's kernel itself is downloaded by the runner into the build dir.
   qemu-system-x86 busybox-static cpio kmod

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -16,6 +18,7 @@
 #include "common/hex.h"
 #include "common/host.h"
 #include "common/log.h"
+#include "common/params.h"
 #include "common/random.h"
 
 namespace ncclscope {
@@ -57,6 +60,28 @@ std::string ReadSmallFile(int fd) {
   return out;
 }
 
+// Every folder this process writes to; leaked (-z nodelete, and used by the exit hook below).
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, std::unique_ptr<OutputDir>> dirs;
+};
+Registry& Dirs() {
+  static auto* registry = new Registry();
+  return *registry;
+}
+
+// At a clean exit the owner locks' mtimes are set to now: the grace of our outputs starts at our end.
+struct ExitHook {
+  ~ExitHook() { OutputDir::TouchAll(); }
+} g_exit_hook;
+
+// Wall-clock nanoseconds, the clock of file mtimes.
+int64_t NowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 std::mutex g_failed_mu;
 std::set<std::string>& FailedFiles() {
   static auto* files = new std::set<std::string>();  // -z nodelete: lives for the process
@@ -91,12 +116,11 @@ Status WriteFileAtomically(const std::string& dir, const std::string& name, std:
 
 Result<OutputDir*> OutputDir::Get(const std::string& dir) {
   if (dir.empty()) return InvalidArgument("output directory is empty");
-  static std::mutex mu;
-  static auto* dirs = new std::map<std::string, std::unique_ptr<OutputDir>>();  // lives for the process
+  Registry& reg = Dirs();
   OutputDir* d;
   {
-    std::lock_guard<std::mutex> lock(mu);
-    auto& slot = (*dirs)[dir];
+    std::lock_guard<std::mutex> lock(reg.mu);
+    auto& slot = reg.dirs[dir];
     if (!slot) {
       slot.reset(new OutputDir(dir, HostName() + "-" + std::to_string(getpid()) + "-" + RandomHex().substr(0, 8)));
     }
@@ -177,53 +201,145 @@ Status OutputDir::OpenLocked() {
 }
 
 void OutputDir::SweepLocked() {
-  DIR* d = fdopendir(dup(work_fd_));
+  std::vector<std::string> removed;
+  SweepWorkFolder(dir_fd_, work_fd_, tag_, Params().Int(ParamId::kOutputGraceS), NowNs(), &removed);
+  for (const std::string& name : removed) {
+    NCCLSCOPE_INFO(subsys::kAll, "removed %s/%s (its process is gone and the grace has passed)", path_.c_str(),
+                   name.c_str());
+  }
+}
+
+void OutputDir::Maintain() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Only a folder that is open and still there: a pass never re-creates one removed meanwhile (the next
+  // write does, as before).
+  struct stat st;
+  if (dir_fd_ < 0 || work_fd_ < 0 || lock_fd_ < 0 || fstat(dir_fd_, &st) != 0 || st.st_nlink == 0) return;
+  TouchLocked();
+  SweepLocked();
+}
+
+void OutputDir::TouchLocked() {
+  if (lock_fd_ >= 0) (void)futimens(lock_fd_, nullptr);
+}
+
+std::vector<OutputDir*> OutputDir::All() {
+  Registry& reg = Dirs();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  std::vector<OutputDir*> out;
+  for (auto& [path, dir] : reg.dirs) out.push_back(dir.get());
+  return out;
+}
+
+void OutputDir::MaintainAll() {
+  for (OutputDir* d : All()) d->Maintain();
+}
+
+void OutputDir::TouchAll() {
+  for (OutputDir* d : All()) {
+    // At exit other threads may still run: never wait on one (a writer holding the lock touches it itself).
+    std::unique_lock<std::mutex> lock(d->mu_, std::try_to_lock);
+    if (lock.owns_lock()) d->TouchLocked();
+  }
+}
+
+void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_t grace_s, int64_t now_ns,
+                     std::vector<std::string>* removed) {
+  DIR* d = fdopendir(dup(work_fd));
   if (d == nullptr) return;
+  rewinddir(d);  // the dup shares the offset that an earlier sweep left at the end
   std::vector<std::string> names;
   while (dirent* e = readdir(d)) names.emplace_back(e->d_name);
   closedir(d);
+  struct stat work_st;
+  if (fstat(work_fd, &work_st) != 0) return;
 
-  std::set<std::string> live_tags = {tag_};
+  // Owners that may still write temporary files: the live ones.
+  std::set<std::string> live_tags;
+  if (!own_tag.empty()) live_tags.insert(own_tag);
   for (const std::string& name : names) {
     const bool lock = EndsWith(name, kLockSuffix), pending = EndsWith(name, kPendingLockSuffix);
-    if ((!lock && !pending) || name == tag_ + kLockSuffix) continue;
+    if ((!lock && !pending) || (!own_tag.empty() && name == own_tag + kLockSuffix)) continue;
     const std::string tag = lock ? name.substr(0, name.size() - sizeof(kLockSuffix) + 1) : name.substr(0, name.rfind('-'));
     // Read-write: NFS emulates flock with byte-range locks, and an exclusive one needs a writable descriptor.
-    int fd = openat(work_fd_, name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = openat(work_fd, name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
       if (errno == ENOENT && pending) live_tags.insert(tag);  // renamed to its .lock meanwhile: alive
       continue;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {  // held: its owner lives, its files stay
       live_tags.insert(tag);
       close(fd);
       continue;
     }
     if (pending) {  // its creator died before renaming it, or will retry under another name
-      unlinkat(work_fd_, name.c_str(), 0);
+      unlinkat(work_fd, name.c_str(), 0);
       close(fd);
       continue;
     }
-    // The owner is gone: remove the outputs it listed, then its lock (still holding it, so a second
-    // sweeper that gets the lock after us finds nothing left to do).
+    // The owner is gone. Its grace starts at the lock file's mtime: the owner sets it at every write into
+    // the folder, every maintenance pass (OutputDir::MaintainAll) and at a clean exit.
+    struct stat st;
+    const bool stat_ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    const int64_t mtime_ns = stat_ok ? static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec : 0;
+    if (!stat_ok || now_ns - mtime_ns < grace_s * 1000000000) {
+      close(fd);  // within its grace: its outputs stay (its temporary files are garbage already)
+      continue;
+    }
+    // Remove the outputs it listed, then its lock (still holding it, so a second sweeper that gets the lock
+    // after us finds nothing left to do). Only names it could own: ncclscope-<tag>…, no separator, and a
+    // file (or link) of the work folder's user, never followed.
     std::string owned = ReadSmallFile(fd);
     for (size_t pos = 0, end; pos < owned.size(); pos = end + 1) {
       end = owned.find('\n', pos);
       if (end == std::string::npos) end = owned.size();
       const std::string out = owned.substr(pos, end - pos);
-      if (IsOwnedOutputName(out) && out.find(tag) != std::string::npos) unlinkat(dir_fd_, out.c_str(), 0);
+      struct stat out_st;
+      if (!IsOwnedOutputName(out) || out.rfind("ncclscope-" + tag, 0) != 0) continue;
+      if (fstatat(dir_fd, out.c_str(), &out_st, AT_SYMLINK_NOFOLLOW) != 0 || out_st.st_uid != work_st.st_uid) continue;
+      if (unlinkat(dir_fd, out.c_str(), 0) == 0 && removed != nullptr) removed->push_back(out);
     }
-    unlinkat(work_fd_, name.c_str(), 0);
+    unlinkat(work_fd, name.c_str(), 0);
     close(fd);
-    NCCLSCOPE_INFO(subsys::kAll, "removed the leftovers of %s in %s (its process is gone)", tag.c_str(),
-                   path_.c_str());
   }
   // Temporary files of owners that are not alive.
   for (const std::string& name : names) {
     if (!EndsWith(name, kTmpSuffix)) continue;
     const size_t dash = name.rfind('-');
-    if (dash == std::string::npos || live_tags.count(name.substr(0, dash)) == 0) unlinkat(work_fd_, name.c_str(), 0);
+    if (dash == std::string::npos || live_tags.count(name.substr(0, dash)) == 0) unlinkat(work_fd, name.c_str(), 0);
   }
+}
+
+Status SweepStaleOutputs(const std::string& dir, int64_t grace_s, std::vector<std::string>* removed) {
+  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) return SystemError(Errno("cannot open " + dir, errno));
+  DIR* d = fdopendir(dup(dir_fd));
+  std::vector<std::string> works;
+  if (d != nullptr) {
+    while (dirent* e = readdir(d)) {
+      if (std::string_view(e->d_name).rfind(".ncclscope-work-", 0) == 0) works.emplace_back(e->d_name);
+    }
+    closedir(d);
+  }
+  Status status = Status::Ok();
+  for (const std::string& work : works) {
+    // The folder of the user its name says, never through a link.
+    int work_fd = openat(dir_fd, work.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (work_fd < 0) {
+      status = SystemError(Errno("cannot open " + dir + "/" + work, errno));
+      continue;
+    }
+    struct stat st;
+    if (fstat(work_fd, &st) != 0 || work != ".ncclscope-work-" + std::to_string(st.st_uid)) {
+      status = SystemError(dir + "/" + work + " does not belong to the user its name says; skipped");
+      close(work_fd);
+      continue;
+    }
+    SweepWorkFolder(dir_fd, work_fd, "", grace_s, NowNs(), removed);
+    close(work_fd);
+  }
+  close(dir_fd);
+  return status;
 }
 
 Status OutputDir::WriteAtomically(const std::string& name, std::string_view text) {
@@ -242,6 +358,7 @@ Status OutputDir::WriteAtomically(const std::string& name, std::string_view text
     unlinkat(work_fd, tmp.c_str(), 0);
     return ReportWriteFailure(file, s, subsys::kAll);
   }
+  TouchLocked();  // a sign of life: the grace of our outputs counts from our last one
   ReportWriteOk(file);
   return Status::Ok();
 }

@@ -8,16 +8,24 @@
 //  - Every write and the close are checked; a failure leaves the previous file whole, removes the temporary
 //    file and warns once per file (again after it has succeeded in between).
 //  - Each process holds an flock on `<tag>.lock` in the work folder for as long as it lives (a lock, unlike
-//    a pid, means the same thing across PID namespaces). Whoever opens the folder next removes the
-//    temporary files and the owned outputs (OwnedName) of every owner whose lock is free.
+//    a pid, means the same thing across PID namespaces); the lock file lists the outputs it owns (OwnedName:
+//    the textfile, the file_sd target). An owned output is never removed while its owner's lock is held,
+//    and not at the owner's exit either: it stays NCCLSCOPE_OUTPUT_GRACE_S (60 s) after the owner was last
+//    known alive, so that a last scrape sees its final values and a crashed rank shows as down. That moment
+//    is the lock file's mtime, which the owner sets at every write into the folder, at every Maintain()
+//    (MaintainAll: the janitor service, every min(10 s, grace/2)) and at a clean exit. Whoever opens the
+//    folder, every Maintain(), and `ncclscope-cleanup` remove the owned outputs and the lock of every owner
+//    whose lock is free and whose grace has passed, and the temporary files of owners that are not alive.
 // Thread-safe: Get() and every method may be called from any thread; writes to different names run
 // concurrently.
 #ifndef NCCLSCOPE_COMMON_OUTPUT_DIR_H_
 #define NCCLSCOPE_COMMON_OUTPUT_DIR_H_
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -37,6 +45,15 @@ class OutputDir {
   // process is gone (by Remove, or by the next process that opens this folder).
   std::string OwnedName(std::string_view suffix);
   void Remove(const std::string& name);
+  // A sign of life (the lock's mtime) and a sweep of stale outputs; nothing when the folder is not open or
+  // has been removed (a pass never re-creates it).
+  void Maintain();
+
+  // Every folder this process has opened.
+  static std::vector<OutputDir*> All();
+  static void MaintainAll();
+  // Sets the mtime of every owner lock of this process to now (at exit: the grace starts).
+  static void TouchAll();
 
   const std::string& path() const { return path_; }
   const std::string& tag() const { return tag_; }
@@ -48,6 +65,7 @@ class OutputDir {
   Status ReadyLocked();
   void CloseLocked();  // opens the folder unless it is open and still exists
   void SweepLocked();
+  void TouchLocked();
 
   std::mutex mu_;
   const std::string path_;
@@ -57,6 +75,17 @@ class OutputDir {
   int lock_fd_ = -1;
   std::string owned_;  // the lock file's content: one owned name per line
 };
+
+// Sweeps one work folder (`work_fd`, in the output folder `dir_fd`): for every owner lock but `own_tag`'s that
+// is free and whose mtime is at least `grace_s` before `now_ns` (wall clock), removes the outputs it lists and the lock;
+// removes the temporary files of owners that are not alive. The names removed
+// from the output folder are appended to `removed` (may be null).
+void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_t grace_s, int64_t now_ns,
+                     std::vector<std::string>* removed);
+// SweepWorkFolder over every `.ncclscope-work-<uid>` of `dir` (what ncclscope-cleanup does; takes no lock of
+// its own and creates nothing). A work folder that cannot be opened or is not its user's is skipped; the
+// status then names the last one.
+Status SweepStaleOutputs(const std::string& dir, int64_t grace_s, std::vector<std::string>* removed);
 
 // OutputDir::Get(dir)->WriteAtomically(name, text); a folder that cannot be opened is reported (once) too.
 Status WriteFileAtomically(const std::string& dir, const std::string& name, std::string_view text);

@@ -64,6 +64,11 @@ info=$(value 'count(ncclscope_build_info{job="ncclscope"})')
 echo "sum(rate(ncclscope_nic_sent_bytes_total[3s])) = ${rate:-none} B/s; build_info series: ${info:-none}"
 python3 -c "import sys; sys.exit(0 if float('${rate:-0}') > 0 else 1)" || { echo "FAIL: no net traffic in Prometheus"; exit 1; }
 [ "$info" = "2" ] || { echo "FAIL: expected 2 ncclscope_build_info series"; exit 1; }
+# The identity labels come from the file_sd targets: one target per global rank, and the exposition adds none.
+ranks=$(value 'count(count by (global_rank, local_rank, host) (ncclscope_process_info{job="ncclscope"}))')
+npids=$(value 'count(count by (pid) (ncclscope_process_info{job="ncclscope", global_rank=~"0|1"}))')
+echo "ncclscope_process_info: ${ranks:-none} (global_rank, local_rank, host) sets, ${npids:-none} pids"
+[ "$ranks" = "2" ] && [ "$npids" = "2" ] || { echo "FAIL: expected the 2 ranks' identity labels on their targets"; exit 1; }
 # Every dashboard query runs against the live server; the ones that need no recording rule must show this
 # job's data (latency, bus bandwidth, oldest in flight, in flight, operations, NIC throughput, dropped events,
 # ranks). The panels built on rules/ are required by tests/prometheus/rules_live.sh, which loads them.

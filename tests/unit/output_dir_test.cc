@@ -1,7 +1,7 @@
 // OutputDir, the one file writer: exclusive unpredictable temporary names, links never followed,
 // permissions from the umask, every failure reported once with the previous file left whole (on a real
 // full file system: a small tmpfs in a private mount namespace, and RLIMIT_FSIZE), and the leftovers of
-// dead owners removed while live owners' files stay.
+// dead owners removed after the grace (NCCLSCOPE_OUTPUT_GRACE_S) while live owners' files stay.
 #include "common/output_dir.h"
 
 #include <dirent.h>
@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -258,6 +259,157 @@ TEST(OutputDir, TheRecordingWarnsAtItsFirstFailedWrite) {
   EXPECT_EQ(rc, 0);
 }
 
+// Sets the mtime of every owner lock in dir's work folder `seconds` into the past.
+void BackdateLocks(const std::string& dir, int seconds) {
+  for (const std::string& n : List(WorkDir(dir))) {
+    if (n.size() < 5 || n.compare(n.size() - 5, 5, ".lock") != 0) continue;
+    struct timespec times[2];
+    clock_gettime(CLOCK_REALTIME, &times[0]);
+    times[0].tv_sec -= seconds;
+    times[1] = times[0];
+    EXPECT_EQ(utimensat(AT_FDCWD, (WorkDir(dir) + "/" + n).c_str(), times, AT_SYMLINK_NOFOLLOW), 0) << n;
+  }
+}
+
+int CountSuffix(const std::string& dir, const std::string& suffix) {
+  int n = 0;
+  for (const std::string& name : List(dir)) n += name.find(suffix) != std::string::npos;
+  return n;
+}
+
+// A dead owner's outputs, removed once its lock is free AND the grace since it was last alive has passed.
+TEST(OutputDir, ADeadOwnersOutputsStayForTheGraceThenGo) {
+  const std::string dir = MakeTempDir();
+  ASSERT_EQ(InChild([&] {
+              Result<OutputDir*> out = OutputDir::Get(dir);
+              if (!out.ok() || !(*out)->WriteAtomically((*out)->OwnedName(".prom"), "final\n").ok()) return 1;
+              WriteFile(WorkDir(dir) + "/" + (*out)->tag() + "-0123456789abcdef.tmp", "half");  // killed mid-write
+              return 0;
+            }),
+            0);
+  Result<OutputDir*> out = OutputDir::Get(dir);  // opens and sweeps: the owner wrote just now
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(CountSuffix(dir, ".prom"), 1) << "within the grace: kept (the last scrape sees the final values)";
+  EXPECT_EQ(List(WorkDir(dir)).size(), 2u) << "its lock stays too, for the next sweep; its temporary file is gone";
+  BackdateLocks(dir, 59);
+  (*out)->Maintain();
+  EXPECT_EQ(CountSuffix(dir, ".prom"), 1) << "59 s < 60 s: still kept";
+  BackdateLocks(dir, 61);  // ours too: held, so it does not matter
+  (*out)->Maintain();
+  EXPECT_EQ(CountSuffix(dir, ".prom"), 0) << "grace passed: removed";
+  EXPECT_EQ(List(WorkDir(dir)).size(), 1u) << "only our own lock is left";
+}
+
+// A dead owner's lock lists what it owned; the sweep removes only names of its own (ncclscope-<its tag>…),
+// removes a link planted at one of them without following it, and leaves anything else alone.
+TEST(OutputDir, TheSweepRemovesOnlyTheOwnersNamesAndNeverFollowsALink) {
+  const std::string dir = MakeTempDir();
+  const std::string victim = MakeTempDir() + "/victim";
+  WriteFile(victim, "precious\n");
+  ASSERT_EQ(InChild([&] {
+              Result<OutputDir*> out = OutputDir::Get(dir);
+              if (!out.ok()) return 1;
+              const std::string tag = (*out)->tag();
+              (*out)->OwnedName(".prom");  // listed, never written: a link is planted there below
+              if (symlink(victim.c_str(), (dir + "/ncclscope-" + tag + ".prom").c_str()) != 0) return 2;
+              // A foreign name in its lock file (as a corrupt or hostile lock would list).
+              std::ofstream(WorkDir(dir) + "/" + tag + ".lock", std::ios::app) << "ncclscope-other.prom\n../x\n";
+              return 0;
+            }),
+            0);
+  WriteFile(dir + "/ncclscope-other.prom", "someone else's\n");
+  std::vector<std::string> removed;
+  ASSERT_TRUE(SweepStaleOutputs(dir, 0, &removed).ok());
+  ASSERT_EQ(removed.size(), 1u) << ::testing::PrintToString(removed);
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+  EXPECT_EQ(ReadFile(dir + "/ncclscope-other.prom"), "someone else's\n");
+  EXPECT_TRUE(List(WorkDir(dir)).empty());
+}
+
+// The periodic pass works on the folders that are there; one removed meanwhile (by a user, an epilog) stays gone.
+TEST(OutputDir, MaintainNeverRecreatesARemovedFolder) {
+  const std::string dir = MakeTempDir();
+  Result<OutputDir*> out = OutputDir::Get(dir);
+  ASSERT_TRUE(out.ok());
+  ASSERT_TRUE((*out)->WriteAtomically((*out)->OwnedName(".prom"), "x\n").ok());
+  ASSERT_EQ(system(("rm -rf '" + dir + "'").c_str()), 0);
+  (*out)->Maintain();
+  OutputDir::MaintainAll();
+  struct stat st;
+  EXPECT_NE(stat(dir.c_str(), &st), 0) << "a maintenance pass re-created " << dir;
+}
+
+// A clean exit marks the end of the owner's life (the grace starts there); a crash leaves the last sign of life.
+TEST(OutputDir, ACleanExitRestartsTheGraceACrashDoesNot) {
+  const std::string dir = MakeTempDir();
+  for (bool clean : {true, false}) {
+    ASSERT_EQ(InChild([&] {
+                Result<OutputDir*> out = OutputDir::Get(dir);
+                if (!out.ok() || !(*out)->WriteAtomically((*out)->OwnedName(clean ? ".clean" : ".crash"), "x\n").ok()) {
+                  return 1;
+                }
+                // Its last write long ago (its own lock only: the other child's is not ours to age).
+                struct timespec times[2];
+                clock_gettime(CLOCK_REALTIME, &times[0]);
+                times[0].tv_sec -= 300;
+                times[1] = times[0];
+                const std::string lock = WorkDir(dir) + "/" + (*out)->tag() + ".lock";
+                if (utimensat(AT_FDCWD, lock.c_str(), times, 0) != 0) return 2;
+                if (clean) exit(0);  // static destructors run: the exit hook
+                _exit(0);            // as a crash: no hook
+              }),
+              0);
+  }
+  std::vector<std::string> removed;
+  ASSERT_TRUE(SweepStaleOutputs(dir, 60, &removed).ok());
+  ASSERT_EQ(removed.size(), 1u) << ::testing::PrintToString(removed);
+  EXPECT_NE(removed[0].find(".crash"), std::string::npos) << removed[0];
+  EXPECT_EQ(CountSuffix(dir, ".clean"), 1) << "a clean exit just now: within the grace";
+}
+
+// What ncclscope-cleanup does: no lock or folder of its own, held locks respected, grace 0 removes at once.
+TEST(OutputDir, SweepStaleOutputsRespectsHeldLocksAndTheGrace) {
+  const std::string dir = MakeTempDir();
+  int ready[2], release[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(release), 0);
+  pid_t live = fork();
+  if (live == 0) {
+    Result<OutputDir*> out = OutputDir::Get(dir);
+    if (!out.ok() || !(*out)->WriteAtomically((*out)->OwnedName(".json"), "[]\n").ok()) _exit(1);
+    char c = 1;
+    (void)!write(ready[1], &c, 1);
+    (void)!read(release[0], &c, 1);
+    _exit(0);
+  }
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  ASSERT_EQ(InChild([&] {
+              Result<OutputDir*> out = OutputDir::Get(dir);
+              return out.ok() && (*out)->WriteAtomically((*out)->OwnedName(".prom"), "x\n").ok() ? 0 : 1;
+            }),
+            0);
+  BackdateLocks(dir, 3600);
+  std::vector<std::string> removed;
+  ASSERT_TRUE(SweepStaleOutputs(dir, 7200, &removed).ok());
+  EXPECT_TRUE(removed.empty()) << ::testing::PrintToString(removed);
+  ASSERT_TRUE(SweepStaleOutputs(dir, 0, &removed).ok());
+  ASSERT_EQ(removed.size(), 1u) << ::testing::PrintToString(removed);
+  EXPECT_NE(removed[0].find(".prom"), std::string::npos);
+  EXPECT_EQ(CountSuffix(dir, ".json"), 1) << "the live owner's target stays whatever the grace";
+  EXPECT_EQ(List(WorkDir(dir)).size(), 1u) << "the live owner's lock only: the sweep took none of its own";
+  ASSERT_EQ(write(release[1], &c, 1), 1);
+  int status;
+  waitpid(live, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // Gone now, and grace 0: removed too.
+  removed.clear();
+  ASSERT_TRUE(SweepStaleOutputs(dir, 0, &removed).ok());
+  EXPECT_EQ(removed.size(), 1u) << ::testing::PrintToString(removed);
+  EXPECT_TRUE(List(WorkDir(dir)).empty());
+  EXPECT_FALSE(SweepStaleOutputs(dir + "/missing", 0, &removed).ok());
+}
+
 TEST(OutputDir, LeftoversOfDeadOwnersAreRemovedLiveOnesKept) {
   const std::string dir = MakeTempDir();
   int ready[2], release[2];
@@ -287,6 +439,8 @@ TEST(OutputDir, LeftoversOfDeadOwnersAreRemovedLiveOnesKept) {
             0);
   size_t before = List(dir).size();
   EXPECT_EQ(before, 3u) << "two owned outputs and the work folder";
+  // Both owners last seen 2 minutes ago: past the grace (60 s); only the lock tells them apart.
+  BackdateLocks(dir, 120);
 
   Result<OutputDir*> out = OutputDir::Get(dir);  // this process's first use: sweeps
   ASSERT_TRUE(out.ok());

@@ -2,10 +2,11 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 
 #include "common/clock.h"
-#include "common/params.h"
+#include "common/process_identity.h"
 
 namespace ncclscope {
 namespace {
@@ -16,6 +17,8 @@ using prometheus::MetricType;
 
 // Start time of this process's plugin, for `time() - ncclscope_process_start_time_seconds`.
 const double kStartSeconds = static_cast<double>(RealtimeNs()) / 1e9;
+
+std::atomic<bool> g_identity_on_target{false};
 
 MetricFamily Gauge(const char* name, const char* help) { return MetricFamily{name, help, MetricType::Gauge, {}}; }
 
@@ -28,13 +31,22 @@ ClientMetric GaugeValue(double value, std::vector<ClientMetric::Label> labels) {
 
 }  // namespace
 
-std::vector<MetricFamily> CollectMetricFamilies() {
+void SetIdentityOnTarget(bool on) { g_identity_on_target.store(on, std::memory_order_release); }
+bool IdentityOnTarget() { return g_identity_on_target.load(std::memory_order_acquire); }
+
+std::vector<MetricFamily> CollectMetricFamilies(IdentityPlacement placement) {
   std::vector<MetricFamily> out;
-  MetricFamily info = Gauge("ncclscope_build_info", "ncclscope build and process metadata (value is always 1)");
-  info.metric.push_back(GaugeValue(1, {{"version", "0.1.0"},
-                                       {"pid", std::to_string(getpid())},
-                                       {"ncclscope_job", Params().Str(ParamId::kJobId)}}));
-  out.push_back(std::move(info));
+  MetricFamily build = Gauge("ncclscope_build_info", "ncclscope build metadata (value is always 1)");
+  build.metric.push_back(GaugeValue(1, {{"version", "0.1.0"}}));
+  out.push_back(std::move(build));
+  MetricFamily process = Gauge("ncclscope_process_info",
+                               "This process: pid, and the identity labels unless the target carries them (value is always 1)");
+  std::vector<ClientMetric::Label> labels = {{"pid", std::to_string(getpid())}};
+  if (placement == IdentityPlacement::kEndpoint && !IdentityOnTarget()) {
+    for (const auto& [name, value] : Identity().Labels()) labels.push_back({name, value});
+  }
+  process.metric.push_back(GaugeValue(1, std::move(labels)));
+  out.push_back(std::move(process));
   MetricFamily start = Gauge("ncclscope_process_start_time_seconds", "Unix time at which the plugin was loaded");
   start.metric.push_back(GaugeValue(kStartSeconds, {}));
   out.push_back(std::move(start));

@@ -9,7 +9,17 @@
 
 namespace ncclscope {
 
-std::vector<prometheus::MetricFamily> CollectMetricFamilies();
+// Where the identity labels (common/process_identity.h) go; docs/metrics.md, "Identity". Never both on the
+// target and in the exposition.
+enum class IdentityPlacement {
+  kEndpoint,  // the HTTP exposition: on ncclscope_process_info unless the file_sd target carries them
+  kTextfile,  // none here: the textfile writer adds them, and pid, to every series
+};
+std::vector<prometheus::MetricFamily> CollectMetricFamilies(IdentityPlacement placement = IdentityPlacement::kEndpoint);
+
+// Set by the endpoint once its file_sd target file (with the identity labels as target labels) is written.
+void SetIdentityOnTarget(bool on);
+bool IdentityOnTarget();
 
 // The parts, one per snapshot source.
 void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out);

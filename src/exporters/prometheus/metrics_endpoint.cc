@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/output_dir.h"
 #include "common/params.h"
+#include "common/process_identity.h"
 #include "exporters/prometheus/metric_families.h"
 
 namespace ncclscope {
@@ -42,17 +43,6 @@ bool IsIpv4Address(const std::string& text) {
 }
 
 }  // namespace
-
-int LocalRankFromEnv() {
-  for (const char* var : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"}) {
-    const char* v = std::getenv(var);
-    if (v == nullptr || *v == '\0') continue;
-    char* end = nullptr;
-    long r = std::strtol(v, &end, 10);
-    if (*end == '\0' && r >= 0 && r < 4096) return static_cast<int>(r);
-  }
-  return -1;
-}
 
 MetricsEndpoint& MetricsEndpoint::Instance() {
   static MetricsEndpoint* endpoint = new MetricsEndpoint();  // -z nodelete global, never destroyed
@@ -100,6 +90,9 @@ void MetricsEndpoint::Start() {
 }
 
 void MetricsEndpoint::WriteSdFile() {
+  // Computed here, on the init thread (where NCCL has set the CUDA device), even without file_sd: a first use
+  // on a scrape thread would find no current context and no GPU UUID.
+  (void)Identity();
   const std::string dir = Params().Str(ParamId::kSdDir);
   if (dir.empty()) return;
   // Prometheus must reach the address we bound: the host name when bound to all interfaces.
@@ -110,21 +103,25 @@ void MetricsEndpoint::WriteSdFile() {
     ReportWriteFailure(dir, out.status(), subsys::kInit);
     return;
   }
+  // The identity labels are target labels here, and then in no series of the exposition (docs/metrics.md).
+  nlohmann::json labels = nlohmann::json::object();
+  for (const auto& [label, value] : Identity().Labels()) labels[label] = value;
   nlohmann::json sd = nlohmann::json::array();
-  sd.push_back({{"targets", {target}}, {"labels", {{"ncclscope_job", Params().Str(ParamId::kJobId)}}}});
-  // Never an empty or half target list: a failed write warns once and publishes nothing.
+  sd.push_back({{"targets", {target}}, {"labels", labels}});
+  // Never an empty or half target list: a failed write warns once and publishes nothing. The file is bound
+  // to this process's owner lock and outlives it by NCCLSCOPE_OUTPUT_GRACE_S (a crashed rank shows as down).
   const std::string name = (*out)->OwnedName(".json");
   if ((*out)->WriteAtomically(name, sd.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").ok()) {
     sd_dir_ = *out;
     sd_name_ = name;
+    SetIdentityOnTarget(true);
   }
 }
 
 void MetricsEndpoint::Stop() {
-  if (sd_dir_ != nullptr) {
-    sd_dir_->Remove(sd_name_);
-    sd_dir_ = nullptr;
-  }
+  // The file_sd target stays: removed once our owner lock is free and NCCLSCOPE_OUTPUT_GRACE_S has passed
+  // (common/output_dir.h), so that Prometheus sees the end of a rank as a target going down.
+  sd_dir_ = nullptr;
   g_listen_fd.store(-1);
   port_.store(0, std::memory_order_release);
   server_.Stop();  // joins the server thread

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/output_dir.h"
+#include "common/process_identity.h"  // LocalRankFromEnv
 #include "common/runtime.h"
 #include "exporters/prometheus/http_server.h"
 
@@ -39,9 +40,6 @@ class MetricsEndpoint : public Service {
   OutputDir* sd_dir_ = nullptr;  // where our file_sd target is, while it is published
   std::string sd_name_;
 };
-
-// The local rank from the usual launcher variables, or -1.
-int LocalRankFromEnv();
 
 }  // namespace ncclscope
 

@@ -1,5 +1,8 @@
 #include "exporters/prometheus/textfile_writer.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 
 #include "exporters/prometheus/exposition.h"
@@ -10,6 +13,28 @@
 #include "exporters/prometheus/metric_families.h"
 
 namespace ncclscope {
+
+std::string SerializeTextfile(std::vector<prometheus::MetricFamily> families, const ProcessIdentity& identity,
+                              long pid) {
+  std::vector<std::pair<std::string, std::string>> extra = identity.Labels();
+  extra.emplace_back("pid", std::to_string(pid));
+  for (prometheus::MetricFamily& family : families) {
+    for (prometheus::ClientMetric& metric : family.metric) {
+      for (prometheus::ClientMetric::Label& label : metric.label) {
+        // node_exporter's own target labels: a textfile series must never carry them (a collision would be
+        // renamed by Prometheus, or with honor_labels would overwrite the target's).
+        if (label.name == "job" || label.name == "instance") label.name = "exported_" + label.name;
+      }
+      for (const auto& [name, value] : extra) {
+        const bool present = std::any_of(metric.label.begin(), metric.label.end(),
+                                          [&](const prometheus::ClientMetric::Label& l) { return l.name == name; });
+        if (!present) metric.label.push_back({name, value});
+      }
+    }
+  }
+  return SerializeExposition(families);
+}
+
 TextfileWriter& TextfileWriter::Instance() {
   static TextfileWriter* writer = new TextfileWriter();  // -z nodelete global, never destroyed
   return *writer;
@@ -24,7 +49,9 @@ void TextfileWriter::Start() {
     return;
   }
   dir_ = *out;
-  name_ = dir_->OwnedName(".prom");  // removed by the next process using this folder once we are gone
+  // Bound to this process's owner lock: once the lock is free, removed after NCCLSCOPE_OUTPUT_GRACE_S.
+  name_ = dir_->OwnedName(".prom");
+  (void)Identity();  // computed here, on the init thread, where the CUDA device is current
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = false;
@@ -55,7 +82,8 @@ void TextfileWriter::Run() {
 
 void TextfileWriter::Write() {
   // A failure warns once, naming the file, and leaves the previous figures in place.
-  (void)dir_->WriteAtomically(name_, SerializeExposition(CollectMetricFamilies()));
+  (void)dir_->WriteAtomically(
+      name_, SerializeTextfile(CollectMetricFamilies(IdentityPlacement::kTextfile), Identity(), getpid()));
 }
 
 namespace {

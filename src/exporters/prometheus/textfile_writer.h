@@ -3,18 +3,31 @@
 // (then only the NIC and process counters are left: communicators leave the registry at finalize). Works with
 // or without the HTTP endpoint (NCCLSCOPE_PROM_PORT=-1). A runtime Service: its thread is joined at the last
 // finalize.
+// Every series carries the identity labels (common/process_identity.h) and `pid`, so that the textfiles of
+// several ranks on one host never collide in node_exporter; no series has a label named `job` or `instance`.
+// The file outlives the process by NCCLSCOPE_OUTPUT_GRACE_S (common/output_dir.h, docs/identity-and-lifecycle.md).
 #ifndef NCCLSCOPE_EXPORTERS_PROMETHEUS_TEXTFILE_WRITER_H_
 #define NCCLSCOPE_EXPORTERS_PROMETHEUS_TEXTFILE_WRITER_H_
+
+#include <prometheus/metric_family.h>
 
 #include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/output_dir.h"
+#include "common/process_identity.h"
 #include "common/runtime.h"
 
 namespace ncclscope {
+
+// The textfile's text: `families` with the identity labels and pid="<pid>" added to every series (a label the
+// series has already is kept, not repeated), and any label named `job` or `instance` renamed `exported_job`,
+// `exported_instance` (what Prometheus would do on the node_exporter scrape anyway, with honor_labels off).
+std::string SerializeTextfile(std::vector<prometheus::MetricFamily> families, const ProcessIdentity& identity,
+                              long pid);
 
 class TextfileWriter final : public Service {
  public:

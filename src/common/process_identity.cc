@@ -1,0 +1,129 @@
+#include "common/process_identity.h"
+
+#include <dlfcn.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "common/host.h"
+#include "common/log.h"
+#include "common/params.h"
+
+namespace ncclscope {
+namespace {
+
+constexpr const char* kGlobalRankVars[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"};
+constexpr const char* kLocalRankVars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
+                                          "MPI_LOCALRANKID"};
+constexpr long kMaxGlobalRank = (1L << 31) - 1;
+constexpr long kMaxLocalRank = 4095;
+
+// The first variable of `vars` that holds a decimal integer in [0, max], or -1.
+template <size_t N>
+long RankFrom(const char* const (&vars)[N], long max, const std::function<const char*(const char*)>& getenv_fn,
+              bool warn) {
+  for (const char* var : vars) {
+    const char* v = getenv_fn(var);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    errno = 0;
+    const long r = std::strtol(v, &end, 10);
+    if (*v >= '0' && *v <= '9' && *end == '\0' && errno == 0 && r >= 0 && r <= max) return r;
+    if (warn) {
+      NCCLSCOPE_WARN(subsys::kInit, "%s='%s' is not a rank (an integer 0..%ld); ignored for the identity labels",
+                     var, v, max);
+    }
+  }
+  return -1;
+}
+
+// The libcuda entry points used, as the driver API declares them (CUresult is an int enum, CUdevice an int,
+// CUuuid 16 bytes).
+using CuInitFn = int (*)(unsigned int);
+using CuCtxGetDeviceFn = int (*)(int*);
+using CuDeviceGetUuidFn = int (*)(unsigned char*, int);
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> ProcessIdentity::Labels() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::vector<std::string>& names = IdentityLabelNames();
+  const std::string* values[] = {&job, &host, &global_rank, &local_rank, &gpu_uuid};
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!values[i]->empty()) out.emplace_back(names[i], *values[i]);
+  }
+  return out;
+}
+
+const std::vector<std::string>& IdentityLabelNames() {
+  static const auto* names =
+      new std::vector<std::string>{"ncclscope_job", "host", "global_rank", "local_rank", "gpu_uuid"};
+  return *names;
+}
+
+ProcessIdentity IdentityFromEnv(const std::function<const char*(const char*)>& getenv_fn, const std::string& job,
+                                const std::string& host) {
+  ProcessIdentity id;
+  id.job = job;
+  id.host = host;
+  const long global = RankFrom(kGlobalRankVars, kMaxGlobalRank, getenv_fn, true);
+  if (global >= 0) id.global_rank = std::to_string(global);
+  const long local = RankFrom(kLocalRankVars, kMaxLocalRank, getenv_fn, true);
+  if (local >= 0) id.local_rank = std::to_string(local);
+  return id;
+}
+
+int LocalRankFromEnv() {
+  return static_cast<int>(RankFrom(kLocalRankVars, kMaxLocalRank, [](const char* v) { return std::getenv(v); }, false));
+}
+
+std::string FormatGpuUuid(const unsigned char (&b)[16], bool mig) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf),
+                "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", mig ? "MIG" : "GPU",
+                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return buf;
+}
+
+// Built and reviewed, not run here: the build and test machines have no GPU.
+std::string CurrentGpuUuid() {
+  // RTLD_NOLOAD: only a driver the process (NCCL's CUDA runtime) has loaded already; the handle is never
+  // closed (a reference to a library that stays loaded anyway).
+  void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (cuda == nullptr) return "";
+  auto cu_init = reinterpret_cast<CuInitFn>(dlsym(cuda, "cuInit"));
+  auto ctx_device = reinterpret_cast<CuCtxGetDeviceFn>(dlsym(cuda, "cuCtxGetDevice"));
+  auto uuid_v2 = reinterpret_cast<CuDeviceGetUuidFn>(dlsym(cuda, "cuDeviceGetUuid_v2"));
+  auto uuid_v1 = reinterpret_cast<CuDeviceGetUuidFn>(dlsym(cuda, "cuDeviceGetUuid"));
+  if (cu_init == nullptr || ctx_device == nullptr || (uuid_v2 == nullptr && uuid_v1 == nullptr)) return "";
+  if (cu_init(0) != 0) return "";
+  int device = -1;
+  // No current context (CUDA_ERROR_INVALID_CONTEXT): no device to name; never create a context here.
+  if (ctx_device(&device) != 0 || device < 0) return "";
+  unsigned char own[16] = {};
+  if (uuid_v2 != nullptr ? uuid_v2(own, device) != 0 : uuid_v1(own, device) != 0) return "";
+  // _v2 returns a MIG instance's own UUID, the legacy entry point its GPU's: they differ only on MIG.
+  unsigned char gpu[16] = {};
+  const bool mig = uuid_v2 != nullptr && uuid_v1 != nullptr && uuid_v1(gpu, device) == 0 &&
+                   std::memcmp(own, gpu, sizeof(own)) != 0;
+  return FormatGpuUuid(own, mig);
+}
+
+const ProcessIdentity& Identity() {
+  static std::once_flag once;
+  static ProcessIdentity* id = nullptr;  // -z nodelete global, never destroyed
+  std::call_once(once, [] {
+    id = new ProcessIdentity(
+        IdentityFromEnv([](const char* v) { return std::getenv(v); }, Params().Str(ParamId::kJobId), HostName()));
+    id->gpu_uuid = CurrentGpuUuid();
+    NCCLSCOPE_INFO(subsys::kInit, "identity: job '%s' host %s global rank '%s' local rank '%s' gpu '%s'",
+                   id->job.c_str(), id->host.c_str(), id->global_rank.c_str(), id->local_rank.c_str(),
+                   id->gpu_uuid.c_str());
+  });
+  return *id;
+}
+
+}  // namespace ncclscope
