@@ -5,7 +5,8 @@ descriptions, counters only inside rate/irate/increase), our own layout rules (u
 columns, no overlaps, every $variable defined, in queries, variable queries and links), clean import
 (__inputs declares every ${DS_…} used, __requires lists Grafana, Prometheus and every panel type), label rules
 (every ncclscope selector filters on our own ncclscope_job label through $job, every node_exporter selector on
-host through $host, no selector or variable on Prometheus's scrape labels job/instance), then PromQL syntax through
+host through $host, no selector or variable on Prometheus's scrape labels job/instance), every recorded series
+(ncclscope:…) defined by a recording rule in ../rules (or --rules), then PromQL syntax through
 `promtool check rules`, and with --prometheus URL every query and every variable against a live server (status
 success, a non-empty result for --require, values for every query variable). --variable NAME prints the values
 a variable takes on the live server, one a line."""
@@ -160,6 +161,23 @@ def link_errors(d, variables):
     return errors
 
 
+def recorded_series_errors(d, rules_dir):
+    """Every recorded series (ncclscope:…) a query reads is defined by a recording rule of rules/."""
+    if not os.path.isdir(rules_dir):
+        return [f"no recording rules folder {rules_dir} (--rules)"]
+    recorded = set()
+    for name in sorted(os.listdir(rules_dir)):
+        if name.endswith(".yml"):
+            recorded |= set(re.findall(r"^\s*-?\s*record:\s*(\S+)", open(os.path.join(rules_dir, name)).read(), re.M))
+    errors = []
+    for p in d["panels"]:
+        for t in p["targets"]:
+            for used in re.findall(r"(?<![\w:])(ncclscope:[\w:]+)", t["expr"]):
+                if used not in recorded:
+                    errors.append(f"panel {p['id']}: {used} is recorded by no rule in {rules_dir}")
+    return errors
+
+
 def promtool_errors(d):
     rules = [{"record": f"ncclscope:dashboard_panel{p['id']}_{t['refId']}", "expr": substitute(t["expr"])}
              for p in d["panels"] for t in p["targets"]]
@@ -210,6 +228,7 @@ def main():
     ap.add_argument("--prometheus")
     ap.add_argument("--require", default="", help="comma-separated panel ids that must return data live")
     ap.add_argument("--variable", help="print the values this variable takes on the live --prometheus server")
+    ap.add_argument("--rules", help="folder of the recording rules the dashboard reads (default: ../rules from it)")
     a = ap.parse_args()
     d = json.load(open(a.dashboard))
     if a.variable:
@@ -218,6 +237,8 @@ def main():
         print("\n".join(variable_values(d, a.prometheus, a.variable)))
         return 0
     errors = structure_errors(d)
+    rules_dir = a.rules or os.path.join(os.path.dirname(os.path.abspath(a.dashboard)), "..", "rules")
+    errors += recorded_series_errors(d, rules_dir)
     errors += promtool_errors(d)
     if a.prometheus:
         errors += live_errors(d, a.prometheus, {int(x) for x in a.require.split(",") if x})
