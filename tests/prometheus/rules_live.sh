@@ -7,7 +7,8 @@
 #                 the straggler rule's entry for the communicator names rank 2;
 #   rl-hang-coll  2 ranks, rank 1 stops issuing allreduces at seq 40: NcclscopeCommStalled fires (rank 0
 #                 waits) and NcclscopeCommRankNotJoining names rank 1;
-#   rl-hang-p2p   the same with send/recv pairs: the stall alert fires for point-to-point too;
+#   rl-hang-p2p   the same with send/recv pairs, the two ranks' clocks 2 h apart: the stall alert fires for
+#                 point-to-point too;
 #   rl-other      a second healthy job: the dashboard's job variable tells all jobs apart.
 # Then every dashboard query runs and all but the node_exporter ones must return data.
 set -euo pipefail
@@ -65,7 +66,7 @@ job rl-straggle NCCLSCOPE_METRICS_LEVEL=detailed -- --ranks 3 --ops allreduce --
 job rl-hang-coll NCCLSCOPE_STALL_TIMEOUT_S=2 -- --ranks 2 --ops allreduce --sizes 8:8 --iters 1000000 \
   --hang 1@40 --expect-hang --timeout 600
 job rl-hang-p2p NCCLSCOPE_STALL_TIMEOUT_S=2 -- --ranks 2 --ops sendrecv --sizes 8:8 --iters 1000000 \
-  --hang 1@40 --expect-hang --timeout 600
+  --hang 1@40 --expect-hang --timeout 600 --clock-offset 0:-3600000,1:3600000
 job rl-other -- --ranks 2 --ops allreduce,sendrecv --sizes 4K:4K --iters 1000000 --straggle 0:5 --timeout 600
 
 query() { curl -sf --get "$url/api/v1/query" --data-urlencode "query=$1"; }
