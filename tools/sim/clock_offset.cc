@@ -59,41 +59,45 @@ void AddRange(uintptr_t lo, uintptr_t hi, bool shift) {  // under g_mu
   g_count.store(n + 1, std::memory_order_release);
 }
 
+// The executable segments of one library, found by dl_iterate_phdr.
 struct Search {
   const char* name;
-  bool shift;
-  bool found;
+  int n = 0;
+  uintptr_t lo[8] = {}, hi[8] = {};
 };
 
-int AddSegments(struct dl_phdr_info* info, size_t, void* arg) {
+int FindSegments(struct dl_phdr_info* info, size_t, void* arg) {
   auto* s = static_cast<Search*>(arg);
   if (info->dlpi_name == nullptr || strcmp(info->dlpi_name, s->name) != 0) return 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
+  for (int i = 0; i < info->dlpi_phnum && s->n < 8; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
-    AddRange(info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz, s->shift);
-    s->found = true;
+    s->lo[s->n] = info->dlpi_addr + ph.p_vaddr;
+    s->hi[s->n++] = info->dlpi_addr + ph.p_vaddr + ph.p_memsz;
   }
   return 1;
 }
 
-// Whether a clock read from pc is shifted; classifies its library the first time.
+// Whether a clock read from pc is shifted; classifies its library the first time. dladdr and dl_iterate_phdr
+// take the dynamic loader's lock, and a thread inside dlopen (running a plugin's static initialisers) holds it
+// while it reads the clock, so they run outside g_mu: g_mu is only ever taken last.
 bool FromPlugin(uintptr_t pc) {
   int i = Lookup(pc);
   if (i >= 0) return g_shift[i].load(std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(g_mu);
-  i = Lookup(pc);
-  if (i >= 0) return g_shift[i].load(std::memory_order_relaxed);
   Dl_info info;
-  bool shift = false;
-  Search s{nullptr, false, false};
-  if (dladdr(reinterpret_cast<void*>(pc), &info) != 0 && info.dli_fname != nullptr && info.dli_fname[0] != '\0') {
-    for (int k = 0; k < g_nnames; ++k) shift |= strcmp(Basename(info.dli_fname), g_names[k]) == 0;
-    s = Search{info.dli_fname, shift, false};
-    dl_iterate_phdr(AddSegments, &s);
+  char name[4096] = "";
+  if (dladdr(reinterpret_cast<void*>(pc), &info) != 0 && info.dli_fname != nullptr && info.dli_fname[0] != '\0' &&
+      strlen(info.dli_fname) < sizeof(name)) {
+    strcpy(name, info.dli_fname);
   }
+  Search s{name};
+  if (name[0] != '\0') dl_iterate_phdr(FindSegments, &s);
+  std::lock_guard<std::mutex> lock(g_mu);
+  bool shift = false;
+  for (int k = 0; k < g_nnames && name[0] != '\0'; ++k) shift |= strcmp(Basename(name), g_names[k]) == 0;
+  for (int k = 0; k < s.n; ++k) AddRange(s.lo[k], s.hi[k], shift);
   // The main program (no name in the link map) or code outside any library: that page alone, not shifted.
-  if (!s.found) AddRange(pc & ~uintptr_t{4095}, (pc & ~uintptr_t{4095}) + 4096, shift);
+  if (s.n == 0) AddRange(pc & ~uintptr_t{4095}, (pc & ~uintptr_t{4095}) + 4096, shift);
   return shift;
 }
 
