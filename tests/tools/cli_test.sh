@@ -79,6 +79,21 @@ expect 2 err "bad value '2:3x' for --ib-events" "$sim" --ib-events 2:3x
 expect 2 err "option '--iters' needs a value" "$sim" --iters
 expect 2 err "unexpected argument 'stray'" "$sim" stray
 expect 2 err "--kill rank 4 must be < --ranks 2" "$sim" --kill 4@1
+# --clock-offset RANK:MS[,RANK:MS…], repeatable: signed MS of at most a day, each rank once, rank < --ranks.
+expect 0 out "--clock-offset RANK:MS" "$sim" --help
+expect 2 err "bad value '1' for --clock-offset: want RANK:MS" "$sim" --clock-offset 1
+expect 2 err "bad value '1:5x' for --clock-offset: MS not an integer" "$sim" --clock-offset 1:5x
+expect 2 err "bad value '1:+5' for --clock-offset: MS not an integer" "$sim" --clock-offset 1:+5
+expect 2 err "bad value 'x:5' for --clock-offset: rank not an integer" "$sim" --clock-offset x:5
+expect 2 err "bad value '-1:5' for --clock-offset: rank must not be negative" "$sim" --clock-offset -1:5
+expect 2 err "bad value '1:86400001' for --clock-offset: MS out of range" "$sim" --clock-offset 1:86400001
+expect 2 err "bad value '1:-86400001' for --clock-offset: MS out of range" "$sim" --clock-offset 1:-86400001
+expect 2 err "bad value '0:5,' for --clock-offset: want RANK:MS" "$sim" --clock-offset 0:5,
+expect 2 err "bad value '0:5,,1:3' for --clock-offset: want RANK:MS" "$sim" --clock-offset 0:5,,1:3
+expect 2 err "bad value '1:5,1:-5' for --clock-offset: rank 1 given twice" "$sim" --clock-offset 1:5,1:-5
+expect 2 err "bad value '1:7' for --clock-offset: rank 1 given twice" "$sim" --clock-offset 1:5 --clock-offset 1:7
+expect 2 err "--clock-offset rank 2 must be < --ranks 2" "$sim" --clock-offset 0:-5,2:5
+expect 2 err "option '--clock-offset' needs a value" "$sim" --clock-offset
 
 # ncclscope-params: no argument, --check or --help only.
 expect 0 out "NCCLSCOPE_PROM_PORT" "$params"

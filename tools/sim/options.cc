@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "clock_offset.h"
 #include "strict_number.h"
 
 namespace ncclscope::sim {
@@ -38,7 +39,49 @@ bool ParseFault(const std::string& opt, const std::string& s, char sep, const ch
   return true;
 }
 
+// --clock-offset RANK:MS[,RANK:MS…]: MS a signed integer of at most a day either way; each rank once.
+bool ParseClockOffsets(const std::string& opt, const std::string& v, std::vector<ClockOffset>* out,
+                       std::string* error) {
+  size_t pos = 0;
+  for (;;) {
+    size_t e = v.find(',', pos);
+    if (e == std::string::npos) e = v.size();
+    const std::string item = v.substr(pos, e - pos);
+    size_t c = item.find(':');
+    std::string why;
+    ClockOffset co;
+    if (c == std::string::npos) {
+      *error = BadValue(opt, v, "want RANK:MS[,RANK:MS...], e.g. 1:250,3:-4000");
+      return false;
+    }
+    if (!ParseInteger(std::string_view(item).substr(0, c), 0, 255, &co.rank, &why)) {
+      *error = BadValue(opt, v, "rank " + why);
+      return false;
+    }
+    if (!ParseInteger(std::string_view(item).substr(c + 1), -kMaxClockOffsetMs, kMaxClockOffsetMs, &co.ms, &why)) {
+      *error = BadValue(opt, v, "MS " + why);
+      return false;
+    }
+    for (const ClockOffset& other : *out) {
+      if (other.rank == co.rank) {
+        *error = BadValue(opt, v, "rank " + std::to_string(co.rank) + " given twice");
+        return false;
+      }
+    }
+    out->push_back(co);
+    if (e == v.size()) return true;
+    pos = e + 1;
+  }
+}
+
 }  // namespace
+
+long ClockOffsetMs(const Options& o, int rank) {
+  for (const ClockOffset& c : o.clock_offsets) {
+    if (c.rank == rank) return c.ms;
+  }
+  return 0;
+}
 
 bool SplitRoot(const std::string& root, std::string* host, int* port, std::string* why) {
   size_t c = root.rfind(':');
@@ -60,6 +103,7 @@ const char* Usage() {
          "         [--abi 2.28|2.30|2.31] [--tags N] [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
          "         [--fuse-nics]\n"
          "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--timeout S] [--expect-hang]\n"
+         "         [--clock-offset RANK:MS[,RANK:MS...]]\n"
          "         [--net-max-version 8..12] [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
          "         [--ib-events DEVICES:QPS]\n"
          "       ncclscope-sim --help\n"
@@ -71,7 +115,10 @@ const char* Usage() {
          "--ib-events DEVICES:QPS (1..64:1..8) also raises, through the profiler, the NetPlugin QP events of NCCL's\n"
          "own IB transport built with NET_PROFILER=1 (id 0x10001): QPS QPs per request, QP i on IB device\n"
          "i % DEVICES, data split over the QPs as net_ib does; the bytes still move through the net plugin.\n"
-         "Needs the NetPlugin bit (0x80) in the profiler's mask, as in NCCL.\n";
+         "Needs the NetPlugin bit (0x80) in the profiler's mask, as in NCCL.\n"
+         "--clock-offset RANK:MS (repeatable, or a comma-separated list; MS -86400000..86400000) runs every clock\n"
+         "rank RANK reports MS ms ahead: the GPU timer of its KernelCh/KernelPhase events and the realtime and\n"
+         "monotonic clocks the plugins read (a negative MS moves the monotonic ones by MS plus one day).\n";
 }
 
 bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* error) {
@@ -82,7 +129,8 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
   static const char* const kTakesValue[] = {
       "--ranks", "-n", "--comms", "--ops", "--sizes", "--factor", "--iters", "--warmup", "--channels", "--tags",
       "--step-bytes", "--abi", "--net-plugin", "--profiler-plugin", "--straggle", "--hang", "--kill", "--timeout",
-      "--net-max-version", "--graph-replay", "--compare-profiler", "--rank", "--root", "--ib-events"};
+      "--net-max-version", "--graph-replay", "--compare-profiler", "--rank", "--root", "--ib-events",
+      "--clock-offset"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -190,6 +238,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
     } else if (a == "--straggle") ok = ParseFault(a, v, ':', "RANK:MS", kMaxStraggleMs, &o->straggle, error);
     else if (a == "--hang") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->hang, error);
     else if (a == "--kill") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->kill, error);
+    else if (a == "--clock-offset") ok = ParseClockOffsets(a, v, &o->clock_offsets, error);
     if (!ok) return false;
   }
   if (o->compare_profiler > 0 && o->comms != 1) { *error = "--compare-profiler needs --comms 1 (the mask is process-wide)"; return false; }
@@ -199,6 +248,12 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
   for (const auto& [name, f] : faults) {
     if (f->rank >= o->ranks) {
       *error = std::string(name) + " rank " + std::to_string(f->rank) + " must be < --ranks " + std::to_string(o->ranks);
+      return false;
+    }
+  }
+  for (const ClockOffset& c : o->clock_offsets) {
+    if (c.rank >= o->ranks) {
+      *error = "--clock-offset rank " + std::to_string(c.rank) + " must be < --ranks " + std::to_string(o->ranks);
       return false;
     }
   }

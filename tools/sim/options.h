@@ -16,6 +16,12 @@ struct Fault {
   long value = -1;  // ms for straggle, sequence for hang/kill
 };
 
+// --clock-offset RANK:MS: every clock that rank reports runs MS milliseconds ahead (negative: behind).
+struct ClockOffset {
+  int rank = -1;
+  long ms = 0;
+};
+
 struct Options {
   int ranks = 2;
   int comms = 1;
@@ -31,6 +37,7 @@ struct Options {
   bool net_set = true, profiler_set = true;
   bool json = false;
   Fault straggle, hang, kill;
+  std::vector<ClockOffset> clock_offsets;  // --clock-offset, at most one per rank
   double timeout_s = 300;
   bool expect_hang = false;
   int net_max_version = 12;  // --net-max-version: emulate an older NCCL's newest net ABI
@@ -52,6 +59,9 @@ const char* Usage();
 
 // Splits a --root value HOST:PORT (PORT 1..65535); on failure returns false and sets *why.
 bool SplitRoot(const std::string& root, std::string* host, int* port, std::string* why);
+
+// The --clock-offset of `rank` in ms (0 when none was given).
+long ClockOffsetMs(const Options& o, int rank);
 
 }  // namespace ncclscope::sim
 

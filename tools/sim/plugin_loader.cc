@@ -12,6 +12,10 @@
 #include "ncclscope/abi/layout_asserts.h"
 
 namespace ncclscope::sim {
+// clock_offset.cc (--clock-offset): told of every library about to be opened, so that the clocks it reads can
+// be shifted from its first static initialiser on. Weak, so that a test compiling this file alone links without it.
+extern "C" void NcclscopeSimExpectPlugin(const char* path) __attribute__((weak));
+
 namespace {
 
 std::mutex g_mu;  // NCCL's plugin load lock: comm init/destroy only
@@ -23,6 +27,7 @@ const T* As(const void* p) { return static_cast<const T*>(p); }
 void* OpenFirst(const std::string& kind, const std::vector<std::string>& names, std::string* opened,
                 std::string* errors) {
   for (const auto& n : names) {
+    if (NcclscopeSimExpectPlugin != nullptr) NcclscopeSimExpectPlugin(n.c_str());
     void* h = dlopen(n.empty() ? nullptr : n.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h != nullptr) {
       *opened = n.empty() ? "STATIC_PLUGIN" : n;

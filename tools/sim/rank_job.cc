@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "clock_offset.h"
 #include "logger.h"
 
 namespace ncclscope::sim {
@@ -201,6 +202,8 @@ std::string Hex(uint64_t v) {
 
 int RunRank(const Options& o, int rank, const std::string& rendezvous) {
   SetLogRank(rank);
+  // Before any plugin is loaded: its static initialisers may read the clocks already.
+  SetClockOffsetNs(static_cast<int64_t>(ClockOffsetMs(o, rank)) * 1'000'000);
   PluginHost::Instance().Configure(o.abi, o.net_plugin, o.profiler_plugin, o.net_set, o.profiler_set);
   PluginHost::Instance().SetNetMaxVersion(o.net_max_version);
   BootstrapClient world;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "clock_offset.h"
 #include "ncclscope/abi/profiler.h"
 
 namespace ncclscope::sim {
@@ -27,11 +28,13 @@ constexpr int kP2pApiTrig = NCCLSCOPE_PROFILE_P2P_API | kP2pTrig;
 constexpr int kGroupApiTrig = NCCLSCOPE_PROFILE_GROUP_API | kCollApiTrig | kP2pApiTrig |
                               NCCLSCOPE_PROFILE_KERNEL_LAUNCH | kGroupTrig;
 
-// The GPU's %globaltimer: nanoseconds that look like Unix-epoch time, read on the "device" side.
+// The GPU's %globaltimer: nanoseconds that look like Unix-epoch time, read on the "device" side; shifted by
+// this rank's --clock-offset, as a GPU of a host whose clock disagrees with the others'.
 inline uint64_t GlobalTimer() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec) +
+         static_cast<uint64_t>(ClockOffsetNs());
 }
 
 inline ncclscope_profiler_descr_v6_t Descr(uint64_t type, void* parent, int rank) {
