@@ -113,6 +113,13 @@ struct CommSnapshot {
   std::vector<PeerProgress> p2p_peers;  // non-zero (peer, direction) pairs only
   std::vector<TagTotals> tags;  // v7: the first kMaxTagsPerComm tags seen, in first-seen order
   TagTotals tags_other;         // v7: every later tag, folded (tag 0)
+  // v7 KernelPhase totals (0 without phase events): operations with phases and, per phase (initial_sync,
+  // compute, final_sync), the sum of their longest channel's time; initial_sync of symmetric collectives alone,
+  // where it is the time this rank waited for the others.
+  uint64_t phase_ops = 0;
+  uint64_t phase_sum_ns[3] = {0, 0, 0};
+  uint64_t symmetric_ops = 0;
+  uint64_t symmetric_barrier_ns = 0;
   int fr_depth = 0;
   uint64_t fr_overwritten = 0;
   std::vector<OpRecord> completed;  // oldest first

@@ -451,6 +451,14 @@ void CommContext::Complete(Op* op, uint64_t now) {
   agg_.Record(rec.kind, rec.func, rec.algo, rec.proto, rec.bytes, bus, rec.duration_ns,
               rec.timing_source != TimingSource::kCpu);
   if (rec.user_tag != 0) CountTag(rec.user_tag, rec.bytes);
+  if (rec.phase_ns[0] != 0 || rec.phase_ns[1] != 0 || rec.phase_ns[2] != 0) {
+    phase_ops_.Add(1);
+    for (int i = 0; i < kKernelPhases; ++i) phase_sum_ns_[i].Add(rec.phase_ns[i]);
+    if (rec.symmetric) {
+      symmetric_ops_.Add(1);
+      symmetric_barrier_ns_.Add(rec.phase_ns[0]);
+    }
+  }
   fr_.Append(rec);
   op->state.store(Op::kDone, std::memory_order_release);
 }
@@ -548,6 +556,10 @@ void CommContext::Fill(CommSnapshot* out) const {
     if (tag != 0) out->tags.push_back({tag, c.ops.Get(), c.bytes.Get()});
   }
   out->tags_other = {0, tags_other_ops_.Get(), tags_other_bytes_.Get()};
+  out->phase_ops = phase_ops_.Get();
+  for (int i = 0; i < kKernelPhases; ++i) out->phase_sum_ns[i] = phase_sum_ns_[i].Get();
+  out->symmetric_ops = symmetric_ops_.Get();
+  out->symmetric_barrier_ns = symmetric_barrier_ns_.Get();
   out->fr_depth = fr_.depth();
   out->fr_overwritten = fr_.overwritten();
   out->completed = fr_.Snapshot();

@@ -142,6 +142,10 @@ class CommContext final : public CommSource {
   };
   TagCell tags_[kMaxTagsPerComm];
   RelaxedAtomic<uint64_t> tags_other_ops_, tags_other_bytes_;
+  // v7 KernelPhase totals: operations that reported phases, and per phase the sum of their longest channel's
+  // time; initial_sync of symmetric collectives separately (there it is the wait for the other ranks).
+  RelaxedAtomic<uint64_t> phase_ops_, phase_sum_ns_[kKernelPhases];
+  RelaxedAtomic<uint64_t> symmetric_ops_, symmetric_barrier_ns_;
   alignas(64) std::atomic<uint64_t> arrival_{0};
   alignas(64) std::atomic<uint64_t> drops_[static_cast<int>(Drop::kCount)] = {};
   std::atomic<uint64_t> events_[static_cast<int>(EventType::kCount)] = {};

@@ -10,6 +10,7 @@ plugin and drives it as NCCL does. Checks, from each rank's dump:
 Usage: sim_v7_test.py SIM_BINARY PLUGIN_DIR"""
 import glob
 import json
+import re
 import os
 import subprocess
 import sys
@@ -26,8 +27,10 @@ def check(cond, what):
 
 
 def run(args, mask, dump, abi="2.31", want=None):
+    os.makedirs(os.path.join(dump, "prom"), exist_ok=True)
     env = dict(os.environ, LD_LIBRARY_PATH=PLUGIN_DIR, NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SOCKET_IFNAME="=lo",
-               NCCLSCOPE_PROM_PORT="-1", NCCLSCOPE_DUMP_DIR=dump, NCCL_DEBUG="INFO")
+               NCCLSCOPE_PROM_PORT="-1", NCCLSCOPE_DUMP_DIR=dump, NCCL_DEBUG="INFO",
+               NCCLSCOPE_PROM_TEXTFILE_DIR=os.path.join(dump, "prom"), NCCLSCOPE_METRICS_LEVEL="full")
     env.pop("NCCLSCOPE_EVENT_MASK", None)
     if mask is not None:
         env["NCCLSCOPE_EVENT_MASK"] = mask
@@ -64,16 +67,39 @@ with tempfile.TemporaryDirectory() as tmp:
         check(all("phases_ns" in r for r in recs if r.get("timing_source") == "gpu"),
               f"rank {d['rank']}: every GPU-timed operation has its KernelPhase durations")
 
-    # Barrier time: rank 1 straggles 20 ms per collective; in a 2-rank ring its peer waits, it does not.
-    dumps = run(["--ranks", "2", "--ops", "allreduce", "--sizes", "64K:64K", "--warmup", "1", "--iters", "8",
-                 "--straggle", "1:20"], "0x8046", os.path.join(tmp, "straggle"))
-    median = {}
-    for d in dumps:
-        xs = sorted(r["phases_ns"]["initial_sync"] for r in d["flight_recorder"]["completed"] if "phases_ns" in r)
-        median[d["rank"]] = xs[len(xs) // 2] if xs else None
-    print("median initial_sync ns by rank:", median)
-    check(None not in median.values() and median[1] < median[0] and median[0] > 10_000_000,
-          "the straggler's initial_sync is the smallest, its peer's the largest (> 10 ms)")
+    # Barrier time: rank 1 straggles 20 ms per collective. In symmetric kernels (--symmetric) its peer waits in
+    # initial_sync and it does not; in ring kernels initial_sync is empty on both (the wait is inside compute).
+    for symmetric in (True, False):
+        args = ["--ranks", "2", "--ops", "allreduce", "--sizes", "64K:64K", "--warmup", "1", "--iters", "8",
+                "--straggle", "1:20"] + (["--symmetric"] if symmetric else [])
+        dumps = run(args, "0x8046", os.path.join(tmp, "straggle-sym" if symmetric else "straggle-ring"))
+        median = {}
+        for d in dumps:
+            xs = sorted(r["phases_ns"]["initial_sync"] for r in d["flight_recorder"]["completed"] if "phases_ns" in r)
+            median[d["rank"]] = xs[len(xs) // 2] if xs else None
+        kp = {d["rank"]: d.get("kernel_phases", {}) for d in dumps}
+        print("symmetric" if symmetric else "ring", "median initial_sync ns by rank:", median,
+              "barrier ns by rank:", {r: k.get("symmetric_barrier_ns") for r, k in kp.items()})
+        if symmetric:
+            check(None not in median.values() and median[1] < median[0] and median[0] > 10_000_000,
+                  "symmetric: the straggler's initial_sync is the smallest, its peer's the largest (> 10 ms)")
+            check(all(k.get("symmetric_ops", 0) >= 8 for k in kp.values()) and
+                  kp[0]["symmetric_barrier_ns"] > 2 * kp[1]["symmetric_barrier_ns"] and
+                  kp[0]["symmetric_barrier_ns"] > 8 * 10_000_000,
+                  "symmetric: the dump's barrier total is the peer's wait, not the straggler's")
+            exported = {}
+            for f in glob.glob(os.path.join(tmp, "straggle-sym", "prom", "*.prom")):
+                for line in open(f):
+                    m = re.match(r'ncclscope_comm_symmetric_barrier_seconds_total\{(?:.*,)?rank="(\d+)".*\} (\S+)$', line)
+                    if m:
+                        exported[int(m.group(1))] = float(m.group(2))
+            print("exported barrier seconds by rank:", exported)
+            check(len(exported) == 2 and all(abs(exported[r] - kp[r]["symmetric_barrier_ns"] / 1e9) < 1e-6 for r in (0, 1)),
+                  "symmetric: ncclscope_comm_symmetric_barrier_seconds_total equals the dump's total on each rank")
+        else:
+            check(median == {0: 0, 1: 0}, "ring: initial_sync is empty on every rank")
+            check(all(k.get("ops", 0) >= 8 and "symmetric_ops" in k and k["symmetric_ops"] == 0 for k in kp.values()),
+                  "ring: phases totalled, no symmetric collectives")
 
     # Without the KernelPhase bit, no phases (and tags still counted).
     dumps = run(["--ranks", "2", "--ops", "allreduce", "--sizes", "8:8", "--iters", "2", "--tags", "2"], "0x46",

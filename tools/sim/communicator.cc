@@ -71,10 +71,10 @@ Communicator::~Communicator() { Destroy(false); }
 
 const char* Communicator::profiler_desc() const { return prof_ ? prof_->Name() : "none"; }
 
-void* Communicator::StartEvent(const ncclscope_profiler_descr_v6_t& d, uint64_t tag) {
+void* Communicator::StartEvent(const ncclscope_profiler_descr_v6_t& d, uint64_t tag, bool symmetric) {
   if (prof_ == nullptr) return nullptr;
   void* h = nullptr;
-  prof_->StartEvent(prof_ctx_, &h, d, tag);
+  prof_->StartEvent(prof_ctx_, &h, d, tag, symmetric);
   return h;
 }
 void Communicator::StopEvent(void* h) {
@@ -328,7 +328,7 @@ void Communicator::EmitHostCallbackEvents(OpState* op, uint64_t seq, bool replay
     d.coll.algo = "RING";
     d.coll.proto = "SIMPLE";
     d.coll.parentGroup = op->group_ev;
-    op->task_ev[0] = StartEvent(d, op->tag);
+    op->task_ev[0] = StartEvent(d, op->tag, cfg_.symmetric);
   }
   (void)replay;
 }

@@ -50,6 +50,9 @@ struct CommConfig {
   // topology does with NCCL_NET_FORCE_MERGE) and connect through it instead of device 0.
   bool fuse_nics = false;
   int tags = 0;  // --tags N: operation k of this communicator carries v7 user tag 1 + k % N
+  // --symmetric: collectives are symmetric kernels (v7 isSymColl): their initial_sync phase is the wait for the
+  // peers; otherwise (ring) initial_sync is empty and the wait falls inside compute, as in NCCL 2.31.
+  bool symmetric = false;
 };
 
 inline constexpr int kMaxIbQps = 8;  // NCCL's MAX_QPS_PER_REQ
@@ -105,7 +108,7 @@ class Communicator {
   void* ProxyCtrlStart(ncclscope_profiler_state_t s, int appended);
   void ProxyCtrlState(void* h, ncclscope_profiler_state_t s, int appended);
   void ProxyCtrlStop(void* h);
-  void* StartEvent(const ncclscope_profiler_descr_v6_t& d, uint64_t tag = 0);
+  void* StartEvent(const ncclscope_profiler_descr_v6_t& d, uint64_t tag = 0, bool symmetric = false);
   void EmitKernelPhases(const ChannelState& ch, int channel, int task, uint64_t end_gt);
   void StopEvent(void* h);
   void Record(void* h, ncclscope_profiler_state_t s, ncclscope_profiler_state_args_t* a);

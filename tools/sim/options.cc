@@ -101,7 +101,7 @@ const char* Usage() {
   return "usage: ncclscope-sim [--ranks N] [--comms C] [--ops allreduce,allgather,reducescatter,broadcast,sendrecv|all]\n"
          "         [--sizes MIN:MAX] [--factor F] [--iters I] [--warmup W] [--channels K] [--step-bytes B]\n"
          "         [--abi 2.28|2.30|2.31] [--tags N] [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
-         "         [--fuse-nics]\n"
+         "         [--fuse-nics] [--symmetric]\n"
          "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--timeout S] [--expect-hang]\n"
          "         [--clock-offset RANK:MS[,RANK:MS...]]\n"
          "         [--net-max-version 8..12] [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
@@ -139,6 +139,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
     }
     if (a == "--json") { o->json = true; continue; }
     if (a == "--fuse-nics") { o->fuse_nics = true; continue; }
+    if (a == "--symmetric") { o->symmetric = true; continue; }
     if (a == "--expect-hang") { o->expect_hang = true; continue; }
     bool takes_value = false;
     for (const char* name : kTakesValue) takes_value |= a == name;

@@ -46,6 +46,7 @@ struct Options {
   int ib_devices = 0;        // --ib-events DEVICES:QPS (0: off)
   int ib_qps = 1;
   bool fuse_nics = false;
+  bool symmetric = false;  // --symmetric: v7 collectives run as symmetric kernels (isSymColl)
   int tags = 0;              // --tags N: v7 user tags 1..N, one per operation in turn (0: untagged)    // --fuse-nics: one virtual device of every net device (makeVDevice)
   int rank = -1;             // one rank per invocation (with --root)
   std::string root;          // rendezvous host:port

@@ -233,14 +233,18 @@ ncclscope_result_t ProfilerApi::Init(void** ctx, uint64_t hash, int* mask, const
 }
 
 ncclscope_result_t ProfilerApi::StartEvent(void* ctx, void** handle, const ncclscope_profiler_descr_v6_t& d,
-                                           uint64_t tag) {
+                                           uint64_t tag, bool symmetric) {
   if (version >= 7) {
     ncclscope_profiler_descr_v7_t v7;  // v6's arms at v6's offsets, then the tag where the arm has one
     memset(&v7, 0, sizeof(v7));
     static_assert(sizeof(d) < sizeof(v7));
     memcpy(&v7, &d, sizeof(d));
     switch (d.type) {
-      case NCCLSCOPE_PROFILE_COLL: v7.coll.userTag = tag; break;
+      case NCCLSCOPE_PROFILE_COLL:
+        v7.coll.userTag = tag;
+        v7.coll.isSymColl = symmetric;
+        v7.coll.kernelVariant = symmetric ? "Sym" : nullptr;
+        break;
       case NCCLSCOPE_PROFILE_P2P: v7.p2p.userTag = tag; break;
       case NCCLSCOPE_PROFILE_COLL_API: v7.collApi.userTag = tag; break;
       case NCCLSCOPE_PROFILE_P2P_API: v7.p2pApi.userTag = tag; break;

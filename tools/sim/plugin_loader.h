@@ -75,7 +75,9 @@ class ProfilerApi {
   // `d` is NCCL's newest descriptor; translated to the bound version (v4 drops API events: returns with
   // *handle untouched).
   // `tag`: the v7 user tag of CollApi/P2pApi/Coll/P2p events (dropped below v7).
-  ncclscope_result_t StartEvent(void* ctx, void** handle, const ncclscope_profiler_descr_v6_t& d, uint64_t tag = 0);
+  // v7: `tag` is the operation's user tag, `symmetric` sets a Coll's isSymColl (ignored below v7).
+  ncclscope_result_t StartEvent(void* ctx, void** handle, const ncclscope_profiler_descr_v6_t& d, uint64_t tag = 0,
+                                bool symmetric = false);
   // v7 KernelPhase under a KernelCh handle (a no-op below v7): phase 0 initial_sync, 1 compute, 2 final_sync.
   ncclscope_result_t StartKernelPhase(void* ctx, void** handle, void* kernel_ch, int channel, int phase,
                                       uint64_t ptimer);

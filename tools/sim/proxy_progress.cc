@@ -373,12 +373,13 @@ void Communicator::ProgressOp(OpState* op) {
 
 
 // NCCL 2.31 (v7): before a KernelCh stops, its channel's barrier phases, each started, stopped with state 31
-// (stop time in the kernelCh argument) and ended. The sim's stand-ins: initial_sync until the channel's first
-// data from its peer arrived (the wait for a late peer), compute until the end, and an empty final_sync.
+// (stop time in the kernelCh argument) and ended. The sim's stand-ins: in a symmetric kernel initial_sync lasts
+// until the channel's first data from its peer arrived (the wait for a late peer); in a ring kernel it is empty
+// and the wait falls inside compute; compute until the end, and an empty final_sync.
 void Communicator::EmitKernelPhases(const ChannelState& ch, int channel, int task, uint64_t end_gt) {
   if (prof_ == nullptr) return;
   const uint64_t start = ch.kernel_start_gt != 0 ? ch.kernel_start_gt : end_gt;
-  const uint64_t first = ch.first_recv_gt != 0 ? std::max(start, ch.first_recv_gt) : start;
+  const uint64_t first = cfg_.symmetric && ch.first_recv_gt != 0 ? std::max(start, ch.first_recv_gt) : start;
   const uint64_t bounds[4] = {start, first, end_gt, end_gt};
   for (int phase = 0; phase < 3; ++phase) {
     void* h = nullptr;

@@ -236,6 +236,7 @@ int RunRank(const Options& o, int rank, const std::string& rendezvous) {
     cfg.ib_devices = o.ib_devices;
     cfg.fuse_nics = o.fuse_nics;
     cfg.tags = o.tags;
+    cfg.symmetric = o.symmetric;
     cfg.ib_qps = o.ib_qps;
     auto comm = std::make_unique<Communicator>();
     if (!comm->Init(cfg, &err)) {

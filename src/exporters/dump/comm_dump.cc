@@ -123,6 +123,14 @@ nlohmann::json CommSnapshotToJson(const CommSnapshot& s) {
     j["tags"] = tags;
     j["tags_other"] = {{"ops", s.tags_other.ops}, {"bytes", s.tags_other.bytes}};
   }
+  if (s.phase_ops != 0) {  // v7 KernelPhase totals
+    j["kernel_phases"] = {{"ops", s.phase_ops},
+                          {"initial_sync_ns", s.phase_sum_ns[0]},
+                          {"compute_ns", s.phase_sum_ns[1]},
+                          {"final_sync_ns", s.phase_sum_ns[2]},
+                          {"symmetric_ops", s.symmetric_ops},
+                          {"symmetric_barrier_ns", s.symmetric_barrier_ns}};
+  }
   nlohmann::json completed = nlohmann::json::array(), in_flight = nlohmann::json::array();
   for (const OpRecord& r : s.completed) completed.push_back(RecordToJson(r, false, s.snapshot_monotonic_ns));
   for (const OpRecord& r : s.in_flight) in_flight.push_back(RecordToJson(r, true, s.snapshot_monotonic_ns));

@@ -99,6 +99,14 @@ void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
                                  MetricType::Counter);
   auto overwritten = prom::Family("ncclscope_comm_flight_recorder_overwritten_total",
                                   "Completed operations overwritten in the flight recorder", MetricType::Counter);
+  auto phases = prom::Family("ncclscope_comm_kernel_phase_seconds_total",
+                             "v7 KernelPhase time per phase (initial_sync, compute, final_sync), the longest channel's",
+                             MetricType::Counter);
+  auto barrier = prom::Family("ncclscope_comm_symmetric_barrier_seconds_total",
+                              "v7: initial_sync of symmetric collectives, the time this rank waited for the others",
+                              MetricType::Counter);
+  auto barrier_ops = prom::Family("ncclscope_comm_symmetric_operations_total",
+                                  "v7: symmetric collectives that reported kernel phases", MetricType::Counter);
   // Full.
   auto tag_ops = prom::Family("ncclscope_comm_tag_operations_total",
                               "Operations per v7 user tag (the first tags of a communicator; the rest as tag=\"other\")",
@@ -183,6 +191,16 @@ void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
         prom::AddCounter(&dropped_by, static_cast<double>(n), with({{"reason", reason}}));
       }
       prom::AddCounter(&overwritten, static_cast<double>(c.fr_overwritten), base);
+      if (c.phase_ops != 0) {
+        static const char* kPhaseNames[] = {"initial_sync", "compute", "final_sync"};
+        for (int i = 0; i < 3; ++i) {
+          prom::AddCounter(&phases, static_cast<double>(c.phase_sum_ns[i]) / 1e9, with({{"phase", kPhaseNames[i]}}));
+        }
+      }
+      if (c.symmetric_ops != 0) {
+        prom::AddCounter(&barrier, static_cast<double>(c.symmetric_barrier_ns) / 1e9, base);
+        prom::AddCounter(&barrier_ops, static_cast<double>(c.symmetric_ops), base);
+      }
     }
     if (full) {
       for (const TagTotals& t : c.tags) {
@@ -218,7 +236,7 @@ void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
     }
   }
   for (auto* f : {&info, &ops, &bytes, &bus, &seconds, &last_seq, &in_flight, &oldest, &stalled, &dropped, &by_size,
-                  &comm_lat, &cpu, &peer_seq, &dropped_by, &overwritten, &tag_ops, &tag_bytes, &latency,
+                  &comm_lat, &cpu, &peer_seq, &dropped_by, &overwritten, &phases, &barrier, &barrier_ops, &tag_ops, &tag_bytes, &latency,
                   &process_dropped, &process_dropped_by}) {
     if (!f->metric.empty()) out->push_back(std::move(*f));
   }
