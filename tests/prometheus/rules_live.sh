@@ -28,24 +28,9 @@ scrape_configs:
   - job_name: ncclscope
     file_sd_configs: [{files: ['$work/sd/*.json'], refresh_interval: 1s}]
 YML
-# Started on a port the kernel just handed out, and again on a fresh one if another test took it first.
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-port=""
-for attempt in 1 2 3 4 5; do
-  candidate=$(free_port)
-  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
-    --web.listen-address="127.0.0.1:$candidate" >"$work/prometheus.log" 2>&1 &
-  prom=$!
-  for _ in $(seq 1 100); do
-    if curl -sf "http://127.0.0.1:$candidate/-/ready" >/dev/null 2>&1; then port=$candidate; break; fi
-    kill -0 "$prom" 2>/dev/null || break
-    sleep 0.2
-  done
-  if [ -n "$port" ]; then pids+=("$prom"); break; fi
-  kill "$prom" 2>/dev/null || true; wait "$prom" 2>/dev/null || true
-  echo "Prometheus did not come up on port $candidate (attempt $attempt): $(tail -1 "$work/prometheus.log")"
-done
-[ -n "$port" ] || { echo "FAIL: Prometheus would not start"; tail -20 "$work/prometheus.log"; exit 1; }
+source "$(dirname "$0")/prom_lib.sh"
+start_prometheus "$work" || exit 1
+pids+=("$prom_pid")
 url="http://127.0.0.1:$port"
 groups=$(curl -sf "$url/api/v1/rules" | python3 -c 'import json,sys; print(sum(len(g["rules"]) for g in json.load(sys.stdin)["data"]["groups"]))')
 echo "Prometheus on $url with $groups rules from $root/rules"

@@ -20,22 +20,10 @@ scrape_configs:
   - job_name: ncclscope
     file_sd_configs: [{files: ['$work/sd/*.json'], refresh_interval: 1s}]
 YML
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-port=""
-for attempt in 1 2 3 4 5; do  # another test can take the port between our pick and Prometheus's bind
-  candidate=$(free_port)
-  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
-    --web.listen-address="127.0.0.1:$candidate" >"$work/prometheus.log" 2>&1 &
-  prom=$!
-  for _ in $(seq 1 100); do
-    if curl -sf "http://127.0.0.1:$candidate/-/ready" >/dev/null 2>&1; then port=$candidate; break; fi
-    kill -0 "$prom" 2>/dev/null || break
-    sleep 0.2
-  done
-  if [ -n "$port" ]; then pids+=("$prom"); break; fi
-  kill "$prom" 2>/dev/null || true; wait "$prom" 2>/dev/null || true
-done
-[ -n "$port" ] || { echo "FAIL: Prometheus would not start"; tail -20 "$work/prometheus.log"; exit 1; }
+
+source "$(dirname "$0")/prom_lib.sh"
+start_prometheus "$work" || exit 1
+pids+=("$prom_pid")
 
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 run_job() {  # run_job JOB_ID ITERS LOG

@@ -1,0 +1,28 @@
+# Shared by the real-Prometheus tests (sourced): a free loopback port, and Debian's Prometheus started on one.
+# Another test running in parallel can take the port between our pick and Prometheus's bind, so Prometheus is
+# started again on a fresh port (up to 5 tries) if its listener lost the race.
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# start_prometheus WORK: runs prometheus with WORK/prometheus.yml and storage in WORK/data, logging to
+# WORK/prometheus.log; sets `port` and `prom_pid`, or prints why and returns 1.
+start_prometheus() {
+  local work=$1 candidate attempt
+  port="" prom_pid=""
+  mkdir -p "$work/data"
+  for attempt in 1 2 3 4 5; do
+    candidate=$(free_port)
+    prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
+      --web.listen-address="127.0.0.1:$candidate" >"$work/prometheus.log" 2>&1 &
+    prom_pid=$!
+    for _ in $(seq 1 100); do
+      if curl -sf "http://127.0.0.1:$candidate/-/ready" >/dev/null 2>&1; then port=$candidate; return 0; fi
+      kill -0 "$prom_pid" 2>/dev/null || break
+      sleep 0.2
+    done
+    kill "$prom_pid" 2>/dev/null || true; wait "$prom_pid" 2>/dev/null || true
+    echo "Prometheus did not come up on port $candidate (attempt $attempt): $(tail -1 "$work/prometheus.log")"
+  done
+  echo "FAIL: Prometheus would not start"; tail -20 "$work/prometheus.log"
+  return 1
+}
