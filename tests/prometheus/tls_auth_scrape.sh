@@ -4,7 +4,8 @@
 #  - job `ncclscope` (https, the test CA, the right password): both ranks up, ncclscope metrics queryable;
 #  - job `wrong_password`: both targets down with a 401; job `plain_http`: down (a plain 400);
 #  - curl: no credentials -> 401 with WWW-Authenticate, plain http -> not served;
-#  - a certificate replaced on disk is served to new connections within about a second;
+#  - a certificate replaced on disk is served to new connections within about a second; a broken
+#    replacement (a key that does not match) keeps the old one in service and warns;
 #  - a flood of wrong passwords over TLS (16 clients) while Prometheus scrapes: the targets stay up, and the
 #    scrape durations Prometheus records during the flood are printed (p50 and max).
 set -euo pipefail
@@ -56,7 +57,9 @@ scrape_configs:
     tls_config: {ca_file: $work/ca.crt}
     basic_auth: {username: prometheus, password: '$password'}
     file_sd_configs: [{files: ['$work/sd/*.json'], refresh_interval: 1s}]
-  - job_name: wrong_password
+  - job_name: wrong_password  # each of its scrapes waits for a bcrypt hash: give it time on a loaded host
+    scrape_interval: 3s
+    scrape_timeout: 3s
     scheme: https
     tls_config: {ca_file: $work/ca.crt}
     basic_auth: {username: prometheus, password: 'not-it'}
@@ -116,7 +119,11 @@ errors_of() {  # $1: job -> "health: lastError" per target
 for t in json.load(sys.stdin)["data"]["activeTargets"]:
     if t["labels"]["job"] == sys.argv[1]: print(t["health"] + ": " + t["lastError"])' "$1"
 }
-wrong=$(errors_of wrong_password); plain=$(errors_of plain_http)
+for _ in $(seq 1 30); do
+  wrong=$(errors_of wrong_password); plain=$(errors_of plain_http)
+  [ "$(echo "$wrong" | grep -c '^down: .*401')" = 2 ] && [ "$(echo "$plain" | grep -c '^down: .*400')" = 2 ] && break
+  sleep 1
+done
 echo "wrong_password targets: $(echo "$wrong" | head -1)"
 echo "plain_http targets: $(echo "$plain" | head -1)"
 [ "$(echo "$wrong" | grep -c '^down: .*401')" = 2 ] || fail "wrong_password targets should be down with a 401: $wrong"
@@ -146,6 +153,16 @@ for _ in $(seq 1 30); do
 done
 [ "$got" = "$want" ] || fail "the replaced certificate is not served ($old -> $got, want $want)"
 echo "certificate reloaded: $old -> $got"
+# A broken replacement (a key that does not match) keeps the served certificate and warns.
+new_cert broken
+cp broken.key server.key.tmp && mv server.key.tmp server.key
+sleep 1.5
+got=$(serial)
+[ "$got" = "$want" ] || fail "a broken key replaced the served certificate ($got, want $want)"
+for _ in $(seq 1 20); do grep -q "keeping the previous certificate" sim.log && break; sleep 0.2; done
+grep -q "keeping the previous certificate" sim.log || fail "no warning about the broken key"
+echo "broken key: still serving $got; warned: $(grep -m1 -o 'the changed TLS files do not load.*' sim.log | cut -c1-140)"
+cp next.key server.key.tmp && mv server.key.tmp server.key  # repaired
 
 # A flood of wrong passwords over TLS while Prometheus keeps scraping.
 t0=$(date +%s)
