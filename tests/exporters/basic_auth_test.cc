@@ -76,7 +76,7 @@ TEST(BasicAuthCredentials, ParsesTheHeader) {
   EXPECT_EQ(user, "bob");
   EXPECT_EQ(password, "");
   for (const std::string& bad : {std::string(), std::string("Basic"), std::string("Bearer abc"),
-                                "Basic " + Base64("no colon"), std::string("Basic !!!!"), std::string("Basic QQ=Q")}) {
+                                 "Basic " + Base64("no colon"), std::string("Basic !!!!"), std::string("Basic QQ=Q")}) {
     EXPECT_FALSE(ParseBasicCredentials(bad, &user, &password)) << bad;
   }
 }
@@ -123,7 +123,8 @@ TEST_F(BasicAuthTest, VerifiedCredentialsAreCachedWithoutTheirPassword) {
   ASSERT_EQ(CheckAndWait(*auth, Header("alice", "right")), Verdict::kAllowed);
   uint64_t ticket = 0;
   const Clock::time_point t0 = Clock::now();
-  for (int i = 0; i < 100; ++i) ASSERT_EQ(auth->Check(Header("alice", "right"), &ticket, Clock::now()), Verdict::kAllowed);
+  for (int i = 0; i < 100; ++i)
+    ASSERT_EQ(auth->Check(Header("alice", "right"), &ticket, Clock::now()), Verdict::kAllowed);
   const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 100;
   printf("cache hit: %.1f us per check\n", us);
   EXPECT_EQ(auth->stats().cache_hits, 100u);

@@ -92,7 +92,8 @@ class EndpointSecurityTest : public ::testing::Test {
 };
 
 bool AnyContains(const std::vector<std::string>& lines, const std::string& what) {
-  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(what) != std::string::npos; });
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(what) != std::string::npos; });
 }
 
 TEST_F(EndpointSecurityTest, AnUnusableFileTurnsTheEndpointOffAndSaysWhy) {
@@ -102,7 +103,7 @@ TEST_F(EndpointSecurityTest, AnUnusableFileTurnsTheEndpointOffAndSaysWhy) {
   };
   const Case cases[] = {
       {"tls_server_config:\n  cert_file: server.crt\n", "web.yml:1: tls_server_config: missing key_file"},
-      {"tls_server_config:\n  cert_file: nowhere.crt\n  key_file: nowhere.key\n", "cert_file " },
+      {"tls_server_config:\n  cert_file: nowhere.crt\n  key_file: nowhere.key\n", "cert_file "},
       {"basic_auth_users:\n  prometheus: password\n", "web.yml:2: basic_auth_users.prometheus: not a bcrypt hash"},
   };
   for (const Case& c : cases) {
@@ -118,7 +119,8 @@ TEST_F(EndpointSecurityTest, AnUnusableFileTurnsTheEndpointOffAndSaysWhy) {
   std::vector<std::string> warnings;
   EXPECT_EQ(StartEndpoint(&warnings), 0);
   Runtime::Instance().Release("websec");
-  EXPECT_TRUE(AnyContains(warnings, "absent.yml: cannot read the web config file")) << ::testing::PrintToString(warnings);
+  EXPECT_TRUE(AnyContains(warnings, "absent.yml: cannot read the web config file"))
+      << ::testing::PrintToString(warnings);
 }
 
 double Percentile(std::vector<double> v, double p) {
@@ -166,7 +168,8 @@ TEST_F(EndpointSecurityTest, AFloodOfWrongPasswordsStallsNeitherScrapesNorTheLas
   for (int k = 0; k < kClients; ++k) {
     clients.emplace_back([&] {
       for (int i = next.fetch_add(1); i < kAttempts; i = next.fetch_add(1)) {
-        const int status = StatusOf(RawRequest(port, Request(i % 2 ? "prometheus" : "admin", "guess" + std::to_string(i))));
+        const int status =
+            StatusOf(RawRequest(port, Request(i % 2 ? "prometheus" : "admin", "guess" + std::to_string(i))));
         (status == 401 ? unauthorized : status == 429 ? limited : other).fetch_add(1);
       }
     });

@@ -29,8 +29,12 @@ TEST(WebConfig, ReadsTheYamlSubsetExporterToolkitFilesUse) {
       "http_server_config:\n"
       "    http2: false\n"
       "basic_auth_users:\n"
-      "  prometheus: " + kHash + "\n"
-      "  'o''brien': \"" + kHash + "\"\n"
+      "  prometheus: " +
+      kHash +
+      "\n"
+      "  'o''brien': \"" +
+      kHash +
+      "\"\n"
       "...\n";
   Result<WebConfig> c = ParseWebConfig(text, kFile);
   ASSERT_TRUE(c.ok()) << c.status().message();
@@ -46,8 +50,10 @@ TEST(WebConfig, ReadsTheYamlSubsetExporterToolkitFilesUse) {
 }
 
 TEST(WebConfig, JsonGivesTheSameConfig) {
-  const std::string text = "# comment\n{\"tls_server_config\": {\"cert_file\": \"a.crt\", \"key_file\": \"a.key\"},\n"
-                           " \"basic_auth_users\": {\"prometheus\": \"" + kHash + "\"}}\n";
+  const std::string text =
+      "# comment\n{\"tls_server_config\": {\"cert_file\": \"a.crt\", \"key_file\": \"a.key\"},\n"
+      " \"basic_auth_users\": {\"prometheus\": \"" +
+      kHash + "\"}}\n";
   Result<WebConfig> c = ParseWebConfig(text, kFile);
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_TRUE(c->tls);
@@ -80,25 +86,32 @@ TEST(WebConfig, EveryBadFileIsRefusedWithFileLineAndKey) {
       {"tls_config:\n  cert_file: a\n", "1: tls_config: unknown key"},
       {tls + "  cert_path: x\n", "4: tls_server_config.cert_path: unknown key"},
       {tls + "  cipher_suites: x\n", "4: tls_server_config.cipher_suites: not supported by ncclscope"},
-      {tls + "  cipher_suites:\n    - TLS_AES_128_GCM_SHA256\n", "5: tls_server_config.cipher_suites: lists are not supported"},
+      {tls + "  cipher_suites:\n    - TLS_AES_128_GCM_SHA256\n",
+       "5: tls_server_config.cipher_suites: lists are not supported"},
       {"tls_server_config:\n  cert_file: a.crt\n", "1: tls_server_config: missing key_file"},
       {"tls_server_config:\n", "1: tls_server_config: missing cert_file"},
       {"tls_server_config: {}\n", "1: tls_server_config: missing cert_file"},
-      {tls + "  client_auth_type: RequireClientCert\n", "4: tls_server_config.client_auth_type: 'RequireClientCert' is not one of"},
-      {tls + "  min_version: TLS14\n", "4: tls_server_config.min_version: 'TLS14' is not one of TLS10, TLS11, TLS12, TLS13"},
+      {tls + "  client_auth_type: RequireClientCert\n",
+       "4: tls_server_config.client_auth_type: 'RequireClientCert' is not one of"},
+      {tls + "  min_version: TLS14\n",
+       "4: tls_server_config.min_version: 'TLS14' is not one of TLS10, TLS11, TLS12, TLS13"},
       {tls + "  min_version: TLS13\n  max_version: TLS12\n", "1: tls_server_config: max_version is older"},
-      {tls + "  client_auth_type: VerifyClientCertIfGiven\n", "1: tls_server_config: client_auth_type VerifyClientCertIfGiven needs client_ca_file"},
+      {tls + "  client_auth_type: VerifyClientCertIfGiven\n",
+       "1: tls_server_config: client_auth_type VerifyClientCertIfGiven needs client_ca_file"},
       {tls + "  client_ca_file: ca.crt\n", "1: tls_server_config: client_ca_file is set but"},
       {tls + "  cert_file: b.crt\n", "4: tls_server_config.cert_file: duplicate key"},
-      {"tls_server_config:\n  cert_file: a.crt\n  key_file:\n    a: b\n", "3: tls_server_config.key_file: expected a value, got a mapping"},
+      {"tls_server_config:\n  cert_file: a.crt\n  key_file:\n    a: b\n",
+       "3: tls_server_config.key_file: expected a value, got a mapping"},
       {"tls_server_config: yes\n", "1: tls_server_config: expected a mapping, got 'yes'"},
       {"basic_auth_users:\n  alice: secret\n", "2: basic_auth_users.alice: not a bcrypt hash"},
       {"basic_auth_users:\n  alice: $1$abc$def\n", "2: basic_auth_users.alice: not a bcrypt hash"},
       {"basic_auth_users:\n  alice: '" + kHash.substr(0, 59) + "'\n", "2: basic_auth_users.alice: not a bcrypt hash"},
       {"basic_auth_users:\n  \"a:b\": " + kHash + "\n", "2: basic_auth_users.a:b: a user name cannot hold ':'"},
       {"basic_auth_users:\n  alice: \"" + kHash + "\n", "2: basic_auth_users.alice: unterminated quoted string"},
-      {"basic_auth_users:\n  alice: '" + kHash + "' x\n", "2: basic_auth_users.alice: unexpected text after the closing quote"},
-      {"basic_auth_users:\n  alice: " + kHash + "\n    bob: " + kHash + "\n", "3: basic_auth_users: unexpected indentation"},
+      {"basic_auth_users:\n  alice: '" + kHash + "' x\n",
+       "2: basic_auth_users.alice: unexpected text after the closing quote"},
+      {"basic_auth_users:\n  alice: " + kHash + "\n    bob: " + kHash + "\n",
+       "3: basic_auth_users: unexpected indentation"},
       {"basic_auth_users:\n  alice " + kHash + "\n", "2: basic_auth_users: expected `key: value`"},
       {"basic_auth_users: {alice: x}\n", "1: basic_auth_users: flow collections are not supported"},
       {"basic_auth_users:\n  alice: |\n    x\n", "2: basic_auth_users.alice: block scalars are not supported"},
@@ -114,7 +127,8 @@ TEST(WebConfig, EveryBadFileIsRefusedWithFileLineAndKey) {
     ASSERT_FALSE(r.ok()) << "accepted:\n" << c.text;
     const std::string expected = kFile + ":" + c.message;
     EXPECT_NE(r.status().message().find(expected), std::string::npos)
-        << "file:\n" << c.text << "error:    " << r.status().message() << "\nexpected: " << expected;
+        << "file:\n"
+        << c.text << "error:    " << r.status().message() << "\nexpected: " << expected;
   }
 }
 

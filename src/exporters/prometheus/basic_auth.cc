@@ -56,7 +56,8 @@ void Wipe(std::string* s) {
 bool SameText(const char* a, const std::string& b) {  // constant time in the length of b
   const size_t n = std::strlen(a);
   unsigned char diff = n == b.size() ? 0 : 1;
-  for (size_t i = 0; i < b.size(); ++i) diff |= static_cast<unsigned char>(i < n ? a[i] : 0) ^ static_cast<unsigned char>(b[i]);
+  for (size_t i = 0; i < b.size(); ++i)
+    diff |= static_cast<unsigned char>(i < n ? a[i] : 0) ^ static_cast<unsigned char>(b[i]);
   return diff == 0;
 }
 
@@ -98,8 +99,10 @@ std::string RandomBytes(size_t n) {
   size_t got = 0;
   while (got < n) {
     const ssize_t r = getrandom(s.data() + got, n - got, 0);
-    if (r > 0) got += static_cast<size_t>(r);
-    else if (errno != EINTR) break;
+    if (r > 0)
+      got += static_cast<size_t>(r);
+    else if (errno != EINTR)
+      break;
   }
   return s;
 }
@@ -139,11 +142,11 @@ struct BasicAuth::Shared {
 
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<Task> queue;                        // guarded by mu
-  std::vector<std::pair<uint64_t, bool>> done;   // guarded by mu
-  bool stop = false;                             // guarded by mu
-  bool exited = false;                           // guarded by mu
-  uint64_t hashes = 0;                           // guarded by mu
+  std::deque<Task> queue;                       // guarded by mu
+  std::vector<std::pair<uint64_t, bool>> done;  // guarded by mu
+  bool stop = false;                            // guarded by mu
+  bool exited = false;                          // guarded by mu
+  uint64_t hashes = 0;                          // guarded by mu
 };
 
 namespace {
@@ -177,7 +180,7 @@ bool ParseBasicCredentials(std::string_view authorization, std::string* user, st
 }
 
 Result<std::unique_ptr<BasicAuth>> BasicAuth::Create(const std::map<std::string, std::string>& users,
-                                                    const Options& options) {
+                                                     const Options& options) {
   std::string error;
   const CryptApi* api = LoadCrypt(&error);
   if (api == nullptr) return SystemError(error);
@@ -201,7 +204,8 @@ Result<std::unique_ptr<BasicAuth>> BasicAuth::Create(const std::map<std::string,
   BasicAuth::Digest probe_digest{};
   auth->cache_on_ = Sha256Hmac(auth->hmac_key_, "probe", &probe_digest);
   if (!auth->cache_on_) {
-    NCCLSCOPE_WARN(subsys::kInit, "metrics endpoint: libcrypto.so.3 not found: verified passwords are not cached "
+    NCCLSCOPE_WARN(subsys::kInit,
+                   "metrics endpoint: libcrypto.so.3 not found: verified passwords are not cached "
                    "(every request pays one bcrypt hash)");
   }
   auth->tokens_ = options.burst;
@@ -355,7 +359,8 @@ Result<std::string> BcryptHash(const std::string& password, int cost) {
   if (api == nullptr) return SystemError(error);
   if (api->crypt_gensalt_rn == nullptr) return SystemError("libcrypt.so.1 has no crypt_gensalt_rn");
   char setting[128];
-  if (api->crypt_gensalt_rn("$2b$", static_cast<unsigned long>(cost), nullptr, 0, setting, sizeof(setting)) == nullptr) {
+  if (api->crypt_gensalt_rn("$2b$", static_cast<unsigned long>(cost), nullptr, 0, setting, sizeof(setting)) ==
+      nullptr) {
     return SystemError("crypt_gensalt_rn($2b$) failed: " + std::string(std::strerror(errno)));
   }
   std::vector<char> buf(kCryptDataSize);

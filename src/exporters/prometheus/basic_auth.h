@@ -45,26 +45,26 @@ class BasicAuth {
   struct Options {
     size_t cache_entries = 256;
     std::chrono::seconds cache_ttl{600};
-    double burst = 16;                // tokens of the bucket when full
-    double failures_per_second = 4;   // refill rate
-    size_t queue_max = 8;             // checks waiting for the verifier
+    double burst = 16;               // tokens of the bucket when full
+    double failures_per_second = 4;  // refill rate
+    size_t queue_max = 8;            // checks waiting for the verifier
     std::chrono::milliseconds stop_wait{300};
   };
 
   enum class Verdict { kAllowed, kDenied, kLimited, kPending };
 
   struct Stats {
-    uint64_t hashes = 0;      // bcrypt computations finished
+    uint64_t hashes = 0;  // bcrypt computations finished
     uint64_t cache_hits = 0;
-    uint64_t limited = 0;     // answered kLimited
-    uint64_t denied = 0;      // no or malformed credentials, or a wrong password / unknown user
+    uint64_t limited = 0;  // answered kLimited
+    uint64_t denied = 0;   // no or malformed credentials, or a wrong password / unknown user
   };
 
   struct Shared;  // the state the verifier thread shares (basic_auth.cc)
 
   // `users`: user -> bcrypt hash, as validated by web_config.
   static Result<std::unique_ptr<BasicAuth>> Create(const std::map<std::string, std::string>& users,
-                                                  const Options& options);
+                                                   const Options& options);
   static Result<std::unique_ptr<BasicAuth>> Create(const std::map<std::string, std::string>& users) {
     return Create(users, Options());
   }

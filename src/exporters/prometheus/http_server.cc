@@ -258,7 +258,8 @@ class EventLoop {
       if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
       if (first >= 'A' && first <= 'Z') {
         c.tls.reset();
-        c.out = Shared(Response("400 Bad Request", "text/plain", "Client sent an HTTP request to an HTTPS server.\n", true));
+        c.out = Shared(
+            Response("400 Bad Request", "text/plain", "Client sent an HTTP request to an HTTPS server.\n", true));
         c.phase = Phase::kWriting;
         c.deadline = c.accepted + options_.total_timeout;
         return OnWritable(c, now);
@@ -284,7 +285,8 @@ class EventLoop {
         return c.phase == Phase::kAuthWait && c.ticket == t;
       });
       if (it == conns_.end()) continue;  // closed meanwhile (deadline, eviction, client gone)
-      it->out = allowed ? Respond(it->method, it->path, now) : Shared(ErrorResponse("401 Unauthorized", kAuthenticate));
+      it->out = allowed ? Respond(it->method, it->path, now)
+                        : Shared(ErrorResponse("401 Unauthorized", kAuthenticate));
       it->phase = Phase::kWriting;
       if (!OnWritable(*it, now)) {
         CloseConnection(it->fd);
@@ -422,8 +424,8 @@ class EventLoop {
   }
 
   std::shared_ptr<const std::string> Respond(std::string_view method, const std::string& path, Clock::time_point now) {
-    if (method != "GET" && method != "HEAD") return Shared(ErrorResponse("405 Method Not Allowed", "Allow: GET, HEAD\r\n"));
-    return Serve(path, method == "GET", now);
+    if (method == "GET" || method == "HEAD") return Serve(path, method == "GET", now);
+    return Shared(ErrorResponse("405 Method Not Allowed", "Allow: GET, HEAD\r\n"));
   }
 
   static std::shared_ptr<const std::string> Shared(std::string text) {

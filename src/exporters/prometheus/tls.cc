@@ -304,8 +304,9 @@ Result<void*> TlsContext::Build() const {
       void* names = api.SSL_load_client_CA_file(config_.client_ca_file.c_str());
       if (names == nullptr) return fail("client_ca_file " + config_.client_ca_file);
       api.SSL_CTX_set_client_CA_list(ctx, names);  // takes ownership
-      api.SSL_CTX_set_verify(ctx, kVerifyPeer | (config_.client_auth == ClientAuth::kRequireAndVerify
-                                                     ? kVerifyFailIfNoPeerCert : 0), nullptr);
+      api.SSL_CTX_set_verify(
+          ctx, kVerifyPeer | (config_.client_auth == ClientAuth::kRequireAndVerify ? kVerifyFailIfNoPeerCert : 0),
+          nullptr);
       break;
     }
   }
@@ -319,8 +320,10 @@ void TlsContext::MaybeReload(Clock::time_point now) {
   if (files == files_ || (has_failed_ && files == failed_)) return;
   Result<void*> ctx = Build();
   if (!ctx.ok()) {
-    NCCLSCOPE_WARN(subsys::kInit, "metrics endpoint: the changed TLS files do not load (%s); keeping the previous "
-                   "certificate", ctx.status().message().c_str());
+    NCCLSCOPE_WARN(subsys::kInit,
+                   "metrics endpoint: the changed TLS files do not load (%s); keeping the previous "
+                   "certificate",
+                   ctx.status().message().c_str());
     failed_ = files;
     has_failed_ = true;
     return;

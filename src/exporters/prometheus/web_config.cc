@@ -4,11 +4,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace ncclscope {
 namespace {
@@ -82,8 +81,10 @@ class YamlReader {
     for (size_t i = 0; i < s.size(); ++i) {
       const char c = s[i];
       if (quote != 0) {
-        if (c == '\\' && quote == '"') ++i;
-        else if (c == quote) quote = 0;
+        if (c == '\\' && quote == '"')
+          ++i;
+        else if (c == quote)
+          quote = 0;
       } else if (c == '\'' || c == '"') {
         // Quotes only open a quoted scalar at the start of a key or a value.
         if (i == 0 || s[i - 1] == ' ' || s[i - 1] == ':') quote = c;
@@ -116,12 +117,23 @@ class YamlReader {
       if (q == '"' && c == '\\') {
         if (++i == s.size()) break;
         switch (s[i]) {
-          case 'n': out->push_back('\n'); break;
-          case 't': out->push_back('\t'); break;
-          case '\\': out->push_back('\\'); break;
-          case '"': out->push_back('"'); break;
-          case '/': out->push_back('/'); break;
-          default: return ErrorAt(file_, line, key, std::string("unsupported escape \\") + s[i] + " in a quoted string");
+          case 'n':
+            out->push_back('\n');
+            break;
+          case 't':
+            out->push_back('\t');
+            break;
+          case '\\':
+            out->push_back('\\');
+            break;
+          case '"':
+            out->push_back('"');
+            break;
+          case '/':
+            out->push_back('/');
+            break;
+          default:
+            return ErrorAt(file_, line, key, std::string("unsupported escape \\") + s[i] + " in a quoted string");
         }
         continue;
       }
@@ -143,10 +155,18 @@ class YamlReader {
       return Status::Ok();
     }
     switch (text[0]) {
-      case '{': case '[': return ErrorAt(file_, line, key, "flow collections are not supported (write a block mapping)");
-      case '|': case '>': return ErrorAt(file_, line, key, "block scalars are not supported (write the value on one line)");
-      case '&': case '*': case '!': return ErrorAt(file_, line, key, "anchors, aliases and tags are not supported");
-      case '-': if (text.size() == 1 || text[1] == ' ') return ErrorAt(file_, line, key, "lists are not supported here");
+      case '{':
+      case '[':
+        return ErrorAt(file_, line, key, "flow collections are not supported (write a block mapping)");
+      case '|':
+      case '>':
+        return ErrorAt(file_, line, key, "block scalars are not supported (write the value on one line)");
+      case '&':
+      case '*':
+      case '!':
+        return ErrorAt(file_, line, key, "anchors, aliases and tags are not supported");
+      case '-':
+        if (text.size() == 1 || text[1] == ' ') return ErrorAt(file_, line, key, "lists are not supported here");
     }
     if (text == "~" || text == "null" || text == "Null" || text == "NULL") {
       out->is_null = true;
@@ -171,7 +191,8 @@ class YamlReader {
       size_t pos = 0;
       if (l.text[0] == '\'' || l.text[0] == '"') {
         NCCLSCOPE_RETURN_IF_ERROR(Quoted(l.text, &pos, l.no, path, &key));
-        if (pos >= l.text.size() || l.text[pos] != ':') return ErrorAt(file_, l.no, path, "expected ':' after the quoted key");
+        if (pos >= l.text.size() || l.text[pos] != ':')
+          return ErrorAt(file_, l.no, path, "expected ':' after the quoted key");
       } else {
         pos = l.text.find(": ");
         if (pos == std::string::npos && l.text.back() == ':') pos = l.text.size() - 1;
@@ -254,7 +275,8 @@ class Schema {
 
   Result<WebConfig> Read(const Node& root) {
     WebConfig config;
-    if (!root.is_map) return ErrorAt(file_, root.line, "", "the file must be a mapping (tls_server_config:, basic_auth_users:)");
+    if (!root.is_map)
+      return ErrorAt(file_, root.line, "", "the file must be a mapping (tls_server_config:, basic_auth_users:)");
     for (size_t k = 0; k < root.map.size(); ++k) {
       const auto& [key, value] = root.map[k];
       const int line = root.key_lines[k];
@@ -265,7 +287,8 @@ class Schema {
       } else if (key == "http_server_config") {
         NCCLSCOPE_RETURN_IF_ERROR(ReadHttp(value, line));
       } else {
-        return ErrorAt(file_, line, key, "unknown key (expected tls_server_config, basic_auth_users or http_server_config)");
+        return ErrorAt(file_, line, key,
+                       "unknown key (expected tls_server_config, basic_auth_users or http_server_config)");
       }
     }
     return config;
@@ -320,8 +343,10 @@ class Schema {
           }
         }
         if (!found) {
-          return ErrorAt(file_, l, path, "'" + s + "' is not one of NoClientCert, RequestClientCert, RequireAnyClientCert, "
-                                         "VerifyClientCertIfGiven, RequireAndVerifyClientCert");
+          return ErrorAt(file_, l, path,
+                         "'" + s +
+                             "' is not one of NoClientCert, RequestClientCert, RequireAnyClientCert, "
+                             "VerifyClientCertIfGiven, RequireAndVerifyClientCert");
         }
       } else if (key == "min_version" || key == "max_version") {
         static const std::pair<const char*, int> kVersions[] = {
@@ -335,8 +360,9 @@ class Schema {
         (key == "min_version" ? tls.min_version : tls.max_version) = v;
       } else if (key == "cert" || key == "key" || key == "cipher_suites" || key == "curve_preferences" ||
                  key == "prefer_server_cipher_suites" || key == "client_allowed_sans") {
-        return ErrorAt(file_, l, path, "not supported by ncclscope (supported: cert_file, key_file, client_auth_type, "
-                                       "client_ca_file, min_version, max_version)");
+        return ErrorAt(file_, l, path,
+                       "not supported by ncclscope (supported: cert_file, key_file, client_auth_type, "
+                       "client_ca_file, min_version, max_version)");
       } else {
         return ErrorAt(file_, l, path, "unknown key");
       }
@@ -346,7 +372,8 @@ class Schema {
                      std::string("missing ") + (tls.cert_file.empty() ? "cert_file" : "key_file") +
                          " (TLS was asked for: the endpoint stays off rather than serve plain HTTP)");
     }
-    const bool verifies = tls.client_auth == ClientAuth::kVerifyIfGiven || tls.client_auth == ClientAuth::kRequireAndVerify;
+    const bool verifies =
+        tls.client_auth == ClientAuth::kVerifyIfGiven || tls.client_auth == ClientAuth::kRequireAndVerify;
     if (verifies && tls.client_ca_file.empty()) {
       return ErrorAt(file_, line, "tls_server_config", "client_auth_type " + auth_type + " needs client_ca_file");
     }
@@ -377,8 +404,9 @@ class Schema {
                           std::isdigit(static_cast<unsigned char>(hash[5])) && hash[6] == '$';
       const int cost = prefix ? (hash[4] - '0') * 10 + (hash[5] - '0') : 0;
       if (!prefix || cost < 4 || cost > 31) {
-        return ErrorAt(file_, l, path, "not a bcrypt hash ($2b$ or $2y$, a cost of 04-31, 60 characters; "
-                                       "make one with `htpasswd -nbBC 10 user password`)");
+        return ErrorAt(file_, l, path,
+                       "not a bcrypt hash ($2b$ or $2y$, a cost of 04-31, 60 characters; "
+                       "make one with `htpasswd -nbBC 10 user password`)");
       }
       config->users[user] = hash;
     }
