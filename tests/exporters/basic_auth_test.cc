@@ -101,20 +101,30 @@ class BasicAuthTest : public ::testing::Test {
 std::string* BasicAuthTest::hash_ = nullptr;
 
 TEST_F(BasicAuthTest, RightWrongAndUnknownUsers) {
-  auto auth = Make();
+  BasicAuth::Options o;
+  o.burst = 100;
+  auto auth = Make(o);
   ASSERT_NE(auth, nullptr);
-  double right_ms = 0, wrong_ms = 0, unknown_ms = 0;
-  EXPECT_EQ(CheckAndWait(*auth, Header("alice", "right"), &right_ms), Verdict::kAllowed);
-  EXPECT_EQ(CheckAndWait(*auth, Header("alice", "wrong"), &wrong_ms), Verdict::kDenied);
-  EXPECT_EQ(CheckAndWait(*auth, Header("mallory", "right"), &unknown_ms), Verdict::kDenied);
+  EXPECT_EQ(CheckAndWait(*auth, Header("alice", "right")), Verdict::kAllowed);
   EXPECT_EQ(CheckAndWait(*auth, Header("Alice", "right")), Verdict::kDenied);  // user names are exact
   uint64_t ticket = 0;
   EXPECT_EQ(auth->Check("", &ticket, Clock::now()), Verdict::kDenied);  // no header: no hash
   EXPECT_EQ(auth->Check("Basic %%%", &ticket, Clock::now()), Verdict::kDenied);
-  EXPECT_EQ(auth->stats().hashes, 4u);
+  EXPECT_EQ(auth->stats().hashes, 2u);
   // An unknown user costs a hash of the same cost: it cannot be told from a wrong password by its time.
-  printf("bcrypt cost 8: right %.1f ms, wrong %.1f ms, unknown user %.1f ms\n", right_ms, wrong_ms, unknown_ms);
+  // The fastest of 5 of each, as this host is shared.
+  double wrong_ms = 1e9, unknown_ms = 1e9;
+  for (int i = 0; i < 5; ++i) {
+    double ms = 0;
+    EXPECT_EQ(CheckAndWait(*auth, Header("alice", "wrong"), &ms), Verdict::kDenied);
+    wrong_ms = std::min(wrong_ms, ms);
+    EXPECT_EQ(CheckAndWait(*auth, Header("mallory", "right"), &ms), Verdict::kDenied);
+    unknown_ms = std::min(unknown_ms, ms);
+  }
+  EXPECT_EQ(auth->stats().hashes, 12u);
+  printf("bcrypt cost 8, fastest of 5: wrong password %.1f ms, unknown user %.1f ms\n", wrong_ms, unknown_ms);
   EXPECT_GT(unknown_ms, 0.5 * wrong_ms);
+  EXPECT_GT(wrong_ms, 0.5 * unknown_ms);
 }
 
 TEST_F(BasicAuthTest, VerifiedCredentialsAreCachedWithoutTheirPassword) {
@@ -182,6 +192,21 @@ TEST_F(BasicAuthTest, TheQueueIsBounded) {
   }
   EXPECT_LE(pending, 3);  // two queued, perhaps one taken by the verifier meanwhile
   EXPECT_EQ(pending + limited, 10);
+}
+
+// A check whose client is gone is dropped from the queue unhashed.
+TEST_F(BasicAuthTest, CancelledChecksAreNotHashed) {
+  Result<std::string> slow = BcryptHash("x", 12);  // ~0.4 s per hash here
+  ASSERT_TRUE(slow.ok());
+  Result<std::unique_ptr<BasicAuth>> a = BasicAuth::Create({{"alice", *slow}});
+  ASSERT_TRUE(a.ok());
+  BasicAuth& auth = **a;
+  uint64_t tickets[4] = {};
+  for (uint64_t& t : tickets) ASSERT_EQ(auth.Check(Header("alice", "guess"), &t, Clock::now()), Verdict::kPending);
+  for (int i = 1; i < 4; ++i) auth.Cancel(tickets[i]);
+  EXPECT_EQ(Await(auth, tickets[0]), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_LE(auth.stats().hashes, 2u);  // the first, and perhaps the second if taken before its cancel
 }
 
 // Destruction (the server's Stop) with the verifier inside a slow hash returns after at most stop_wait.

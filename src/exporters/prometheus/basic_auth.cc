@@ -147,6 +147,7 @@ struct BasicAuth::Shared {
   bool stop = false;                            // guarded by mu
   bool exited = false;                          // guarded by mu
   uint64_t hashes = 0;                          // guarded by mu
+  double hash_ms = 0;  // guarded by mu: recent time of one hash (moving average), 0 before the first
 };
 
 namespace {
@@ -230,6 +231,18 @@ BasicAuth::~BasicAuth() {
 
 int BasicAuth::ready_fd() const { return shared_->efd; }
 
+void BasicAuth::Cancel(uint64_t ticket) {
+  pending_.erase(ticket);
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  for (auto it = shared_->queue.begin(); it != shared_->queue.end(); ++it) {
+    if (it->ticket == ticket) {
+      Wipe(&it->password);
+      shared_->queue.erase(it);
+      return;
+    }
+  }
+}
+
 void BasicAuth::Refill(Clock::time_point now) {
   const double dt = std::chrono::duration<double>(now - refilled_).count();
   if (dt > 0) {
@@ -266,7 +279,10 @@ BasicAuth::Verdict BasicAuth::Check(std::string_view authorization, uint64_t* ti
   bool queued = false;
   if (tokens_ >= 1) {
     std::lock_guard<std::mutex> lock(shared_->mu);
-    if (shared_->queue.size() < options_.queue_max && !shared_->stop) {
+    // Room in the queue, and not more than max_wait of hashing ahead of this one (a loaded host makes each
+    // hash slower: the queue then holds fewer).
+    const double wait_ms = static_cast<double>(shared_->queue.size() + 1) * shared_->hash_ms;
+    if (shared_->queue.size() < options_.queue_max && wait_ms <= options_.max_wait.count() && !shared_->stop) {
       *ticket = next_ticket_++;
       shared_->queue.push_back({*ticket, std::move(user), std::move(password)});
       queued = true;
@@ -337,9 +353,12 @@ void RunVerifier(std::shared_ptr<BasicAuth::Shared> s) {
     auto it = s->users.find(task.user);
     const bool known = it != s->users.end();
     // An unknown user is hashed too, against the fake hash, so that it answers as late as a wrong password.
+    const auto t0 = std::chrono::steady_clock::now();
     const bool match = Matches(*s->crypt, task.password, known ? it->second : s->fake_hash, &buf);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     Wipe(&task.password);
     lock.lock();
+    s->hash_ms = s->hashes == 0 ? ms : 0.7 * s->hash_ms + 0.3 * ms;
     ++s->hashes;
     s->done.emplace_back(task.ticket, known && match);
     const uint64_t one = 1;

@@ -10,7 +10,8 @@
 //    as long as a wrong password's;
 //  - a token bucket limits hashes: each queued check takes a token (a right password gives it back), so
 //    failures cost at most `failures_per_second` hashes a second after a burst; without a token, or with
-//    the queue full, the answer is kLimited at once (the server answers 429), without hashing.
+//    the queue full (queue_max, or more than max_wait of hashing ahead: a loaded host hashes slower), the
+//    answer is kLimited at once (the server answers 429), without hashing.
 // libcrypt.so.1 (crypt_rn, with bcrypt: libxcrypt) and libcrypto.so.3 (the cache's HMAC) are opened with
 // dlopen by Create(), only when the web config has users; no link-time dependency. Without libcrypto the
 // cache is off (every request hashes) and Create() warns.
@@ -48,6 +49,8 @@ class BasicAuth {
     double burst = 16;               // tokens of the bucket when full
     double failures_per_second = 4;  // refill rate
     size_t queue_max = 8;            // checks waiting for the verifier
+    // No check is queued behind more than this much hashing (queue length x the recent hash time).
+    std::chrono::milliseconds max_wait{2000};
     std::chrono::milliseconds stop_wait{300};
   };
 
@@ -75,6 +78,8 @@ class BasicAuth {
   // `authorization`: the value of the request's Authorization header ("" when absent). On kPending,
   // *ticket identifies the check among TakeResults()'s answers.
   Verdict Check(std::string_view authorization, uint64_t* ticket, Clock::time_point now);
+  // Forgets a pending check whose client is gone: it is not hashed if the verifier has not started it.
+  void Cancel(uint64_t ticket);
   // Readable when results are waiting.
   int ready_fd() const;
   // Appends the finished checks: (ticket, allowed). Clears ready_fd.

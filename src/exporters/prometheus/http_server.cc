@@ -36,6 +36,11 @@ constexpr auto kAcceptPause = std::chrono::milliseconds(100);
 // collection and one copy of the body, not one each (64 clients that never read held 64 copies).
 constexpr auto kReuse = std::chrono::milliseconds(250);
 
+// The longest a request waits for the password verifier (a flood fills its queue); then it gets a 429.
+constexpr auto kAuthWaitMax = std::chrono::milliseconds(5000);
+// How long a response written after a deadline (the 429 above) may take to go out.
+constexpr auto kLateResponse = std::chrono::milliseconds(1000);
+
 // Reads per readiness event, so one client streaming data cannot keep the loop from the others.
 constexpr int kReadsPerEvent = 16;
 
@@ -207,7 +212,7 @@ class EventLoop {
           if (kept != i) conns_[kept] = std::move(conns_[i]);
           ++kept;
         } else {
-          CloseConnection(conns_[i].fd);
+          Drop(conns_[i]);
         }
       }
       conns_.resize(kept);
@@ -289,15 +294,28 @@ class EventLoop {
                         : Shared(ErrorResponse("401 Unauthorized", kAuthenticate));
       it->phase = Phase::kWriting;
       if (!OnWritable(*it, now)) {
-        CloseConnection(it->fd);
+        Drop(*it);
         conns_.erase(it);
       }
     }
   }
 
+  // Closes a connection; one waiting for the verifier leaves its queue, unhashed.
+  void Drop(Connection& c) {
+    if (c.phase == Phase::kAuthWait) auth_->Cancel(c.ticket);
+    CloseConnection(c.fd);
+  }
+
   void ExpireDeadlines(Clock::time_point now) {
-    std::erase_if(conns_, [now](const Connection& c) {
+    std::erase_if(conns_, [this, now](Connection& c) {
       if (now < c.deadline) return false;
+      if (c.phase == Phase::kAuthWait) {  // the verifier is swamped: say so rather than hang up
+        auth_->Cancel(c.ticket);
+        c.out = Shared(ErrorResponse("429 Too Many Requests", "Retry-After: 1\r\n"));
+        c.phase = Phase::kWriting;
+        c.deadline = now + kLateResponse;
+        if (OnWritable(c, now)) return false;
+      }
       CloseConnection(c.fd);
       return true;
     });
@@ -345,7 +363,7 @@ class EventLoop {
     auto victim = std::find_if(conns_.begin(), conns_.end(),
                                [](const Connection& c) { return c.phase != Phase::kWriting; });
     if (victim == conns_.end()) victim = conns_.begin();
-    CloseConnection(victim->fd);
+    Drop(*victim);
     conns_.erase(victim);
   }
 
@@ -364,7 +382,7 @@ class EventLoop {
       c.in.append(buf, static_cast<size_t>(n));
       if (!OnRequestBytes(c, scan_from)) {
         if (c.phase != Phase::kAuthWait) continue;
-        c.deadline = c.accepted + options_.total_timeout;
+        c.deadline = std::min(c.accepted + options_.total_timeout, now + kAuthWaitMax);
         c.in = std::string();
         return true;  // parked until the verifier answers
       }
