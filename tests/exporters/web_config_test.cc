@@ -132,6 +132,29 @@ TEST(WebConfig, EveryBadFileIsRefusedWithFileLineAndKey) {
   }
 }
 
+// The example file of docs/endpoint-security.md is one the reader takes.
+TEST(WebConfig, TheDocumentedExampleParses) {
+  std::ifstream in(std::string(NCCLSCOPE_SOURCE_DIR) + "/docs/endpoint-security.md");
+  ASSERT_TRUE(in.good());
+  std::string line, yaml;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!inside && line == "```yaml" && yaml.empty()) {
+      inside = true;
+    } else if (inside && line == "```") {
+      break;
+    } else if (inside) {
+      yaml += line + "\n";
+    }
+  }
+  ASSERT_NE(yaml.find("tls_server_config"), std::string::npos) << yaml;
+  Result<WebConfig> c = ParseWebConfig(yaml, "/etc/ncclscope/web.yml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->tls);
+  EXPECT_EQ(c->tls_config.cert_file, "/etc/ncclscope/server.crt");
+  EXPECT_EQ(c->users.count("prometheus"), 1u);
+}
+
 TEST(WebConfig, AMissingFileIsNamed) {
   Result<WebConfig> r = LoadWebConfig("/nonexistent/web.yml");
   ASSERT_FALSE(r.ok());

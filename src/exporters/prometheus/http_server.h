@@ -21,8 +21,8 @@
 // its WANT_READ/WANT_WRITE mapped to poll events and bounded by header_timeout; a plain-HTTP request on the
 // TLS port gets a plain 400, as Go's servers answer it. With Options::auth, every request needs HTTP basic
 // credentials (basic_auth.h): a request whose check is pending waits parked in the loop (no poll events)
-// until the verifier thread answers, then is served, or gets 401 with WWW-Authenticate; a rate-limited
-// one gets 429 at once.
+// until the verifier thread answers (at most 5 s, then 429), then is served, or gets 401 with
+// WWW-Authenticate; a rate-limited one gets 429 at once.
 // Thread-safety: Start/Stop are not thread-safe against each other (the runtime serialises them), and
 // port()/listen_fd() are read by the thread that calls them. The handler runs on the server thread, one
 // request at a time.
