@@ -207,6 +207,15 @@ TEST_F(BasicAuthTest, CancelledChecksAreNotHashed) {
   EXPECT_EQ(Await(auth, tickets[0]), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_LE(auth.stats().hashes, 2u);  // the first, and perhaps the second if taken before its cancel
+
+  // A right password whose client left during its hash is still cached: a hash slower than the server's
+  // wait must not lock the user out.
+  uint64_t ticket = 0;
+  ASSERT_EQ(auth.Check(Header("alice", "x"), &ticket, Clock::now()), Verdict::kPending);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auth.Cancel(ticket);
+  EXPECT_EQ(Await(auth, ticket), 1);
+  EXPECT_EQ(auth.Check(Header("alice", "x"), &ticket, Clock::now()), Verdict::kAllowed);
 }
 
 // Destruction (the server's Stop) with the verifier inside a slow hash returns after at most stop_wait.

@@ -232,15 +232,17 @@ BasicAuth::~BasicAuth() {
 int BasicAuth::ready_fd() const { return shared_->efd; }
 
 void BasicAuth::Cancel(uint64_t ticket) {
-  pending_.erase(ticket);
   std::lock_guard<std::mutex> lock(shared_->mu);
   for (auto it = shared_->queue.begin(); it != shared_->queue.end(); ++it) {
     if (it->ticket == ticket) {
       Wipe(&it->password);
       shared_->queue.erase(it);
+      pending_.erase(ticket);
       return;
     }
   }
+  // Being hashed: its result still comes, and a right password is still cached for the next request (a
+  // hash slower than the server's wait would otherwise never let anyone in).
 }
 
 void BasicAuth::Refill(Clock::time_point now) {
@@ -282,7 +284,9 @@ BasicAuth::Verdict BasicAuth::Check(std::string_view authorization, uint64_t* ti
     // Room in the queue, and not more than max_wait of hashing ahead of this one (a loaded host makes each
     // hash slower: the queue then holds fewer).
     const double wait_ms = static_cast<double>(shared_->queue.size() + 1) * shared_->hash_ms;
-    if (shared_->queue.size() < options_.queue_max && wait_ms <= options_.max_wait.count() && !shared_->stop) {
+    const bool room = shared_->queue.empty() || (shared_->queue.size() < options_.queue_max &&
+                                                 wait_ms <= static_cast<double>(options_.max_wait.count()));
+    if (room && !shared_->stop) {
       *ticket = next_ticket_++;
       shared_->queue.push_back({*ticket, std::move(user), std::move(password)});
       queued = true;
