@@ -48,8 +48,9 @@ const CryptApi* LoadCrypt(std::string* error) {
   return &api;
 }
 
+// Zeroes the whole buffer, not just size(): a moved-from short string keeps its bytes in place.
 void Wipe(std::string* s) {
-  if (!s->empty()) explicit_bzero(s->data(), s->size());
+  explicit_bzero(s->data(), s->capacity());
   s->clear();
 }
 
