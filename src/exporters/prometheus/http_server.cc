@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +15,9 @@
 #include <memory>
 #include <string_view>
 #include <vector>
+
+#include "exporters/prometheus/basic_auth.h"
+#include "exporters/prometheus/tls.h"
 
 namespace ncclscope {
 namespace {
@@ -32,10 +36,16 @@ constexpr auto kAcceptPause = std::chrono::milliseconds(100);
 // collection and one copy of the body, not one each (64 clients that never read held 64 copies).
 constexpr auto kReuse = std::chrono::milliseconds(250);
 
+// The longest a request waits for the password verifier (a flood fills its queue); then it gets a 429.
+constexpr auto kAuthWaitMax = std::chrono::milliseconds(5000);
+// How long a response written after a deadline (the 429 above) may take to go out.
+constexpr auto kLateResponse = std::chrono::milliseconds(1000);
+
 // Reads per readiness event, so one client streaming data cannot keep the loop from the others.
 constexpr int kReadsPerEvent = 16;
 
-enum class Phase { kReading, kWriting, kLingering };
+// kHandshake: TLS only. kAuthWait: the request is complete and its credentials are with the verifier.
+enum class Phase { kHandshake, kReading, kAuthWait, kWriting, kLingering };
 
 struct Connection {
   int fd = -1;
@@ -45,6 +55,9 @@ struct Connection {
   std::string in;   // the request received so far
   std::shared_ptr<const std::string> out;  // the response, shared by the clients served within kReuse
   size_t sent = 0;  // bytes of `out` already sent
+  std::unique_ptr<TlsSession> tls;  // null: plain HTTP
+  uint64_t ticket = 0;              // kAuthWait: the verifier's ticket
+  std::string method, path;         // kAuthWait: the request to serve once allowed
 };
 
 void CloseConnection(int fd) {
@@ -123,6 +136,31 @@ std::string ErrorResponse(const char* status, const char* extra_headers = "") {
   return Response(status, "text/plain", std::string(status) + "\n", true, extra_headers);
 }
 
+// The value of header `name` (lower case) in the header block `h` (after the request line), or "".
+std::string_view HeaderValue(std::string_view h, std::string_view name) {
+  size_t pos = 0;
+  while (pos < h.size()) {
+    size_t eol = h.find('\n', pos);
+    if (eol == std::string_view::npos) eol = h.size();
+    std::string_view line = h.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const size_t colon = line.find(':');
+    if (colon != name.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < colon && same; ++i) {
+      same = std::tolower(static_cast<unsigned char>(line[i])) == name[i];
+    }
+    if (!same) continue;
+    std::string_view v = line.substr(colon + 1);
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    return v;
+  }
+  return {};
+}
+
+constexpr const char* kAuthenticate = "WWW-Authenticate: Basic realm=\"ncclscope\"\r\n";
+
 // The poll() loop of one server: owns every client connection.
 class EventLoop {
  public:
@@ -131,7 +169,9 @@ class EventLoop {
         stop_fd_(stop_fd),
         handler_(handler),
         options_(options),
-        max_connections_(static_cast<size_t>(std::max(1, options.max_connections))) {}
+        max_connections_(static_cast<size_t>(std::max(1, options.max_connections))),
+        tls_(options.tls.get()),
+        auth_(options.auth.get()) {}
 
   ~EventLoop() {
     for (Connection& c : conns_) CloseConnection(c.fd);
@@ -145,40 +185,137 @@ class EventLoop {
       fds.clear();
       fds.push_back({stop_fd_, POLLIN, 0});
       fds.push_back({listen_fd_, static_cast<short>(now >= accept_paused_until_ ? POLLIN : 0), 0});
-      for (const Connection& c : conns_) {
-        fds.push_back({c.fd, static_cast<short>(c.phase == Phase::kWriting ? POLLOUT : POLLIN), 0});
-      }
+      const size_t base = auth_ != nullptr ? 3 : 2;
+      if (auth_ != nullptr) fds.push_back({auth_->ready_fd(), POLLIN, 0});
+      for (const Connection& c : conns_) fds.push_back({c.fd, Events(c), 0});
       const int n = poll(fds.data(), fds.size(), PollTimeoutMs(now));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 || fds[0].revents != 0) return;  // Stop(), or poll itself failed
 
       now = Clock::now();
-      // fds[2 + i] belongs to conns_[i]; new connections are appended only after this pass.
+      // fds[base + i] belongs to conns_[i]; new connections are appended only after this pass.
       size_t kept = 0;
       for (size_t i = 0; i < conns_.size(); ++i) {
-        const short revents = fds[2 + i].revents;
+        const short revents = fds[base + i].revents;
         bool open = true;
         if (revents & (POLLERR | POLLNVAL)) {
           open = false;
         } else if (revents != 0) {
-          open = conns_[i].phase == Phase::kWriting ? OnWritable(conns_[i], now) : OnReadable(conns_[i], now);
+          switch (conns_[i].phase) {
+            case Phase::kHandshake: open = OnHandshake(conns_[i], now); break;
+            case Phase::kWriting: open = OnWritable(conns_[i], now); break;
+            case Phase::kAuthWait: open = false; break;  // POLLHUP: the client is gone
+            default: open = OnReadable(conns_[i], now); break;
+          }
         }
         if (open) {
           if (kept != i) conns_[kept] = std::move(conns_[i]);
           ++kept;
         } else {
-          CloseConnection(conns_[i].fd);
+          Drop(conns_[i]);
         }
       }
       conns_.resize(kept);
+      if (auth_ != nullptr && (fds[2].revents & POLLIN)) OnAuthResults(now);
       if (fds[1].revents & POLLIN) Accept(now);
     }
   }
 
  private:
+  // The poll events a connection waits for: TLS may need to write while we read, or read while we write.
+  static short Events(const Connection& c) {
+    if (c.phase == Phase::kAuthWait) return 0;
+    if (c.phase == Phase::kLingering) return POLLIN;
+    if (c.tls != nullptr && c.tls->want() != 0) return c.tls->want();
+    return c.phase == Phase::kWriting ? POLLOUT : POLLIN;
+  }
+
+  // recv()/send() for plain and TLS connections alike: > 0 bytes, 0 at the end of the stream, -1 with
+  // errno EAGAIN to wait for Events(c), -1 with another errno when the connection failed.
+  static ssize_t Receive(Connection& c, char* buf, size_t n) {
+    if (c.tls == nullptr || c.phase == Phase::kLingering) return recv(c.fd, buf, n, 0);
+    size_t got = 0;
+    switch (c.tls->Read(buf, n, &got)) {
+      case TlsSession::Io::kOk: return static_cast<ssize_t>(got);
+      case TlsSession::Io::kWant: errno = EAGAIN; return -1;
+      case TlsSession::Io::kClosed: return 0;
+      default: errno = ECONNRESET; return -1;
+    }
+  }
+
+  static ssize_t Send(Connection& c, const char* data, size_t n) {
+    if (c.tls == nullptr) return send(c.fd, data, n, MSG_NOSIGNAL);
+    size_t wrote = 0;
+    switch (c.tls->Write(data, n, &wrote)) {
+      case TlsSession::Io::kOk: return static_cast<ssize_t>(wrote);
+      case TlsSession::Io::kWant: errno = EAGAIN; return -1;
+      default: errno = ECONNRESET; return -1;
+    }
+  }
+
+  // TLS handshake step. A client that speaks plain HTTP to the TLS port gets a plain 400 (a TLS client
+  // starts with a handshake record, 0x16; a request line with a letter).
+  bool OnHandshake(Connection& c, Clock::time_point now) {
+    if (c.tls->want() == 0) {  // nothing received yet
+      char first = 0;
+      const ssize_t n = recv(c.fd, &first, 1, MSG_PEEK);
+      if (n == 0) return false;
+      if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+      if (first >= 'A' && first <= 'Z') {
+        c.tls.reset();
+        c.out = Shared(
+            Response("400 Bad Request", "text/plain", "Client sent an HTTP request to an HTTPS server.\n", true));
+        c.phase = Phase::kWriting;
+        c.deadline = c.accepted + options_.total_timeout;
+        return OnWritable(c, now);
+      }
+    }
+    switch (c.tls->Handshake()) {
+      case TlsSession::Io::kOk:
+        c.phase = Phase::kReading;
+        return OnReadable(c, now);  // the request may have come with the handshake's last flight
+      case TlsSession::Io::kWant:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // The verifier's answers: each waiting connection is served, or gets its 401.
+  void OnAuthResults(Clock::time_point now) {
+    results_.clear();
+    auth_->TakeResults(&results_, now);
+    for (const auto& [ticket, allowed] : results_) {
+      auto it = std::find_if(conns_.begin(), conns_.end(), [t = ticket](const Connection& c) {
+        return c.phase == Phase::kAuthWait && c.ticket == t;
+      });
+      if (it == conns_.end()) continue;  // closed meanwhile (deadline, eviction, client gone)
+      it->out = allowed ? Respond(it->method, it->path, now)
+                        : Shared(ErrorResponse("401 Unauthorized", kAuthenticate));
+      it->phase = Phase::kWriting;
+      if (!OnWritable(*it, now)) {
+        Drop(*it);
+        conns_.erase(it);
+      }
+    }
+  }
+
+  // Closes a connection; one waiting for the verifier leaves its queue, unhashed.
+  void Drop(Connection& c) {
+    if (c.phase == Phase::kAuthWait) auth_->Cancel(c.ticket);
+    CloseConnection(c.fd);
+  }
+
   void ExpireDeadlines(Clock::time_point now) {
-    std::erase_if(conns_, [now](const Connection& c) {
+    std::erase_if(conns_, [this, now](Connection& c) {
       if (now < c.deadline) return false;
+      if (c.phase == Phase::kAuthWait) {  // the verifier is swamped: say so rather than hang up
+        auth_->Cancel(c.ticket);
+        c.out = Shared(ErrorResponse("429 Too Many Requests", "Retry-After: 1\r\n"));
+        c.phase = Phase::kWriting;
+        c.deadline = now + kLateResponse;
+        if (OnWritable(c, now)) return false;
+      }
       CloseConnection(c.fd);
       return true;
     });
@@ -202,8 +339,17 @@ class EventLoop {
         if (errno != EAGAIN && errno != EWOULDBLOCK) accept_paused_until_ = now + kAcceptPause;  // EMFILE…
         return;
       }
-      if (conns_.size() >= max_connections_) EvictOne();
       Connection c;
+      if (tls_ != nullptr) {
+        tls_->MaybeReload(now);  // at most once a second
+        c.tls = tls_->NewSession(fd);
+        if (c.tls == nullptr) {
+          CloseConnection(fd);
+          continue;
+        }
+        c.phase = Phase::kHandshake;
+      }
+      if (conns_.size() >= max_connections_) EvictOne();
       c.fd = fd;
       c.accepted = now;
       c.deadline = now + options_.header_timeout;
@@ -217,7 +363,7 @@ class EventLoop {
     auto victim = std::find_if(conns_.begin(), conns_.end(),
                                [](const Connection& c) { return c.phase != Phase::kWriting; });
     if (victim == conns_.end()) victim = conns_.begin();
-    CloseConnection(victim->fd);
+    Drop(*victim);
     conns_.erase(victim);
   }
 
@@ -225,7 +371,7 @@ class EventLoop {
   bool OnReadable(Connection& c, Clock::time_point now) {
     char buf[4096];
     for (int reads = 0; reads < kReadsPerEvent; ++reads) {
-      const ssize_t n = recv(c.fd, buf, sizeof(buf), 0);
+      const ssize_t n = Receive(c, buf, sizeof(buf));
       if (n == 0) return false;  // the client closed: before finishing its request, or after our response
       if (n < 0) {
         if (errno == EINTR) continue;
@@ -234,7 +380,12 @@ class EventLoop {
       if (c.phase == Phase::kLingering) continue;  // whatever follows the request is discarded
       const size_t scan_from = c.in.size() >= 2 ? c.in.size() - 2 : 0;
       c.in.append(buf, static_cast<size_t>(n));
-      if (!OnRequestBytes(c, scan_from)) continue;
+      if (!OnRequestBytes(c, scan_from)) {
+        if (c.phase != Phase::kAuthWait) continue;
+        c.deadline = std::min(c.accepted + options_.total_timeout, now + kAuthWaitMax);
+        c.in = std::string();
+        return true;  // parked until the verifier answers
+      }
       c.phase = Phase::kWriting;
       c.deadline = c.accepted + options_.total_timeout;
       return OnWritable(c, now);
@@ -268,12 +419,31 @@ class EventLoop {
       return true;
     }
     if (end == std::string::npos) return false;
-    if (method != "GET" && method != "HEAD") {
-      c.out = Shared(ErrorResponse("405 Method Not Allowed", "Allow: GET, HEAD\r\n"));
-    } else {
-      c.out = Serve(std::string(path), method == "GET", Clock::now());
+    if (auth_ != nullptr) {
+      const std::string_view headers = std::string_view(c.in).substr(eol + 1, end - eol - 1);
+      switch (auth_->Check(HeaderValue(headers, "authorization"), &c.ticket, Clock::now())) {
+        case BasicAuth::Verdict::kAllowed:
+          break;
+        case BasicAuth::Verdict::kDenied:
+          c.out = Shared(ErrorResponse("401 Unauthorized", kAuthenticate));
+          return true;
+        case BasicAuth::Verdict::kLimited:
+          c.out = Shared(ErrorResponse("429 Too Many Requests", "Retry-After: 1\r\n"));
+          return true;
+        case BasicAuth::Verdict::kPending:
+          c.method = std::string(method);
+          c.path = std::string(path);
+          c.phase = Phase::kAuthWait;
+          return false;
+      }
     }
+    c.out = Respond(method, std::string(path), Clock::now());
     return true;
+  }
+
+  std::shared_ptr<const std::string> Respond(std::string_view method, const std::string& path, Clock::time_point now) {
+    if (method == "GET" || method == "HEAD") return Serve(path, method == "GET", now);
+    return Shared(ErrorResponse("405 Method Not Allowed", "Allow: GET, HEAD\r\n"));
   }
 
   static std::shared_ptr<const std::string> Shared(std::string text) {
@@ -301,7 +471,7 @@ class EventLoop {
 
   bool OnWritable(Connection& c, Clock::time_point now) {
     while (c.sent < c.out->size()) {
-      const ssize_t n = send(c.fd, c.out->data() + c.sent, c.out->size() - c.sent, MSG_NOSIGNAL);
+      const ssize_t n = Send(c, c.out->data() + c.sent, c.out->size() - c.sent);
       if (n > 0) {
         c.sent += static_cast<size_t>(n);
       } else if (n < 0 && errno == EINTR) {
@@ -310,6 +480,7 @@ class EventLoop {
         return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);  // else the client is gone
       }
     }
+    if (c.tls != nullptr) c.tls->Shutdown();  // close_notify, best effort
     shutdown(c.fd, SHUT_WR);  // our FIN: the client reads to the end, then closes
     c.out.reset();
     c.in = std::string();
@@ -323,6 +494,9 @@ class EventLoop {
   const HttpServer::Handler& handler_;
   const HttpServer::Options options_;
   const size_t max_connections_;
+  TlsContext* const tls_;   // owned by options_
+  BasicAuth* const auth_;   // owned by options_
+  std::vector<std::pair<uint64_t, bool>> results_;
   std::vector<Connection> conns_;  // in accept order, oldest first
   Clock::time_point accept_paused_until_{};
   std::shared_ptr<const std::string> cached_;  // the last response served, for kReuse
@@ -364,6 +538,12 @@ Status HttpServer::Start(const std::string& address, int port, Handler handler, 
   options_ = options;
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ncclscope-http");
+    // OpenSSL writes to the socket with write(), not send(MSG_NOSIGNAL): a client gone mid-response would
+    // raise SIGPIPE. Blocked in this thread only, it stays pending here and harms nobody.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     Serve();
   });
   return Status::Ok();
@@ -379,6 +559,7 @@ void HttpServer::Stop() {
   listen_fd_ = stop_fd_ = -1;
   port_ = 0;
   handler_ = nullptr;
+  options_ = Options();  // the last reference to the TLS context and the verifier (bounded wait, basic_auth.h)
 }
 
 void HttpServer::Serve() { EventLoop(listen_fd_, stop_fd_, handler_, options_).Run(); }

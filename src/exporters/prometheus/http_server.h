@@ -17,6 +17,12 @@
 // the same path within 250 ms, shared by every client it goes to, so a flood of connections costs one
 // collection and one copy of the body. Sends use MSG_NOSIGNAL (no
 // process-wide SIGPIPE change); every descriptor is close-on-exec.
+// With Options::tls, connections speak TLS (tls.h): the handshake runs inside the same loop, non-blocking,
+// its WANT_READ/WANT_WRITE mapped to poll events and bounded by header_timeout; a plain-HTTP request on the
+// TLS port gets a plain 400, as Go's servers answer it. With Options::auth, every request needs HTTP basic
+// credentials (basic_auth.h): a request whose check is pending waits parked in the loop (no poll events)
+// until the verifier thread answers (at most 5 s, then 429), then is served, or gets 401 with
+// WWW-Authenticate; a rate-limited one gets 429 at once.
 // Thread-safety: Start/Stop are not thread-safe against each other (the runtime serialises them), and
 // port()/listen_fd() are read by the thread that calls them. The handler runs on the server thread, one
 // request at a time.
@@ -25,12 +31,16 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "common/status.h"
 
 namespace ncclscope {
+
+class BasicAuth;
+class TlsContext;
 
 class HttpServer {
  public:
@@ -41,6 +51,8 @@ class HttpServer {
     int max_connections = 64;
     std::chrono::milliseconds header_timeout{2000};  // from accept to the end of the request header
     std::chrono::milliseconds total_timeout{10000};  // from accept to the last byte of the response
+    std::shared_ptr<TlsContext> tls;  // null: plain HTTP
+    std::shared_ptr<BasicAuth> auth;  // null: no authentication
   };
 
   HttpServer() = default;

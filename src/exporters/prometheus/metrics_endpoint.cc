@@ -15,7 +15,10 @@
 #include "common/output_dir.h"
 #include "common/params.h"
 #include "common/process_identity.h"
+#include "exporters/prometheus/basic_auth.h"
 #include "exporters/prometheus/metric_families.h"
+#include "exporters/prometheus/tls.h"
+#include "exporters/prometheus/web_config.h"
 
 namespace ncclscope {
 namespace {
@@ -49,8 +52,8 @@ MetricsEndpoint& MetricsEndpoint::Instance() {
   return *endpoint;
 }
 
-bool MetricsEndpoint::TryBind(const std::string& bind, int port) {
-  Status s = server_.Start(bind, port, &ServeMetrics);
+bool MetricsEndpoint::TryBind(const std::string& bind, int port, const HttpServer::Options& options) {
+  Status s = server_.Start(bind, port, &ServeMetrics, options);
   if (!s.ok()) NCCLSCOPE_INFO(subsys::kInit, "metrics endpoint: %s", s.message().c_str());
   return s.ok();
 }
@@ -65,14 +68,38 @@ void MetricsEndpoint::Start() {
                    bind.c_str());
     return;
   }
+  // NCCLSCOPE_PROM_WEB_CONFIG: TLS and basic auth (web_config.h). A file that cannot be used turns the
+  // endpoint off: never plain HTTP when TLS or authentication was asked for.
+  HttpServer::Options options;
+  const std::string web_config = params.Str(ParamId::kPromWebConfig);
+  if (!web_config.empty()) {
+    Result<WebConfig> config = LoadWebConfig(web_config);
+    Status s = config.status();
+    if (s.ok() && config->tls) {
+      Result<std::shared_ptr<TlsContext>> tls = TlsContext::Create(config->tls_config);
+      s = tls.status();
+      if (s.ok()) options.tls = *tls;
+    }
+    if (s.ok() && !config->users.empty()) {
+      Result<std::unique_ptr<BasicAuth>> auth = BasicAuth::Create(config->users);
+      s = auth.status();
+      if (s.ok()) options.auth = std::move(*auth);
+    }
+    if (!s.ok()) {
+      NCCLSCOPE_WARN(subsys::kInit, "NCCLSCOPE_PROM_WEB_CONFIG=%s: %s; metrics endpoint off", web_config.c_str(),
+                     s.message().c_str());
+      return;
+    }
+  }
+  const char* scheme = options.tls != nullptr ? "https" : "http";
   const int local_rank = LocalRankFromEnv();
   bool bound = false;
   if (base == 0) {
-    bound = TryBind(bind, 0);
+    bound = TryBind(bind, 0, options);
   } else if (local_rank >= 0) {
-    bound = base + local_rank <= 65535 && TryBind(bind, base + local_rank);
+    bound = base + local_rank <= 65535 && TryBind(bind, base + local_rank, options);
   } else {
-    for (int p = base; !bound && p < base + 16 && p <= 65535; ++p) bound = TryBind(bind, p);
+    for (int p = base; !bound && p < base + 16 && p <= 65535; ++p) bound = TryBind(bind, p, options);
   }
   if (!bound) {
     NCCLSCOPE_WARN(subsys::kInit,
@@ -86,7 +113,8 @@ void MetricsEndpoint::Start() {
   static std::once_flag atfork_once;
   std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, &CloseListenerInChild); });
   WriteSdFile();
-  NCCLSCOPE_INFO(subsys::kInit, "metrics endpoint at http://%s:%d/metrics", HostName().c_str(), port);
+  NCCLSCOPE_INFO(subsys::kInit, "metrics endpoint at %s://%s:%d/metrics%s", scheme, HostName().c_str(), port,
+                 options.auth != nullptr ? " (basic auth)" : "");
 }
 
 void MetricsEndpoint::WriteSdFile() {

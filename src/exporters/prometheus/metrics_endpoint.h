@@ -5,7 +5,9 @@
 // by the last finalize. Port = NCCLSCOPE_PROM_PORT + local rank (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
 // SLURM_LOCALID, MPI_LOCALRANKID); without a local rank the next 15 ports are tried. A port that cannot
 // be bound, or a NCCLSCOPE_PROM_BIND that is not an IPv4 address, is a warning and no endpoint, never an
-// error for the job. Thread-safe through the runtime's serialisation.
+// error for the job. NCCLSCOPE_PROM_WEB_CONFIG adds TLS and basic auth (web_config.h); a file that
+// cannot be used is a warning and no endpoint, never plain HTTP in its place. Thread-safe through the
+// runtime's serialisation.
 #ifndef NCCLSCOPE_EXPORTERS_PROMETHEUS_METRICS_ENDPOINT_H_
 #define NCCLSCOPE_EXPORTERS_PROMETHEUS_METRICS_ENDPOINT_H_
 
@@ -32,7 +34,7 @@ class MetricsEndpoint : public Service {
 
  private:
   MetricsEndpoint() = default;
-  bool TryBind(const std::string& bind, int port);
+  bool TryBind(const std::string& bind, int port, const HttpServer::Options& options);
   void WriteSdFile();
 
   HttpServer server_;

@@ -1,0 +1,109 @@
+// TLS for the metrics endpoint, through OpenSSL 3 opened with dlopen (libssl.so.3, libcrypto.so.3) only when
+// the web config asks for TLS: the plugin has no link-time dependency on OpenSSL (readelf -d shows no
+// NEEDED entry for it), and no OpenSSL header is used: the few prototypes are declared in tls.cc with
+// opaque pointers. The libraries, once opened, are never closed.
+//  - TlsContext holds the server's SSL_CTX (certificate chain, key, client-certificate policy, protocol
+//    versions). MaybeReload() looks at the files' mtime, size and inode at most once a second and, when
+//    they changed, builds a new SSL_CTX and swaps it in for new connections (a connection keeps the
+//    context it started with). A new set that fails to load (a half-written key, a key that does not match
+//    the certificate) keeps the old context and warns once per change.
+//  - TlsSession is one connection's non-blocking server session over a non-blocking socket: every call
+//    returns at once, with the poll() events it waits for when it cannot go on.
+// Sha256Hmac() is libcrypto's HMAC-SHA-256, for basic_auth's cache of verified credentials.
+// Thread-safety: a TlsContext and its sessions are used by one thread (the server loop); creating one
+// from another thread before the loop starts is fine. Sha256Hmac is thread-safe.
+#ifndef NCCLSCOPE_EXPORTERS_PROMETHEUS_TLS_H_
+#define NCCLSCOPE_EXPORTERS_PROMETHEUS_TLS_H_
+
+#include <sys/types.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "exporters/prometheus/web_config.h"
+
+namespace ncclscope {
+
+class TlsSession {
+ public:
+  enum class Io { kOk, kWant, kClosed, kError };
+
+  explicit TlsSession(void* ssl) : ssl_(ssl) {}
+  ~TlsSession();
+  TlsSession(const TlsSession&) = delete;
+  TlsSession& operator=(const TlsSession&) = delete;
+
+  // kOk when the handshake is done; kWant with want() = POLLIN or POLLOUT; kError with error().
+  Io Handshake();
+  // Reads up to n bytes: kOk with *got > 0, kWant, kClosed (close_notify or EOF), kError.
+  Io Read(char* buf, size_t n, size_t* got);
+  // Writes up to n bytes: kOk with *wrote > 0, kWant, kError.
+  Io Write(const char* data, size_t n, size_t* wrote);
+  // Sends our close_notify, best effort (never waits).
+  void Shutdown();
+
+  short want() const { return want_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  Io Map(int ret);
+
+  void* ssl_;
+  short want_ = 0;
+  std::string error_;
+};
+
+class TlsContext {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Loads OpenSSL and the files of `config`; an error names the library or the file and OpenSSL's reason.
+  static Result<std::shared_ptr<TlsContext>> Create(const TlsServerConfig& config);
+  ~TlsContext();
+  TlsContext(const TlsContext&) = delete;
+  TlsContext& operator=(const TlsContext&) = delete;
+
+  // Re-reads the files when they changed, at most once per second.
+  void MaybeReload(Clock::time_point now);
+  // A server session on `fd`, or nullptr (with a warning) when OpenSSL refuses one.
+  std::unique_ptr<TlsSession> NewSession(int fd);
+
+  int reloads() const { return reloads_; }  // new contexts swapped in since Create, for tests
+
+ private:
+  struct FileState {
+    int64_t mtime_ns = 0;
+    int64_t size = -1;
+    uint64_t ino = 0;
+    bool operator==(const FileState&) const = default;
+  };
+  struct Files {
+    FileState cert, key, ca;
+    bool operator==(const Files&) const = default;
+  };
+
+  explicit TlsContext(const TlsServerConfig& config) : config_(config) {}
+  Files Stat() const;
+  // A new SSL_CTX from the files, or an error.
+  Result<void*> Build() const;
+
+  const TlsServerConfig config_;
+  void* ctx_ = nullptr;  // SSL_CTX*, ours; sessions hold their own reference
+  Files files_;          // the files ctx_ was built from
+  Files failed_;         // the last set that failed to load (warned about once)
+  bool has_failed_ = false;
+  Clock::time_point next_check_{};
+  int reloads_ = 0;
+};
+
+// HMAC-SHA-256 of `data` under `key` with libcrypto (opened on first use). False when libcrypto is missing.
+bool Sha256Hmac(std::string_view key, std::string_view data, std::array<unsigned char, 32>* out);
+
+}  // namespace ncclscope
+
+#endif  // NCCLSCOPE_EXPORTERS_PROMETHEUS_TLS_H_
