@@ -26,3 +26,22 @@ start_prometheus() {
   echo "FAIL: Prometheus would not start"; tail -20 "$work/prometheus.log"
   return 1
 }
+
+# prom_file_sd_setup NAME [RULES_GLOB]: the common start of a file_sd test: a work folder `work` (removed at exit
+# with every pid in `pids`), `work/sd` for the ranks' target files, and Prometheus scraping them every second
+# (evaluating RULES_GLOB's rules every second when given) on `port`.
+prom_file_sd_setup() {
+  work=$(mktemp -d "/tmp/ncclscope-$1-XXXXXX")
+  pids=()
+  trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+  mkdir -p "$work/sd"
+  {
+    echo "global: {scrape_interval: 1s, evaluation_interval: 1s}"
+    [ -z "${2:-}" ] || echo "rule_files: ['$2']"
+    echo "scrape_configs:"
+    echo "  - job_name: ncclscope"
+    echo "    file_sd_configs: [{files: ['$work/sd/*.json'], refresh_interval: 1s}]"
+  } >"$work/prometheus.yml"
+  start_prometheus "$work" || return 1
+  pids+=("$prom_pid")
+}

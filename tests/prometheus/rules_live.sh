@@ -16,21 +16,8 @@ sim=$1 libdir=$2 root=$3
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
   echo "SKIP: the prometheus server is not installed (scripts/install-deps.sh installs it)"; exit 77
 fi
-work=$(mktemp -d /tmp/ncclscope-rules-XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-mkdir -p "$work/sd" "$work/data"
-cat >"$work/prometheus.yml" <<YML
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-rule_files: ['$root/rules/*.yml']
-scrape_configs:
-  - job_name: ncclscope
-    file_sd_configs: [{files: ['$work/sd/*.json'], refresh_interval: 1s}]
-YML
 source "$(dirname "$0")/prom_lib.sh"
-start_prometheus "$work" || exit 1
-pids+=("$prom_pid")
+prom_file_sd_setup rules "$root/rules/*.yml" || exit 1
 url="http://127.0.0.1:$port"
 groups=$(curl -sf "$url/api/v1/rules" | python3 -c 'import json,sys; print(sum(len(g["rules"]) for g in json.load(sys.stdin)["data"]["groups"]))')
 echo "Prometheus on $url with $groups rules from $root/rules"

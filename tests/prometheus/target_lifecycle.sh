@@ -9,21 +9,8 @@ if ! command -v prometheus >/dev/null; then
   echo "SKIP: the prometheus server is not installed (scripts/install-deps.sh installs it)"; exit 77
 fi
 grace=8
-work=$(mktemp -d /tmp/ncclscope-lifecycle-XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-mkdir -p "$work/sd" "$work/data"
-cat >"$work/prometheus.yml" <<YML
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-scrape_configs:
-  - job_name: ncclscope
-    file_sd_configs: [{files: ['$work/sd/*.json'], refresh_interval: 1s}]
-YML
-
 source "$(dirname "$0")/prom_lib.sh"
-start_prometheus "$work" || exit 1
-pids+=("$prom_pid")
+prom_file_sd_setup lifecycle || exit 1
 
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 run_job() {  # run_job JOB_ID ITERS LOG
