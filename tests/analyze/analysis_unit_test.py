@@ -3,6 +3,7 @@
 
   python3 analysis_unit_test.py TOOLS_ANALYZE_DIR   (the directory holding ncclscope_analysis/)
 """
+import gzip
 import io
 import json
 import os
@@ -53,7 +54,18 @@ def dump(rank, nranks=3, completed=(), in_flight=(), host="h", comm="0x000000000
 
 
 def comm(*ds):
-    return {d["rank"]: d for d in ds}
+    """{rank: summary} as the loader makes them from v1 dumps (normalised, compacted)."""
+    return {d["rank"]: dumps.compact(dumps.normalize(json.loads(json.dumps(d)))) for d in ds}
+
+
+def v2_bytes(d, fr_member=None):
+    """A v1 test dump written as a v2 file: gzip member 1 the summary, member 2 the flight recorder."""
+    s = dumps.normalize(json.loads(json.dumps(d)))
+    s = {k: v for k, v in s.items() if not k.startswith("_")}
+    s.update(schema=schema.SCHEMA_V2, part="summary")
+    fr = fr_member if fr_member is not None else {"schema": schema.SCHEMA_V2, "part": "flight_recorder",
+                                                  "completed": d["flight_recorder"]["completed"]}
+    return gzip.compress(json.dumps(s).encode() + b"\n") + gzip.compress(json.dumps(fr).encode() + b"\n")
 
 
 def problems(findings):
@@ -79,7 +91,7 @@ class HangTest(unittest.TestCase):
                      dump(2, completed=history(4), in_flight=waiting, stalled=True))
         [f] = problems(hang.diagnose(ranks, 3))
         self.assertEqual((f["kind"], f["ranks"], f["func"], f["seq"], f["waiting"]), ("behind", [1], "AllReduce", 4, [0, 2]))
-        self.assertIn("rank 1 never issued AllReduce seq 4, which ranks 0, 2 are waiting in", f["headline"])
+        self.assertIn("rank 1 never issued AllReduce seq 4, which ranks 0,2 are waiting in", f["headline"])
 
     def test_young_in_flight_is_not_a_wait(self):
         young = [coll("AllReduce", 4, state="kernel_started", age_ns=2 * MS)]
@@ -92,7 +104,7 @@ class HangTest(unittest.TestCase):
                                                                       net_steps_total=16, age_ns=3 * 10**9)])
                        for r in range(3)))
         [f] = problems(hang.diagnose(ranks, 3))
-        self.assertEqual((f["kind"], f["ranks"]), ("stuck", [0, 1, 2]))
+        self.assertEqual((f["kind"], f["ranks"], f["waiting"]), ("stuck", [], [0, 1, 2]))
         self.assertIn("every rank issued AllReduce seq 4", f["headline"])
         self.assertIn("rank 2: net_progress, network steps 2/16", f["text"])
 
@@ -100,13 +112,45 @@ class HangTest(unittest.TestCase):
         ranks = comm(dump(0, completed=history(4), in_flight=[coll("AllReduce", 4, **STUCK)], stalled=True),
                      dump(2, completed=history(4), in_flight=[coll("AllReduce", 4, **STUCK)], stalled=True))
         [f] = problems(hang.diagnose(ranks, 3))
-        self.assertEqual((f["kind"], f["ranks"], f["waiting"]), ("missing", [1], [0, 2]))
-        self.assertIn("rank 1 wrote no dump while ranks 0, 2 wait in AllReduce seq 4", f["headline"])
+        self.assertEqual((f["kind"], f["ranks"], f["waiting"], f["seq"]), ("missing", [1], [0, 2], 4))
+        self.assertIn("rank 1 wrote no dump while ranks 0,2 wait in AllReduce seq 4", f["headline"])
 
     def test_missing_rank_nothing_in_flight(self):
         ranks = comm(dump(0, completed=history(4)), dump(1, completed=history(4)))
         [f] = problems(hang.diagnose(ranks, 3))
         self.assertEqual((f["kind"], f["ranks"], f["waiting"]), ("missing", [2], []))
+
+    def test_dead_rank_told_by_survivors_net_errors(self):
+        lost = {"kind": "recv", "text": "peer 10.0.0.2:5000 (global rank 1, pid 77 on h2) closed the connection",
+                "peer": "10.0.0.2:5000", "peer_global_rank": 1, "peer_pid": 77, "peer_host": "h2", "nic": "eth0",
+                "comm_hash": None, "monotonic_ns": 1}
+        cascade = dict(lost, peer_global_rank=0, peer_pid=100, peer_host="h", text="peer of rank 0 closed")
+        stuck = [coll("AllReduce", 4, **STUCK)]
+        ranks = comm(dump(0, completed=history(4), in_flight=stuck, stalled=True, identity={"global_rank": 0}),
+                     dump(2, completed=history(4), in_flight=stuck, stalled=True, identity={"global_rank": 2}))
+        ranks[0]["net_errors"] = [lost]
+        ranks[2]["net_errors"] = [cascade]  # names rank 0, which wrote a dump: not the dead one
+        [f] = problems(hang.diagnose(ranks, 3, live_globals={0, 2}, live_procs={("h", 100), ("h", 102)}))
+        self.assertEqual((f["kind"], f["ranks"], f["waiting"]), ("dead", [1], [0, 2]))
+        self.assertIn("rank 1 died (no dump; rank 0 lost the connection to 10.0.0.2:5000 (global rank 1, pid 77 on h2))",
+                      f["headline"])
+        result = report.analyze({"0xaa": ranks})
+        [c] = result["culprits"]
+        self.assertEqual((c["kind"], c["host"], c["pid"], c["global_rank"]), ("dead", "h2", 77, 1))
+        self.assertIn("journalctl -k", c["next_step"])
+
+    def test_mismatch_by_arrival_number(self):
+        others = [coll("AllReduce", 3, arrival=3, **STUCK)]
+        odd = [coll("AllGather", 0, arrival=3, **STUCK)]
+        ranks = comm(dump(0, completed=history(3), in_flight=others, stalled=True),
+                     dump(1, completed=history(3), in_flight=odd, stalled=True),
+                     dump(2, completed=history(3), in_flight=others, stalled=True))
+        [f] = problems(hang.diagnose(ranks, 3))
+        self.assertEqual((f["kind"], f["ranks"], f["func"], f["seq"], f["arrival"]), ("mismatch", [1], "AllGather", 0, 3))
+        self.assertIn("rank 1 issued AllGather seq 0 as operation #3 of the communicator, where ranks 0,2 issued "
+                      "AllReduce seq 3", f["headline"])
+        result = report.analyze({"0xaa": ranks})
+        self.assertEqual([(c["kind"], c["where"][0]["rank"]) for c in result["culprits"]], [("mismatch", 1)])
 
     def test_p2p_behind_and_chain_root(self):
         # 0 -> 1 -> 2: rank 0 waits on rank 1, which itself waits on rank 2, which never posted its Recv.
@@ -114,15 +158,17 @@ class HangTest(unittest.TestCase):
                      dump(1, completed=[p2p("Recv", 0, 1), p2p("Send", 2, 1)],
                           in_flight=[p2p("Send", 2, 2, **STUCK)], stalled=True),
                      dump(2, completed=[p2p("Recv", 1, 1)]))
-        found = problems(hang.diagnose(ranks, 3))
-        roots = [f for f in found if f["root"]]
+        result = report.analyze({"0xaa": ranks})
+        [entry] = result["entries"]
+        roots = [f for f in problems(entry["findings"]) if f["root"]]
         self.assertEqual([f["ranks"] for f in roots], [[2]])
         self.assertIn("rank 2 never posted the operation(s) matching rank 1's Send to 2 #2", roots[0]["headline"])
-        [chained] = [f for f in found if not f["root"]]
+        [chained] = [f for f in problems(entry["findings"]) if not f["root"]]
         self.assertEqual(chained["ranks"], [1])
-        self.assertIn("itself waiting: rank 1 in Send to 2 #2", chained["text"])
-        entry = report.analyze_comm("0xaa", ranks)
-        self.assertEqual((entry["status"], entry["culprits"][0]), ("hang", 2))
+        self.assertIn("the chain ends at pid 102 on h", chained["text"])
+        self.assertEqual((entry["status"], entry["culprits"]), ("hang", [2]))
+        self.assertEqual(result["victims"], {"0xaa": [0, 1]})
+        self.assertEqual([c["pid"] for c in result["culprits"]], [102])
 
     def test_p2p_unknown_when_recorder_overwrote(self):
         peer = dump(1, completed=[])
@@ -137,18 +183,26 @@ class HangTest(unittest.TestCase):
         [f] = problems(hang.diagnose(ranks, 2))
         self.assertEqual((f["kind"], f["ranks"]), ("behind", [1]))
 
-
-    def test_rank_behind_waits_in_another_communicator(self):
+    def test_chain_across_communicators_names_the_root_only(self):
+        # Tensor-parallel comm 0xa: global rank 1 never issued AllReduce 4, global rank 0 waits in it.
+        # Data-parallel comm 0xb: ranks 0 (global 0) and 1 (global 2): global 0 never issued its AllReduce 4
+        # there because it waits in 0xa; global 2 waits on it. Only global rank 1 is a culprit.
         stuck = [coll("AllReduce", 4, **STUCK)]
-        a = comm(dump(0, nranks=2, completed=history(4), in_flight=stuck, stalled=True, comm="0xa"),
-                 dump(1, nranks=2, completed=history(4), comm="0xa"))
-        b = comm(dump(0, nranks=2, completed=history(2), comm="0xb"),
-                 dump(1, nranks=2, completed=history(2), in_flight=[coll("AllGather", 0, **STUCK)], comm="0xb",
-                      stalled=True))
-        entry = {e["comm_hash"]: e for e in report.analyze({"0xa": a, "0xb": b})}
-        [elsewhere] = [f for f in entry["0xa"]["findings"] if f["kind"] == "elsewhere"]
-        self.assertIn("rank 1 (pid 101) is itself waiting in comm 0xb (t) as its rank 1: AllGather seq 0",
-                      elsewhere["text"])
+        ident = lambda g: {"global_rank": g, "world_size": 3}  # noqa: E731
+        a = comm(dump(0, nranks=2, completed=history(4), in_flight=stuck, stalled=True, comm="0xa", pid=100,
+                      identity=ident(0)),
+                 dump(1, nranks=2, completed=history(4), comm="0xa", pid=101, identity=ident(1)))
+        b = comm(dump(0, nranks=2, completed=history(4), comm="0xb", pid=100, identity=ident(0)),
+                 dump(1, nranks=2, completed=history(4), in_flight=stuck, comm="0xb", pid=102, stalled=True,
+                      identity=ident(2)))
+        result = report.analyze({"0xa": a, "0xb": b})
+        self.assertEqual([(c["global_rank"], c["where"][0]["comm_hash"], c["where"][0]["seq"]) for c in result["culprits"]],
+                         [(1, "0xa", 4)])
+        entry = {e["comm_hash"]: e for e in result["entries"]}
+        self.assertEqual((entry["0xa"]["culprits"], entry["0xb"]["culprits"]), ([1], []))
+        self.assertEqual(result["victims"], {"0xa": [0], "0xb": [0, 1]})
+        self.assertIn("the chain ends at global rank 1, pid 101 on h in 0xa",
+                      [f for f in entry["0xb"]["findings"] if f["kind"] == "behind"][0]["text"])
 
 
 class StragglerTest(unittest.TestCase):
@@ -184,12 +238,52 @@ class StragglerTest(unittest.TestCase):
         self.assertIsNone(stragglers.diagnose(ranks))
 
     def test_report_names_straggler(self):
-        entry = report.analyze_comm("0xaa", self.jobs(2, 20 * MS))
+        result = report.analyze({"0xaa": self.jobs(2, 20 * MS)})
+        [entry] = result["entries"]
         self.assertEqual((entry["status"], entry["culprits"]), ("straggler", [2]))
         self.assertIn("STRAGGLER: rank 2 arrives last in 8/8 collectives", entry["verdict"])
+        self.assertEqual([(c["kind"], c["pid"]) for c in result["culprits"]], [("straggler", 102)])
+
+    def p2p_ring(self, late_rank, late_ns, n=8, hosts=("a", "b", "c")):
+        """Each rank sends to rank+1 and receives from rank-1; a late rank arrives late at both its pairs, so its
+        own operations are the short ones (its partners waited for it)."""
+        ds = []
+        for r in range(3):
+            recs = []
+            for s in range(1, n + 1):
+                for func, peer in (("Send", (r + 1) % 3), ("Recv", (r - 1) % 3)):
+                    pair_late = late_rank in (r, peer)
+                    dur = (2 * MS if r == late_rank else late_ns + 2 * MS) if pair_late else 2 * MS + r * 10_000
+                    recs.append(p2p(func, peer, s, start_ns=10**9 + s * 100 * MS, duration_ns=dur,
+                                    timing_source="proxy", end_ns=0))
+            ds.append(dump(r, completed=recs, host=hosts[r]))
+        return comm(*ds)
+
+    def test_p2p_straggler(self):
+        s = stragglers.diagnose(self.p2p_ring(1, 5 * MS), "p2p")
+        self.assertEqual((s["method"], s["rank"], s["is_straggler"], s["last_count"], s["ops"]),
+                         ("durations", 1, True, 16, 16))
+        result = report.analyze({"0xaa": self.p2p_ring(1, 5 * MS)})
+        self.assertEqual([c["where"][0]["rank"] for c in result["culprits"]], [1])
+        self.assertIn("point-to-point", result["entries"][0]["verdict"])
+        self.assertFalse(stragglers.diagnose(self.p2p_ring(1, 100_000), "p2p")["is_straggler"])
+
+    def test_realtime_needs_lateness_above_the_clock_error(self):
+        ranks = self.jobs(1, 5 * MS, hosts=("a", "b", "c"))
+        for r, d in ranks.items():
+            d["recent"]["timing"] = ["cpu"] * len(d["recent"]["timing"])  # no GPU timing: clocks decide
+            d["clock"] = {"mono_before_ns": 0, "realtime_ns": 10**18, "mono_after_ns": 1000, "esterror_ns": MS,
+                          "maxerror_ns": 10 * MS, "synced": True}
+        s = stragglers.diagnose(ranks)
+        self.assertEqual((s["method"], s["rank"], s["is_straggler"]), ("realtime", 1, True))
+        for d in ranks.values():
+            d["clock"]["esterror_ns"] = 4 * MS  # combined 8 ms > the 5 ms lateness: could be the clocks
+        s = stragglers.diagnose(ranks)
+        self.assertEqual((s["rank"], s["is_straggler"]), (1, False))
+        self.assertGreater(s["clock_error_ns"], 5 * MS)
 
 
-class InputTest(unittest.TestCase):
+class FileCase(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
 
@@ -208,6 +302,8 @@ class InputTest(unittest.TestCase):
             rc = cli.main(list(args))
         return rc, out.getvalue(), err.getvalue()
 
+
+class InputTest(FileCase):
     def test_bad_inputs_exit_2_naming_the_file(self):
         cases = {"ncclscope-comm-x-rank0.json": "{not json",
                  "ncclscope-comm-y-rank0.json": {"schema": "other.v1"},
@@ -250,11 +346,72 @@ class InputTest(unittest.TestCase):
         self.assertTrue(out.startswith("healthy: 1 communicator(s)"), out)
 
 
+class V2FileTest(FileCase):
+    def write_bytes(self, name, data):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def test_summary_member_is_enough_for_a_verdict(self):
+        waiting = [coll("AllReduce", 4, **STUCK)]
+        for r in (0, 2):
+            self.write_bytes(f"ncclscope-comm-aa-rank{r}.json.gz",
+                             v2_bytes(dump(r, completed=history(4), in_flight=waiting, stalled=True)))
+        # Rank 1's recorder member is garbage: the verdict never reads it.
+        bad_fr = gzip.compress(json.dumps(dump(1, completed=history(4))).encode())[:-8] + b"garbage!"
+        self.write_bytes("ncclscope-comm-aa-rank1.json.gz",
+                         v2_bytes(dump(1, completed=history(4)))[:-40] + bad_fr)
+        rc, out, err = self.run_main(self.dir.name)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("rank 1 never issued AllReduce seq 4", out)
+        rc, _, err = self.run_main("--trace", os.path.join(self.dir.name, "t.json"), self.dir.name)
+        self.assertEqual(rc, 2)
+        self.assertIn("ncclscope-comm-aa-rank1.json.gz", err)
+
+    def test_trace_reads_the_recorder_member(self):
+        for r in (0, 1):
+            self.write_bytes(f"ncclscope-comm-aa-rank{r}.json.gz", v2_bytes(dump(r, nranks=2, completed=history(3))))
+        out_path = os.path.join(self.dir.name, "t.json")
+        rc, out, err = self.run_main("--trace", out_path, self.dir.name)
+        self.assertEqual(rc, 0, err)
+        events = json.load(open(out_path))["traceEvents"]
+        self.assertEqual(sum(e["ph"] == "X" for e in events), 6)
+
+    def test_bad_gzip_exits_2_naming_the_file(self):
+        good = v2_bytes(dump(0, nranks=1, completed=history(2)))
+        cases = {"trunc": good[:20], "notgz": b"\x1f\x8b not really", "v1part": gzip.compress(b'{"schema": "ncclscope.comm.v2"}'),
+                 "plain_v2": json.dumps({"schema": "ncclscope.comm.v2", "part": "summary"}).encode()}
+        for name, data in cases.items():
+            path = self.write_bytes(f"ncclscope-comm-{name}-rank0.json.gz", data)
+            rc, _, err = self.run_main(path)
+            self.assertEqual(rc, 2, (name, err))
+            self.assertIn(path, err)
+
+    def test_many_files_use_workers_and_agree(self):
+        for r in range(80):
+            self.write_bytes(f"ncclscope-comm-aa-rank{r}.json.gz", v2_bytes(dump(r, nranks=81, completed=history(2))))
+        serial = dumps.load_all([self.dir.name], jobs=1)
+        parallel = dumps.load_all([self.dir.name], jobs=2)
+        self.assertEqual(sorted(serial["0x00000000000000aa"]), sorted(parallel["0x00000000000000aa"]))
+        rc, out, _ = self.run_main("--jobs", "2", self.dir.name)
+        self.assertEqual(rc, 1)
+        self.assertIn("rank 80 wrote no dump", out)
+
+
+class FormatTest(unittest.TestCase):
+    def test_rank_ranges(self):
+        from ncclscope_analysis.progress import rank_list, ranges
+        self.assertEqual(ranges([0, 1, 2, 5, 7, 8]), "0-2,5,7,8")
+        self.assertEqual(rank_list(range(16384)), "ranks 0-16383 (16384 ranks)")
+        self.assertEqual(rank_list([3]), "rank 3")
+
+
 class TraceTest(unittest.TestCase):
     def test_one_process_per_rank_one_track_per_comm(self):
-        a = comm(*(dump(r, nranks=2, completed=history(2), comm="0xa") for r in range(2)))
-        b = comm(*(dump(r, nranks=2, completed=history(3), in_flight=[coll("AllReduce", 3, **STUCK)], comm="0xb")
-                   for r in range(2)))
+        a = {d["rank"]: d for d in (dump(r, nranks=2, completed=history(2), comm="0xa") for r in range(2))}
+        b = {d["rank"]: d for d in (dump(r, nranks=2, completed=history(3), in_flight=[coll("AllReduce", 3, **STUCK)],
+                                         comm="0xb") for r in range(2))}
         events = trace.chrome_trace({"0xa": a, "0xb": b})["traceEvents"]
         self.assertEqual(len({e["pid"] for e in events}), 2)
         self.assertEqual(len({(e["pid"], e["tid"]) for e in events if e["ph"] == "X"}), 4)

@@ -9,7 +9,7 @@ import os
 import sys
 import traceback
 
-from .dumps import BadInput, load_all
+from .dumps import BadInput, default_jobs, flight_recorder, load_all
 from .report import analyze, print_text, to_json
 from .trace import chrome_trace
 
@@ -60,6 +60,10 @@ def _emit(text):
 
 
 def _write_trace(path, comms):
+    for ranks in comms.values():  # the recorders are read only now, one dump at a time
+        for d in ranks.values():
+            d["flight_recorder"] = dict(d.get("flight_recorder") or {}, completed=flight_recorder(d),
+                                        in_flight=d["in_flight"])
     text = json.dumps(chrome_trace(comms))
     try:
         with open(path, "w") as f:
@@ -68,12 +72,24 @@ def _write_trace(path, comms):
         raise OutputError(f"cannot write {path}: {e.strerror or e}")
 
 
+def _positive(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 1024:
+        raise argparse.ArgumentTypeError(f"want a number of workers from 1 to 1024, got {text!r}")
+    return n
+
+
 def _parser():
     return argparse.ArgumentParser(
         prog="ncclscope-analyze",
-        description="Post-mortem of an NCCL job from every rank's ncclscope dumps (ncclscope-comm-*.json): "
-                    "which rank is stuck, which is slow, what each communicator did. Only regular files are read; "
-                    "one unreadable or malformed dump fails the run (exit 2).",
+        description="Post-mortem of an NCCL job from every rank's ncclscope dumps (ncclscope-comm-*.json.gz, "
+                    "and the older ncclscope-comm-*.json): which rank is stuck, dead or slow, where, what to do "
+                    "next, and what each communicator did. Reads each dump's summary only (the flight recorders "
+                    "only for --trace), in parallel worker processes. Only regular files are read; one "
+                    "unreadable or malformed dump fails the run (exit 2).",
         epilog=EXIT_STATUS)
 
 
@@ -82,8 +98,10 @@ def _run(argv):
     ap.add_argument("paths", nargs="+", metavar="DIR_OR_FILE", help="dump directories (searched recursively) or files")
     ap.add_argument("--json", action="store_true", help="machine-readable report on stdout")
     ap.add_argument("--trace", metavar="OUT.json", help="also write a merged Chrome/Perfetto trace of every rank")
+    ap.add_argument("--jobs", "-j", type=_positive, default=None, metavar="N",
+                    help=f"worker processes reading dumps (default: the CPUs this process may use, {default_jobs()})")
     args = ap.parse_args(argv)
-    comms = load_all(args.paths, warn=lambda msg: _say(f"warning: {msg}"))
+    comms = load_all(args.paths, warn=lambda msg: _say(f"warning: {msg}"), jobs=args.jobs)
     report = analyze(comms)
     if args.trace:
         _write_trace(args.trace, comms)
@@ -93,7 +111,7 @@ def _run(argv):
         out = io.StringIO()
         print_text(report, out)
         _emit(out.getvalue())
-    return HEALTHY if all(e["status"] == "healthy" for e in report) else PROBLEM
+    return HEALTHY if all(e["status"] == "healthy" for e in report["entries"]) else PROBLEM
 
 
 def main(argv=None):

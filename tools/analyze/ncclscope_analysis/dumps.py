@@ -1,4 +1,13 @@
-"""Finding, loading and checking dump files; grouping them by communicator.
+"""Finding, reading and checking dump files; grouping them by communicator.
+
+Two formats are read (docs/dump-format.md):
+- v2, `ncclscope-comm-*.json.gz`: two gzip members, a one-line summary then the flight recorder. Only the first
+  member is inflated for a verdict; the recorder is read on demand (flight_recorder()), for a trace.
+- v1, `ncclscope-comm-*.json`: one uncompressed document with the recorder inline; normalised on load to the
+  v2 summary's shape (normalize()), so the analysis sees one shape.
+
+Summaries are parsed in worker processes when there are many files (load_all(..., jobs)); each worker returns
+a compacted summary (compact()), so memory grows with ranks by a few KB each.
 
 Anything wrong with an input file raises BadInput with a message that starts with the file's path, so the
 command line can exit 2 and name it: one bad dump fails the whole run, since a verdict drawn without it could
@@ -10,11 +19,18 @@ import json
 import os
 import stat
 import sys
+import zlib
+from array import array
 
-from .schema import SchemaError, check
+from .schema import SchemaError, check, check_flight_recorder
 
-DUMP_GLOB = "ncclscope-comm-*.json"
-MAX_DUMP_BYTES = 256 << 20  # a dump of a 2048-entry flight recorder is about 2 MB
+DUMP_GLOBS = ("ncclscope-comm-*.json", "ncclscope-comm-*.json.gz")
+DUMP_GLOB = DUMP_GLOBS[0]
+MAX_DUMP_BYTES = 256 << 20   # a v1 dump of a 2048-entry flight recorder is about 2 MB
+MAX_MEMBER_BYTES = 256 << 20  # one inflated gzip member
+RECENT = 64                   # completed operations a v1 dump contributes to `recent`, as v2 writers default to
+PARALLEL_FROM = 64            # files; below this, parsing in this process is faster than starting workers
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class BadInput(Exception):
@@ -23,6 +39,10 @@ class BadInput(Exception):
 
 def _warn(msg):
     print(f"ncclscope-analyze: warning: {msg}", file=sys.stderr)
+
+
+def _is_dump_name(name):
+    return any(fnmatch.fnmatch(name, g) for g in DUMP_GLOBS)
 
 
 def _walk(top, warn):
@@ -36,7 +56,7 @@ def _walk(top, warn):
     found = []
     for d, dirs, names in os.walk(top, onerror=fail):
         dirs[:] = [x for x in dirs if not x.startswith(".ncclscope-work-")]
-        found += [os.path.join(d, n) for n in fnmatch.filter(names, DUMP_GLOB)]
+        found += [os.path.join(d, n) for n in names if _is_dump_name(n)]
     return sorted(found)
 
 
@@ -69,37 +89,79 @@ def dump_files(paths, warn=_warn):
         else:
             raise BadInput(f"{p}: no such file or directory")
     if not files:
-        raise BadInput(f"no {DUMP_GLOB} dump under {', '.join(paths)}")
+        raise BadInput(f"no {' or '.join(DUMP_GLOBS)} dump under {', '.join(paths)}")
     return files
 
 
-def _read(path):
-    """The bytes of a regular file; O_NONBLOCK so that a file swapped for a FIFO since the stat cannot block."""
+def _open(path):
+    """A regular file opened O_NONBLOCK, so that a file swapped for a FIFO since the stat cannot block."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise BadInput(f"{path}: not a regular file")
-            if st.st_size > MAX_DUMP_BYTES:
-                raise BadInput(f"{path}: {st.st_size} bytes, larger than any dump ({MAX_DUMP_BYTES})")
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read ({e.strerror or e})")
+    f = os.fdopen(fd, "rb")
+    st = os.fstat(f.fileno())
+    if not stat.S_ISREG(st.st_mode):
+        f.close()
+        raise BadInput(f"{path}: not a regular file")
+    if st.st_size > MAX_DUMP_BYTES:
+        f.close()
+        raise BadInput(f"{path}: {st.st_size} bytes, larger than any dump ({MAX_DUMP_BYTES})")
+    return f
+
+
+def _read(path):
+    """The bytes of a regular file."""
+    try:
+        with _open(path) as f:
             return f.read(MAX_DUMP_BYTES + 1)
     except OSError as e:
         raise BadInput(f"{path}: cannot read ({e.strerror or e})")
 
 
-def parse(path, data):
-    """A dump's bytes as a checked dict (BadInput naming the file and the field otherwise)."""
+def _inflate_member(path, f, pending=b""):
+    """Inflates one gzip member from `pending` then the file; returns (text, bytes after the member)."""
+    z = zlib.decompressobj(31)
+    out, size = [], 0
+    try:
+        chunk = pending or f.read(1 << 16)
+        while chunk:
+            piece = z.decompress(chunk, MAX_MEMBER_BYTES + 1 - size)
+            out.append(piece)
+            size += len(piece)
+            if size > MAX_MEMBER_BYTES:
+                raise BadInput(f"{path}: a gzip member inflates to more than {MAX_MEMBER_BYTES} bytes")
+            if z.eof:
+                break
+            if z.unconsumed_tail:
+                chunk = z.unconsumed_tail
+                continue
+            chunk = f.read(1 << 16)
+    except zlib.error as e:
+        raise BadInput(f"{path}: not a readable gzip file ({e})")
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read ({e.strerror or e})")
+    if not z.eof:
+        raise BadInput(f"{path}: gzip data ends early (truncated file?)")
+    return b"".join(out), z.unused_data
+
+
+def _json(path, data):
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadInput(f"{path}: not JSON (not UTF-8: byte 0x{data[e.start]:02x} at offset {e.start})")
     try:
-        d = json.loads(text)
+        return json.loads(text)
     except RecursionError:
         raise BadInput(f"{path}: not JSON that can be read (nested too deeply)")
     except ValueError as e:  # JSONDecodeError; also an integer of more than 4300 digits
         raise BadInput(f"{path}: not JSON ({str(e)[:200]})")
+
+
+def parse(path, data):
+    """A v1 dump's bytes (or a v2 summary member's) as a checked dict (BadInput naming file and field)."""
+    d = _json(path, data)
     try:
         check(d)
     except SchemaError as e:
@@ -107,18 +169,149 @@ def parse(path, data):
     return d
 
 
-def load(path):
-    """One dump as a dict, with its path under '_path'."""
-    d = parse(path, _read(path))
-    d["_path"] = path
-    return d
+def _p2p_from_records(records):
+    last = {}
+    for r in records:
+        if r.get("kind") == "p2p" and r.get("func") in ("Send", "Recv") and "peer" in r:
+            key = (r["peer"], r["func"])
+            last[key] = max(last.get(key, 0), r["seq"])
+    return [{"peer": p, "func": f, "last_seq": s} for (p, f), s in sorted(last.items())]
 
 
-def by_communicator(dumps):
-    """{comm_hash: {rank: dump}}. Several dumps of one rank (stall, then signal, then finalize, or the same
+def _recent_from_records(records):
+    cols = {k: [] for k in ("arrival", "kind", "func", "seq", "peer", "bytes", "start_ns", "kernel_start_host_ns",
+                            "duration_ns", "timing")}
+    for r in records[-RECENT:]:
+        cols["arrival"].append(r.get("arrival", 0))
+        cols["kind"].append(r["kind"])
+        cols["func"].append(r["func"])
+        cols["seq"].append(r["seq"])
+        cols["peer"].append(r.get("peer", r.get("root", -1)))
+        cols["bytes"].append(r.get("bytes", 0))
+        cols["start_ns"].append(r.get("start_ns", 0))
+        cols["kernel_start_host_ns"].append(r.get("kernel_start_host_ns", 0))
+        cols["duration_ns"].append(r.get("duration_ns", 0))
+        cols["timing"].append(r.get("timing_source", "cpu"))
+    return cols
+
+
+def normalize(d):
+    """A checked v1 dump in the v2 summary's shape. p2p progress comes from the recorder there, so it is exact
+    only while the recorder has not overwritten entries (`_p2p_exact`)."""
+    if d.get("part") == "summary":
+        d.setdefault("_p2p_exact", True)
+        return d
+    fr = d["flight_recorder"]
+    records = fr["completed"] + fr["in_flight"]
+    s = {k: v for k, v in d.items() if k != "flight_recorder"}
+    s.setdefault("identity", {})
+    s.setdefault("net_errors", [])
+    s.update(part="summary", in_flight=fr["in_flight"],
+             p2p=_p2p_from_records(records), recent=_recent_from_records(fr["completed"]),
+             flight_recorder={"depth": fr.get("depth", 0), "overwritten": fr.get("overwritten", 0),
+                              "completed": len(fr["completed"])},
+             _p2p_exact=not fr.get("overwritten", 0))
+    return s
+
+
+_NUMERIC = ("arrival", "seq", "peer", "bytes", "start_ns", "kernel_start_host_ns", "duration_ns")
+
+
+def compact(s):
+    """Drops what the analysis never reads and packs the `recent` columns into arrays: a few KB per rank."""
+    rec = s.get("recent") or {}
+    packed = {}
+    for k in _NUMERIC:
+        try:
+            packed[k] = array("q", [v if v < (1 << 63) else (1 << 63) - 1 for v in rec.get(k, [])])
+        except OverflowError:  # a value below -2^63: keep the plain list
+            packed[k] = list(rec.get(k, []))
+    for k in ("kind", "func", "timing"):
+        packed[k] = [sys.intern(v) for v in rec.get(k, [])]
+    s["recent"] = packed
+    bus = {}
+    for a in s.pop("aggregates", None) or []:
+        f = bus.setdefault((a["kind"], a["func"]), [0.0, 0])
+        if a.get("latency_count") and a.get("count"):
+            # bus_bytes counts every operation of the cell; only the timed ones have a duration.
+            f[0] += a["bus_bytes"] * a["latency_count"] / a["count"]
+            f[1] += a["latency_sum_ns"]
+    s["_bus"] = bus
+    for k in ("events", "tags", "tags_other"):
+        s.pop(k, None)
+    return s
+
+
+def read_summary(path):
+    """One dump's summary, normalised and compacted, with its path under '_path'."""
+    with _open(path) as f:
+        head = f.read(2)
+        if head == GZIP_MAGIC:
+            f.seek(0)
+            data, _ = _inflate_member(path, f)
+            s = parse(path, data)
+            if s.get("part") != "summary":
+                raise BadInput(f"{path}: part: expected 'summary' in the first gzip member, got {s.get('part')!r}")
+        else:
+            f.seek(0)
+            s = parse(path, f.read(MAX_DUMP_BYTES + 1))
+            if s.get("part") is not None:
+                raise BadInput(f"{path}: a v2 summary outside gzip (the writer compresses every v2 dump)")
+    s = compact(normalize(s))
+    s["_path"] = path
+    return s
+
+
+def flight_recorder(s):
+    """The completed records of a summary's dump (oldest first): member 2 of a v2 file, the inline list of v1."""
+    path = s["_path"]
+    if s.get("schema") == "ncclscope.comm.v1":
+        return parse(path, _read(path))["flight_recorder"]["completed"]
+    with _open(path) as f:
+        _, rest = _inflate_member(path, f)
+        if not rest:
+            rest = f.read(1 << 16)
+        if not rest:
+            raise BadInput(f"{path}: no flight-recorder member after the summary")
+        data, _ = _inflate_member(path, f, rest)
+    fr = _json(path, data)
+    try:
+        check_flight_recorder(fr)
+    except SchemaError as e:
+        raise BadInput(f"{path}: flight recorder member: {e}")
+    return fr["completed"]
+
+
+def _read_or_error(path):
+    try:
+        return read_summary(path), None
+    except BadInput as e:
+        return None, str(e)
+    except (OSError, MemoryError, RecursionError) as e:
+        return None, f"{path}: cannot read ({e})"
+
+
+def _summaries(files, jobs):
+    """Summaries in file order; the first bad file raises BadInput."""
+    if jobs <= 1 or len(files) < PARALLEL_FROM:
+        return [read_summary(f) for f in files]
+    import multiprocessing
+    out = []
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(jobs) as pool:
+        for s, err in pool.imap(_read_or_error, files, chunksize=max(1, min(256, len(files) // (8 * jobs)))):
+            if err is not None:
+                pool.terminate()
+                raise BadInput(err)
+            out.append(s)
+    return out
+
+
+def by_communicator(summaries):
+    """{comm_hash: {rank: summary}}. Several dumps of one rank (stall, then signal, then finalize, or the same
     file given twice): the latest snapshot wins. Ranks of one communicator must agree on its size."""
     comms = {}
-    for d in dumps:
+    for d in summaries:
         ranks = comms.setdefault(d["comm_hash"], {})
         other = next(iter(ranks.values()), None)
         if other is not None and other["nranks"] != d["nranks"]:
@@ -130,5 +323,13 @@ def by_communicator(dumps):
     return comms
 
 
-def load_all(paths, warn=_warn):
-    return by_communicator([load(p) for p in dump_files(paths, warn)])
+def default_jobs():
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def load_all(paths, warn=_warn, jobs=None):
+    files = dump_files(paths, warn)
+    return by_communicator(_summaries(files, default_jobs() if jobs is None else jobs))

@@ -1,23 +1,28 @@
-"""Hang diagnosis of one communicator: ranks missing, ranks behind, ranks stuck inside the same operation.
+"""Hang diagnosis of one communicator: ranks missing or dead, ranks behind, mismatched collectives, ranks stuck
+inside the same operation.
 
 A rank is *behind* when it never issued an operation that other ranks are waiting in: a collective seq that
 its last issued seq of that function has not reached, or the Send/Recv matching another rank's in-flight
-Recv/Send. Ranks *stuck* all issued the operation and wait inside it (enqueued, kernel started, network steps).
-A rank with no dump is *missing*: dead (killed, crashed), or alive with nothing in flight, which the stall
-watch does not dump (SIGUSR2 makes every live rank dump).
+Recv/Send. Ranks in a *mismatch* wait in different collectives at the same arrival number (the n-th operation
+each issued on the communicator): NCCL numbers each function separately, so AllGather seq 0 and AllReduce seq 3
+never look alike by seq, but both are operation #3. Ranks *stuck* all issued the operation and wait inside it.
+A rank with no dump is *missing*; it is *dead* when survivors lost their connections to a process that wrote
+no dump ("peer … closed the connection": the network transport saw it go), otherwise it is dead or alive and
+idle (the stall watch dumps only ranks with a stuck operation; SIGUSR2 makes every live rank dump).
 
-A rank behind that is itself waiting on another rank is not the cause; the ranks at the end of the chain of
-waits (waiting on nobody, or without a dump) are: their findings have root=True.
-
-Findings are dicts: kind ("missing", "behind", "stuck" are problems; "in_flight" is detail), ranks,
-root, headline (short, for the one-line verdict) and text (the detail line).
+Findings are dicts: kind ("missing", "dead", "behind", "mismatch", "stuck" are problems; "in_flight" is
+detail), ranks (the blamed ranks), waiting (the ranks that wait on them), func/seq/peer where one operation is
+meant, headline (short) and text (the detail line). Which blamed ranks are root causes is decided for the whole
+job (chains.py), since a rank behind here may be waiting in another communicator.
 """
-from .progress import PAIRED, describe, in_flight, last_coll_seq, last_p2p_seq, op_name, state_text
+from .progress import PAIRED, describe, in_flight, last_coll_seq, last_p2p_seq, op_name, rank_list, state_text
 
 # An in-flight operation younger than this in a dump of a live communicator whose stall watch did not fire is
 # ordinary traffic (a SIGUSR2 dump of a running job), not a wait.
 MIN_WAIT_NS = 1_000_000_000
 MAX_IN_FLIGHT_SHOWN = 4
+MAX_IN_FLIGHT_RANKS = 8   # ranks whose in-flight detail is listed (the verdict names the rest in ranges)
+LOST = ("recv", "send")   # net error kinds of a connection the peer closed or reset
 
 
 def _waiting(d, op):
@@ -27,15 +32,51 @@ def _waiting(d, op):
         op.get("age_ns", 0) >= MIN_WAIT_NS
 
 
-def _ranks(rs):
-    rs = sorted(rs)
-    return ("rank " if len(rs) == 1 else "ranks ") + ", ".join(str(r) for r in rs)
+def waiting_ops(d):
+    """The in-flight operations of one dump that count as waits, oldest first."""
+    return [o for o in in_flight(d) if _waiting(d, o)]
 
 
-def _coll_behind(ranks, waits):
+def _verb(rs):
+    return "is" if len(rs) == 1 else "are"
+
+
+def _mismatch(waits):
+    """Ranks whose oldest waiting collective differs in function from the most common one at the same arrival
+    number. Returns (findings, {func: arrival}) so that the seq-based checks skip those functions."""
+    at = {}
+    for r, ops in waits.items():
+        colls = [o for o in ops if o["kind"] == "coll" and "arrival" in o]
+        if colls:
+            at.setdefault(colls[0]["arrival"], {}).setdefault(colls[0]["func"], []).append((r, colls[0]))
+    findings, skip = [], set()
+    for arrival, funcs in sorted(at.items()):
+        if len(funcs) < 2:
+            continue
+        common = max(funcs, key=lambda f: (len(funcs[f]), f))
+        rs_common = sorted(r for r, _ in funcs[common])
+        op_common = funcs[common][0][1]
+        for func, items in sorted(funcs.items()):
+            skip.add(func)
+            if func == common:
+                continue
+            rs = sorted(r for r, _ in items)
+            op = items[0][1]
+            findings.append({
+                "kind": "mismatch", "ranks": rs, "waiting": rs_common, "func": func, "seq": op["seq"],
+                "arrival": arrival, "expected": {"func": common, "seq": op_common["seq"]},
+                "headline": f"{rank_list(rs)} issued {op_name(op)} as operation #{arrival} of the communicator, "
+                            f"where {rank_list(rs_common)} issued {op_name(op_common)}",
+                "text": f"collectives called in a different order: {rank_list(rs)} {_verb(rs)} waiting in "
+                        f"{op_name(op)}, {rank_list(rs_common)} in {op_name(op_common)}, both operation #{arrival} "
+                        f"issued on this communicator"})
+    return findings, skip
+
+
+def _coll_behind(ranks, waits, skip):
     findings = []
     issued = {r: last_coll_seq(d) for r, d in ranks.items()}
-    for func in sorted(set().union(*issued.values())):
+    for func in sorted(set().union(*issued.values()) - skip):
         seqs = {r: issued[r].get(func, -1) for r in ranks}
         top = max(seqs.values())
         waiting = sorted(r for r, ops in waits.items()
@@ -43,14 +84,17 @@ def _coll_behind(ranks, waits):
         late = sorted(r for r, s in seqs.items() if s < top)
         if not (waiting and late):
             continue
-        last = ", ".join(f"rank {r}: " + (f"seq {seqs[r]}" if seqs[r] >= 0 else "none") for r in late)
+        lasts = {}
+        for r in late:
+            lasts.setdefault(seqs[r], []).append(r)
+        last = "; ".join(f"{rank_list(rs)}: " + (f"seq {s}" if s >= 0 else "none") for s, rs in sorted(lasts.items()))
         findings.append({
             "kind": "behind", "ranks": late, "func": func, "seq": top, "waiting": waiting,
             "last_seq": {r: seqs[r] for r in late},
-            "headline": f"{_ranks(late)} never issued {func} seq {top}, which {_ranks(waiting)} "
-                        f"{'is' if len(waiting) == 1 else 'are'} waiting in",
-            "text": f"{_ranks(late)} never issued {func} seq {top}, which {_ranks(waiting)} "
-                    f"{'is' if len(waiting) == 1 else 'are'} waiting in (last {func} issued: {last})"})
+            "headline": f"{rank_list(late)} never issued {func} seq {top}, which {rank_list(waiting)} "
+                        f"{_verb(waiting)} waiting in",
+            "text": f"{rank_list(late)} never issued {func} seq {top}, which {rank_list(waiting)} "
+                    f"{_verb(waiting)} waiting in (last {func} issued: {last})"})
     return findings
 
 
@@ -68,58 +112,93 @@ def _p2p_behind(ranks, waits):
     findings = []
     for peer, items in sorted(unmatched.items()):
         waiting = sorted({r for r, _, _ in items})
+        r0, o0, _ = items[0]
         what = "; ".join(f"rank {r}'s {op_name(o)} (rank {peer}'s last {PAIRED[o['func']]} "
-                         f"{'from' if o['func'] == 'Send' else 'to'} {r}: #{theirs})" for r, o, theirs in items)
+                         f"{'from' if o['func'] == 'Send' else 'to'} {r}: #{theirs})" for r, o, theirs in items[:8])
+        more = f" and {len(items) - 8} more" if len(items) > 8 else ""
         findings.append({
             "kind": "behind", "ranks": [peer], "waiting": waiting, "p2p": True,
+            "func": PAIRED[o0["func"]], "seq": o0["seq"], "peer": r0,
             "headline": f"rank {peer} never posted the operation(s) matching "
-                        + ", ".join(f"rank {r}'s {op_name(o)}" for r, o, _ in items),
-            "text": f"rank {peer} never posted the matching operation for: {what}"})
+                        + ", ".join(f"rank {r}'s {op_name(o)}" for r, o, _ in items[:4]) + more,
+            "text": f"rank {peer} never posted the matching operation for: {what}{more}"})
     return findings
 
 
-def waiting_ops(d):
-    """The in-flight operations of one dump that count as waits, oldest first."""
-    return [o for o in in_flight(d) if _waiting(d, o)]
+def _lost_peers(ranks, missing):
+    """Net errors of the ranks found that say a connection was closed or reset: [(rank, error)]."""
+    out = []
+    for r, d in sorted(ranks.items()):
+        for e in d.get("net_errors") or []:
+            if e.get("kind") in LOST:
+                out.append((r, e))
+    return out
 
 
-def _group_states(oldest):
-    """'ranks 0, 1: kernel_started, kernel channels done 0/2; rank 3: enqueued'."""
-    by_state = {}
-    for r, o in sorted(oldest.items()):
-        by_state.setdefault(state_text(o), []).append(r)
-    return "; ".join(f"{_ranks(rs)}: {s}" for s, rs in by_state.items())
+def _peer_label(e):
+    who = []
+    if e.get("peer_global_rank") is not None:
+        who.append(f"global rank {e['peer_global_rank']}")
+    if e.get("peer_pid") is not None:
+        who.append(f"pid {e['peer_pid']}" + (f" on {e['peer_host']}" if e.get("peer_host") else ""))
+    return (e.get("peer") or "?") + (f" ({', '.join(who)})" if who else "")
 
 
-def _missing(missing, waits, oldest):
-    if not waits:
-        return {"kind": "missing", "ranks": missing, "waiting": [],
-                "headline": f"{_ranks(missing)} wrote no dump (the others have nothing in flight)",
-                "text": f"{_ranks(missing)} wrote no dump: dead (killed, crashed), dumps disabled, or its files "
-                        f"not given; the ranks found have nothing waiting in flight"}
+def _dead_peers(lost, live_globals, live_procs):
+    """The errors whose peer is a process that wrote no dump (a peer with a dump failed after its own peer)."""
+    dead = []
+    for r, e in lost:
+        g, pid, host = e.get("peer_global_rank"), e.get("peer_pid"), e.get("peer_host")
+        if g is not None and g in live_globals:
+            continue
+        if pid is not None and host and (host, pid) in live_procs:
+            continue
+        dead.append((r, e))
+    return dead
+
+
+def _missing(missing, waits, ranks, live_globals, live_procs):
     # Every rank takes part in a collective; a point-to-point operation only waits on its peer.
     on_them = {r: [o for o in ops if o["kind"] == "coll" or o.get("peer") in missing] for r, ops in waits.items()}
     on_them = {r: ops for r, ops in on_them.items() if ops}
     by_op = {}
     for r, ops in sorted(on_them.items()):
         by_op.setdefault(op_name(ops[0]), []).append(r)
-    what = "; ".join(f"{_ranks(rs)} {'waits' if len(rs) == 1 else 'wait'} in {op}" for op, rs in by_op.items())
-    return {"kind": "missing", "ranks": missing, "waiting": sorted(on_them),
-            "headline": f"{_ranks(missing)} wrote no dump while " + (what or "the others wait on other ranks"),
-            "text": f"{_ranks(missing)} wrote no dump: dead (killed, crashed), or alive and idle (the stall watch "
-                    f"dumps only ranks with a stuck operation; SIGUSR2 makes every live rank dump)"
-                    + (f"; waiting on {'it' if len(missing) == 1 else 'them'}: {what}" if on_them else "")}
+    what = "; ".join(f"{rank_list(rs)} {'waits' if len(rs) == 1 else 'wait'} in {op}" for op, rs in by_op.items())
+    first = min((ops[0] for ops in on_them.values()), key=lambda o: o.get("arrival", 0), default=None)
+    op_fields = {"func": first["func"], "seq": first["seq"]} if first else {}
+    dead = _dead_peers(_lost_peers(ranks, missing), live_globals, live_procs)
+    if dead:
+        reporters = sorted({r for r, _ in dead})
+        peers = sorted({_peer_label(e) for _, e in dead})
+        sample = dead[0][1]["text"]
+        return dict(op_fields, **{
+            "kind": "dead", "ranks": missing, "waiting": sorted(on_them), "peers": [e for _, e in dead][:8],
+            "headline": f"{rank_list(missing)} died (no dump; {rank_list(reporters)} lost the connection to "
+                        f"{', '.join(peers[:4])})" + (f" while {what}" if what else ""),
+            "text": f"{rank_list(missing)} wrote no dump and {rank_list(reporters)} lost their connections to "
+                    f"{'it' if len(missing) == 1 else 'them'}: \"{sample}\"; killed or crashed, not hung"
+                    + (f"; waiting on {'it' if len(missing) == 1 else 'them'}: {what}" if what else "")})
+    if not waits:
+        return {"kind": "missing", "ranks": missing, "waiting": [],
+                "headline": f"{rank_list(missing)} wrote no dump (the others have nothing in flight)",
+                "text": f"{rank_list(missing)} wrote no dump: dead (killed, crashed), dumps disabled, or its files "
+                        f"not given; the ranks found have nothing waiting in flight"}
+    return dict(op_fields, **{
+        "kind": "missing", "ranks": missing, "waiting": sorted(on_them),
+        "headline": f"{rank_list(missing)} wrote no dump while " + (what or "the others wait on other ranks"),
+        "text": f"{rank_list(missing)} wrote no dump and no survivor lost its connection to "
+                f"{'it' if len(missing) == 1 else 'them'}: alive and hung before the operation, or dead without "
+                f"ncclscope carrying its traffic (SIGUSR2 makes every live rank dump)"
+                + (f"; waiting on {'it' if len(missing) == 1 else 'them'}: {what}" if on_them else "")})
 
 
-def _mark_roots(problems, waits, oldest):
-    """A rank behind that is itself waiting (on a rank further behind) is not a root cause: mark the findings
-    whose ranks wait on nobody (or wrote no dump) as root; in a cycle of waits, every one is."""
-    blockers = {r for f in problems for r in f["ranks"]}
-    roots = {r for r in blockers if r not in waits} or blockers
-    for f in problems:
-        f["root"] = any(r in roots for r in f["ranks"])
-        if not f["root"]:
-            f["text"] += "; itself waiting: " + ", ".join(f"rank {r} in {op_name(oldest[r])}" for r in f["ranks"])
+def _group_states(oldest):
+    """'ranks 0,1: kernel_started, kernel channels done 0/2; rank 3: enqueued'."""
+    by_state = {}
+    for r, o in sorted(oldest.items()):
+        by_state.setdefault(state_text(o), []).append(r)
+    return "; ".join(f"{rank_list(rs)}: {s}" for s, rs in by_state.items())
 
 
 def _marks(d):
@@ -127,41 +206,45 @@ def _marks(d):
             + (" [still in flight at finalize]" if d.get("finalized") or d.get("reason") == "finalize" else ""))
 
 
-def diagnose(ranks, nranks):
-    """Findings for one communicator ({rank: dump}, its size); empty when nothing is missing or waiting."""
-    findings = []
+def _stuck(ranks, waits, oldest):
+    ops = sorted({op_name(o) for o in oldest.values()})
+    idle = sorted(set(ranks) - set(waits))
+    who = "every rank" if not idle else rank_list(waits)
+    errors = sorted({e["text"] for d in ranks.values() for e in d.get("net_errors") or []})
+    o0 = min(oldest.values(), key=lambda o: o.get("arrival", 0))
+    return {
+        "kind": "stuck", "ranks": [], "waiting": sorted(waits), "ops": ops, "func": o0["func"], "seq": o0["seq"],
+        "headline": f"{who} issued {', '.join(ops)} and {'are' if len(waits) > 1 else 'is'} stuck inside "
+                    f"({_group_states(oldest)})",
+        "text": f"{who} issued {', '.join(ops)} and waits inside it: {_group_states(oldest)}"
+                + (f"; {rank_list(idle)} have nothing in flight" if idle else "")
+                + (f"; network errors: {'; '.join(errors[:3])}" if errors else "; no network error recorded")}
+
+
+def diagnose(ranks, nranks, live_globals=frozenset(), live_procs=frozenset()):
+    """Findings for one communicator ({rank: summary}, its size); empty when nothing is missing or waiting.
+    live_globals / live_procs: global ranks and (host, pid) of every process with a dump, job-wide."""
     missing = sorted(set(range(nranks)) - set(ranks))
-    flights = {r: in_flight(d) for r, d in ranks.items()}
-    waits = {r: waiting_ops(d) for r, d in ranks.items()}
-    waits = {r: ops for r, ops in waits.items() if ops}
+    waits = {r: ops for r, ops in ((r, waiting_ops(d)) for r, d in ranks.items()) if ops}
     oldest = {r: ops[0] for r, ops in waits.items()}
 
-    problems = _coll_behind(ranks, waits) + _p2p_behind(ranks, waits)
+    problems, skip = _mismatch(waits)
+    problems += _coll_behind(ranks, waits, skip) + _p2p_behind(ranks, waits)
     if missing:
-        problems.append(_missing(missing, waits, oldest))
+        problems.append(_missing(missing, waits, ranks, live_globals, live_procs))
     elif waits and not problems:
-        ops = sorted({op_name(o) for o in oldest.values()})
-        idle = sorted(set(ranks) - set(waits))
-        who = "every rank" if not idle else _ranks(waits)
-        problems.append({
-            "kind": "stuck", "ranks": sorted(waits), "ops": ops,
-            "headline": f"{who} issued {', '.join(ops)} and {'are' if idle and len(waits) > 1 else 'is'} stuck "
-                        f"inside ({_group_states(oldest)})",
-            "text": f"{who} issued {', '.join(ops)} and waits inside it: {_group_states(oldest)}"
-                    + (f"; {_ranks(idle)} have nothing in flight" if idle else "")})
-    if problems and problems[0]["kind"] != "stuck":
-        _mark_roots(problems, waits, oldest)
-    else:
-        for f in problems:
-            f["root"] = True
-    findings += sorted(problems, key=lambda f: not f["root"])
-    for r, ops in sorted(flights.items()):
-        d = ranks[r]
+        problems.append(_stuck(ranks, waits, oldest))
+    findings = list(problems)
+    listed = sorted(waits) if waits else sorted(r for r, d in ranks.items() if d["in_flight"])
+    for r in listed[:MAX_IN_FLIGHT_RANKS]:
+        d, ops = ranks[r], in_flight(ranks[r])
         where = f" on {d['host']}" if d.get("host") else ""
         for o in ops[:MAX_IN_FLIGHT_SHOWN]:
-            findings.append({"kind": "in_flight", "ranks": [r],
-                             "text": f"rank {r}{where}: {describe(o)}" + _marks(d)})
+            findings.append({"kind": "in_flight", "ranks": [r], "text": f"rank {r}{where}: {describe(o)}" + _marks(d)})
         if len(ops) > MAX_IN_FLIGHT_SHOWN:
             findings.append({"kind": "in_flight", "ranks": [r],
                              "text": f"rank {r}{where}: {len(ops) - MAX_IN_FLIGHT_SHOWN} more in flight"})
+    if len(listed) > MAX_IN_FLIGHT_RANKS:
+        findings.append({"kind": "in_flight", "ranks": [],
+                         "text": f"{len(listed) - MAX_IN_FLIGHT_RANKS} more ranks with operations in flight"})
     return findings

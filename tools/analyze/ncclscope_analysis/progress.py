@@ -2,9 +2,9 @@
 
 Collectives are numbered per communicator and function by NCCL (seq from 0), so equal (func, seq) on two ranks
 is the same collective. Point-to-point operations are numbered by ncclscope per (peer, direction) from 1:
-rank A's Send to B #k pairs with rank B's Recv from A #k. The dump's `ops` table has the last collective
-sequence number per function but not per peer, so per-peer progress comes from the flight recorder and is
-unknown (None) once the recorder has overwritten entries and holds none for that peer.
+rank A's Send to B #k pairs with rank B's Recv from A #k. A v2 summary has the last number per (peer,
+direction) (`p2p`); a v1 dump only had its flight recorder, so there it is unknown (None) once the recorder has
+overwritten entries and holds none for that peer.
 """
 
 PAIRED = {"Send": "Recv", "Recv": "Send"}
@@ -15,22 +15,42 @@ def last_coll_seq(d):
     return {o["func"]: o["last_seq"] for o in d["ops"] if o["kind"] == "coll"}
 
 
-def records(d):
-    fr = d["flight_recorder"]
-    return fr["completed"] + fr["in_flight"]
-
-
 def last_p2p_seq(d, func, peer):
     """Last #k of func (Send/Recv) with peer that this rank issued; 0 if none; None if it cannot be told."""
-    seqs = [r["seq"] for r in records(d) if r["kind"] == "p2p" and r["func"] == func and r.get("peer") == peer]
-    if seqs:
-        return max(seqs)
-    return None if d["flight_recorder"].get("overwritten", 0) else 0
+    table = d.get("_p2p_last")
+    if table is None:
+        table = d["_p2p_last"] = {(e["peer"], e["func"]): e["last_seq"] for e in d["p2p"]}
+    seq = table.get((peer, func))
+    if seq is not None:
+        return seq
+    return 0 if d.get("_p2p_exact", True) else None
 
 
 def in_flight(d):
     """In-flight operations, oldest arrival first."""
-    return sorted(d["flight_recorder"]["in_flight"], key=lambda r: r.get("arrival", 0))
+    return sorted(d["in_flight"], key=lambda r: r.get("arrival", 0))
+
+
+def ranges(rs):
+    """[0, 1, 2, 5, 7, 8] -> '0-2,5,7-8': rank sets of 16,384 ranks stay one short line."""
+    rs = sorted(rs)
+    out, i = [], 0
+    while i < len(rs):
+        j = i
+        while j + 1 < len(rs) and rs[j + 1] == rs[j] + 1:
+            j += 1
+        out.append(str(rs[i]) if i == j else f"{rs[i]}-{rs[j]}" if j > i + 1 else f"{rs[i]},{rs[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def rank_list(rs):
+    """'rank 3' / 'ranks 0,1,3' / 'ranks 0-2,4-16383 (16383 ranks)'."""
+    rs = sorted(rs)
+    if len(rs) == 1:
+        return f"rank {rs[0]}"
+    text = ranges(rs)
+    return f"ranks {text}" + (f" ({len(rs)} ranks)" if len(rs) > 4 else "")
 
 
 def op_name(r):

@@ -1,38 +1,63 @@
-"""Per-communicator analysis, the verdict lines, text and JSON output (cli.py has the command line).
+"""Per-communicator analysis, the job's root causes, the verdict lines, text and JSON output (cli.py has the
+command line).
 
-Text output: one verdict line for the whole job, one per communicator, then per communicator the findings in
+Text output: one line per root cause (the process, what it did or failed to do, where, and the next step), or
+one healthy line; then one verdict line per communicator with a problem; then per communicator the findings in
 detail and its summary table.
 """
 import sys
 
-from . import hang, stragglers
-from .progress import op_name
+from . import chains, hang, stragglers
+from .progress import op_name, rank_list, ranges
 from .summary import summarize
 
-PROBLEMS = ("behind", "missing", "stuck", "straggler")
-REPORT_SCHEMA = "ncclscope.analyze.v1"
+PROBLEMS = ("dead", "missing", "behind", "mismatch", "stuck", "straggler")
+REPORT_SCHEMA = "ncclscope.analyze.v2"
+KIND_WORD = {"behind": "hang", "missing": "hang or death (no dump)", "dead": "dead", "mismatch": "mismatch",
+             "stuck": "stuck", "straggler": "straggler"}
+MAX_HEALTHY_LINES = 8
+
+NEXT_STEP = {
+    "behind": "see where the process stopped before calling it: py-spy dump --pid {pid} (Python) or "
+              "gdb -p {pid} -batch -ex 'thread apply all bt', on {host}",
+    "missing": "check whether pid {pid} still runs on {host} (ps -p {pid}; the launcher's log for {grank}); if it "
+               "does, py-spy dump --pid {pid}; SIGUSR2 to every rank makes each live one dump",
+    "dead": "find why it died: the launcher's log and exit status of {grank}, and `journalctl -k` / dmesg on {host} "
+            "(OOM killer, segfault, GPU Xid)",
+    "mismatch": "the program calls collectives in a different order on this rank: compare its stack "
+                "(py-spy dump --pid {pid} on {host}) with a rank that issued the expected one",
+    "stuck": "every rank is inside the operation: check the network (ncclscope_nic_errors_total, ibstat or ethtool "
+             "on the hosts, the NCCL log with NCCL_DEBUG=INFO) and the GPUs (nvidia-smi, dmesg Xid)",
+    "straggler": "find why it is late: GPU clocks and throttling (nvidia-smi -q -d PERFORMANCE on {host}), CPU "
+                 "contention or data loading in pid {pid}, its NIC counters",
+}
 
 
-def analyze_comm(comm, ranks):
+def _problems(entry):
+    return [f for f in entry["findings"] if f["kind"] in PROBLEMS]
+
+
+def analyze_comm(comm, ranks, live_globals=frozenset(), live_procs=frozenset()):
     nranks = next(iter(ranks.values()))["nranks"]
-    findings = hang.diagnose(ranks, nranks)
-    straggler = None
+    findings = hang.diagnose(ranks, nranks, live_globals, live_procs)
+    straggler = p2p_straggler = None
     if not any(f["kind"] in PROBLEMS for f in findings):
-        straggler = stragglers.diagnose(ranks)
+        straggler = stragglers.diagnose(ranks, "coll")
         if straggler and straggler["is_straggler"]:
             findings.append(stragglers.finding(straggler))
-    problems = [f for f in findings if f["kind"] in PROBLEMS]
-    culprits = []
-    for f in sorted(problems, key=lambda f: (not f.get("root", True), PROBLEMS.index(f["kind"]))):
-        culprits += [r for r in f["ranks"] if r not in culprits]
-    entry = {"comm_hash": comm, "summary": summarize(ranks), "findings": findings, "straggler": straggler,
-             "status": _status(problems), "culprits": culprits}
-    entry["verdict"] = comm_verdict(entry)
-    return entry
+        else:
+            p2p_straggler = stragglers.diagnose(ranks, "p2p")
+            if p2p_straggler and p2p_straggler["is_straggler"]:
+                findings.append(stragglers.finding(p2p_straggler))
+    return {"comm_hash": comm, "summary": summarize(ranks), "findings": findings, "straggler": straggler,
+            "p2p_straggler": p2p_straggler, "status": _status(_problems({"findings": findings})), "_ranks": ranks}
 
 
 def _status(problems):
     kinds = {f["kind"] for f in problems}
+    for k in ("dead", "mismatch"):
+        if k in kinds:
+            return k
     if kinds & {"behind", "stuck"} or ("missing" in kinds and any(f.get("waiting") for f in problems)):
         return "hang"
     if "missing" in kinds:
@@ -45,98 +70,178 @@ def _comm_label(entry):
     return f"comm {entry['comm_hash']}" + (f" ({name})" if name else "")
 
 
-def comm_verdict(entry):
-    s = entry["summary"]
-    problems = [f for f in entry["findings"] if f["kind"] in PROBLEMS]
-    if not problems:
-        ops = sum(f["ops_per_rank"] if isinstance(f["ops_per_rank"], int) else f["ops_per_rank"][1]
-                  for f in s["functions"])
-        busy = [f for f in entry["findings"] if f["kind"] == "in_flight"]
-        return (f"{_comm_label(entry)}: healthy, {len(s['ranks_found'])}/{s['nranks']} ranks, {ops} operations "
-                f"per rank, " + (f"{len(busy)} rank(s) with young operations in flight" if busy else "nothing in flight"))
-    roots = [f for f in problems if f.get("root", True)]
-    return f"{_comm_label(entry)}: {entry['status'].upper()}: " + "; ".join(f["headline"] for f in roots)
+def _identity(entry, rank, finding=None):
+    """{host, pid, global_rank} of a rank, from its dump or, for a dead rank, from the survivors' errors."""
+    d = entry["_ranks"].get(rank)
+    if d is not None:
+        return {"host": d.get("host"), "pid": d.get("pid"), "global_rank": (d.get("identity") or {}).get("global_rank")}
+    if finding is not None and finding["kind"] == "dead":
+        for e in finding.get("peers", []):
+            return {"host": e.get("peer_host"), "pid": e.get("peer_pid"), "global_rank": e.get("peer_global_rank")}
+    return {"host": None, "pid": None, "global_rank": None}
 
 
-def job_verdict(report):
-    bad = [e for e in report if e["status"] != "healthy"]
-    if not bad:
-        return f"healthy: {len(report)} communicator(s), no rank missing, stuck or late"
-    parts = []
-    for e in bad:
-        roots = sorted({r for f in e["findings"] if f["kind"] in PROBLEMS and f.get("root", True) for r in f["ranks"]})
-        parts.append(f"{e['status']} in {_comm_label(e)}: {', '.join(f'rank {r}' for r in roots)}")
-    return "PROBLEM: " + "; ".join(parts)
+def _who(ident, no_dump=False):
+    g = f"global rank {ident['global_rank']}" if ident.get("global_rank") is not None else None
+    where = (f"pid {ident['pid']}" if ident.get("pid") is not None else "pid unknown") + \
+        (f" on {ident['host']}" if ident.get("host") else "")
+    return ", ".join(x for x in (g, where, "no dump" if no_dump else None) if x)
 
 
-def _process(d):
-    return (d.get("host"), d["pid"]) if "pid" in d else None
+def _culprit(key, hits):
+    """One root-cause process: identity, every place it is blamed, the verdict line and the next step."""
+    e0, f0 = hits[0]
+    rank0 = next(r for r, b in zip(f0["ranks"], f0["_blamed"]) if b == key)
+    ident = _identity(e0, rank0, f0)
+    if key[0] == "global" and ident["global_rank"] is None:
+        ident["global_rank"] = key[1]
+    no_dump = rank0 not in e0["_ranks"]
+    where = []
+    for e, f in hits:
+        for r, b in zip(f["ranks"], f["_blamed"]):
+            if b == key:
+                where.append({"comm_hash": e["comm_hash"], "comm_name": e["summary"]["comm_name"], "rank": r,
+                              "kind": f["kind"], "func": f.get("func"), "seq": f.get("seq"),
+                              "waiting": len(f.get("waiting", [])), "headline": f["headline"]})
+    fmt = {"pid": ident["pid"] if ident["pid"] is not None else "<pid>", "host": ident["host"] or "its host",
+           "grank": f"global rank {ident['global_rank']}" if ident["global_rank"] is not None else "that rank"}
+    step = NEXT_STEP[f0["kind"]].format(**fmt)
+    places = "; ".join(f"in comm {w['comm_hash']}" + (f" ({w['comm_name']})" if w["comm_name"] else "")
+                       + f" as rank {w['rank']}" + (f", {w['func']} seq {w['seq']}" if w["func"] else "")
+                       for w in where[:4]) + (f"; and {len(where) - 4} more" if len(where) > 4 else "")
+    line = f"{KIND_WORD[f0['kind']]}: {_who(ident, no_dump)}: {f0['headline']} [{places}]. Next: {step}"
+    return dict(ident, kind=f0["kind"], no_dump=no_dump, where=where, next_step=step, line=line)
 
 
-def _cross_comm(report, comms):
-    """A rank behind in one communicator may be waiting in another (its process has dumps of both): say where,
-    since that other communicator's hang is then the one to follow."""
-    waits = {}
-    for comm, ranks in comms.items():
-        for r, d in ranks.items():
-            ops = hang.waiting_ops(d)
-            if ops and _process(d):
-                waits.setdefault(_process(d), []).append((comm, d.get("comm_name"), r, ops[0]))
-    for e in report:
-        ranks = comms[e["comm_hash"]]
-        for f in [f for f in e["findings"] if f["kind"] == "behind"]:
-            for r in f["ranks"]:
-                for comm, name, their_rank, op in waits.get(_process(ranks[r]), []) if r in ranks else []:
-                    if comm != e["comm_hash"]:
-                        e["findings"].append({
-                            "kind": "elsewhere", "ranks": [r], "comm_hash": comm,
-                            "text": f"rank {r} (pid {ranks[r]['pid']}) is itself waiting in comm {comm}"
-                                    + (f" ({name})" if name else "") + f" as its rank {their_rank}: {op_name(op)}"})
+def _victims(entries, culprit_keys):
+    """{comm_hash: ranks that wait (directly or down a chain) without being a root cause themselves}."""
+    out = {}
+    for e in entries:
+        rs = set()
+        for f in _problems(e):
+            rs.update(f.get("waiting", []))
+            rs.update(r for r, b in zip(f["ranks"], f.get("_blamed", [])) if b not in culprit_keys)
+        rs -= {r for r in e["culprits"]}
+        if rs:
+            out[e["comm_hash"]] = sorted(rs)
+    return out
 
 
 def analyze(comms):
-    report = [analyze_comm(comm, ranks) for comm, ranks in sorted(comms.items())]
-    _cross_comm(report, comms)
-    return report
+    live_globals = {(d.get("identity") or {}).get("global_rank") for ranks in comms.values()
+                    for d in ranks.values()} - {None}
+    live_procs = {(d.get("host"), d["pid"]) for ranks in comms.values() for d in ranks.values() if "pid" in d}
+    entries = [analyze_comm(c, ranks, live_globals, live_procs) for c, ranks in sorted(comms.items())]
+    roots = chains.resolve(entries, _problems)
+    labels = {}
+    culprits = []
+    for key, hits in roots.items():
+        c = _culprit(key, hits)
+        culprits.append(c)
+        labels[key] = f"{_who(c, c['no_dump'])} in {c['where'][0]['comm_hash']}"
+    for e in entries:
+        e["culprits"] = sorted({r for f in _problems(e) if f.get("root")
+                                for r, b in zip(f["ranks"], f.get("_blamed", [])) if b in roots})
+        for f in _problems(e):
+            if not f.get("root") and f.get("_roots"):
+                f["text"] += "; itself waiting elsewhere: the chain ends at " + \
+                    "; ".join(sorted(labels.get(k, str(k)) for k in f["_roots"]))
+        e["verdict"] = comm_verdict(e)
+    victims = _victims(entries, set(roots))
+    return {"entries": entries, "culprits": culprits, "victims": victims}
+
+
+def comm_verdict(entry):
+    s = entry["summary"]
+    problems = _problems(entry)
+    if not problems:
+        busy = [f for f in entry["findings"] if f["kind"] == "in_flight"]
+        return (f"{_comm_label(entry)}: healthy, {len(s['ranks_found'])}/{s['nranks']} ranks, {s['ops_per_rank']} "
+                f"operations per rank, " + ("young operations in flight" if busy else "nothing in flight"))
+    roots = [f for f in problems if f.get("root")] or problems
+    return f"{_comm_label(entry)}: {entry['status'].upper()}: " + "; ".join(f["headline"] for f in roots)
+
+
+def job_verdict(result):
+    entries = result["entries"]
+    bad = [e for e in entries if e["status"] != "healthy"]
+    if not bad:
+        nranks = sum(len(e["_ranks"]) for e in entries)
+        return f"healthy: {len(entries)} communicator(s), {nranks} rank dumps, no rank missing, stuck or late"
+    stuck = [e for e in bad if not e["culprits"]]
+    parts = [f"{KIND_WORD[c['kind']]} at rank {c['where'][0]['rank']} of comm {c['where'][0]['comm_hash']} "
+             f"({_who(c, c['no_dump'])})" for c in result["culprits"]]
+    parts += [f"{e['status']} in {_comm_label(e)} with no single rank to blame" for e in stuck]
+    return "PROBLEM: " + "; ".join(parts)
 
 
 def _fmt_span(v):
     return str(v) if isinstance(v, int) else f"{v[0]}..{v[1]}"
 
 
-def print_text(report, out=None):
+def _seq_text(last_seq):
+    by = {}
+    for r, q in last_seq.items():
+        by.setdefault(q, []).append(r)
+    return "; ".join(f"{ranges(rs)}:{q}" for q, rs in sorted(by.items()))
+
+
+def print_text(result, out=None):
     out = out or sys.stdout
-    print(job_verdict(report), file=out)
-    for e in report:
-        print(e["verdict"], file=out)
-    for e in report:
+    entries = result["entries"]
+    print(job_verdict(result), file=out)
+    for c in result["culprits"]:
+        print(f"  culprit  {c['line']}", file=out)
+    healthy = [e for e in entries if e["status"] == "healthy"]
+    for e in entries:
+        if e["status"] != "healthy" or len(healthy) <= MAX_HEALTHY_LINES:
+            print(e["verdict"], file=out)
+    if len(healthy) > MAX_HEALTHY_LINES:
+        print(f"{len(healthy)} other communicators healthy", file=out)
+    for e in entries:
+        if e["status"] == "healthy" and len(healthy) > MAX_HEALTHY_LINES:
+            continue
         s = e["summary"]
-        hosts = sorted({h for h in s["hosts"].values() if h})
-        reasons = sorted({x for x in s["dump_reasons"].values() if x})
+        hosts = s["hosts"]
+        reasons = sorted({x for x in s["dump_reasons"] if x})
         print(f"\n== {_comm_label(e)}: {len(s['ranks_found'])}/{s['nranks']} ranks"
-              + (f", missing {s['missing']}" if s["missing"] else "")
-              + (f" on {', '.join(hosts)}" if hosts else "") + (f"; dumps at {', '.join(reasons)}" if reasons else "")
-              + (f"; stall watch fired on {s['stalled']}" if s["stalled"] else ""), file=out)
+              + (f", missing {ranges(s['missing'])}" if s["missing"] else "")
+              + (f" on {', '.join(hosts[:4])}" + (f" and {len(hosts) - 4} more hosts" if len(hosts) > 4 else "")
+                 if hosts else "")
+              + (f"; dumps at {', '.join(reasons)}" if reasons else "")
+              + (f"; stall watch fired on {rank_list(s['stalled'])}" if s["stalled"] else ""), file=out)
         for f in e["findings"]:
             print(f"  {f['kind']:9s} {f['text']}", file=out)
-        st = e["straggler"]
-        if st and not st["is_straggler"]:
-            lead = st["median_lead_over_others_ns"] / 1e6
-            print(f"  arrivals  no straggler: last to arrive most often rank {st['rank']} ({st['last_count']}/{st['ops']} "
-                  f"collectives), median {abs(lead):.2f} ms {'after' if lead >= 0 else 'before'} the latest other rank "
-                  f"({'host clock' if st['method'] == 'host_clock' else 'kernel durations'})", file=out)
+        for st in (e["straggler"], e["p2p_straggler"]):
+            if st and not st["is_straggler"]:
+                lead = st["median_lead_over_others_ns"] / 1e6
+                what = "collectives" if st["kind"] == "coll" else "point-to-point transfers"
+                print(f"  arrivals  no straggler in {what}: last to arrive most often rank {st['rank']} "
+                      f"({st['last_count']}/{st['ops']}), median {abs(lead):.2f} ms "
+                      f"{'after' if lead >= 0 else 'before'} the next-latest rank "
+                      f"({stragglers.METHOD_TEXT[st['method']]})", file=out)
         print(f"  {'function':16s} {'ops/rank':>9s} {'bytes/rank':>14s} {'busbw GB/s':>11s}  last seq per rank", file=out)
         for f in s["functions"]:
             bw = f"{f['busbw_gbps']:.2f}" if f["busbw_gbps"] else "-"
-            seqs = " ".join(f"{r}:{q}" for r, q in f["last_seq"].items())
             print(f"  {f['kind'] + ' ' + f['func']:16s} {_fmt_span(f['ops_per_rank']):>9s} "
-                  f"{_fmt_span(f['bytes_per_rank']):>14s} {bw:>11s}  {seqs}", file=out)
+                  f"{_fmt_span(f['bytes_per_rank']):>14s} {bw:>11s}  {_seq_text(f['last_seq'])}", file=out)
         print(f"  dropped events: {s['dropped'] if s['dropped'] else 'none'}"
-              + (f"; flight recorder overwritten: {s['flight_recorder_overwritten']}"
+              + (f"; flight recorder overwritten on {rank_list(s['flight_recorder_overwritten'])}"
                  if s["flight_recorder_overwritten"] else ""), file=out)
 
 
-def to_json(report):
-    return {"schema": REPORT_SCHEMA, "status": "healthy" if all(e["status"] == "healthy" for e in report) else "problem",
-            "verdict": job_verdict(report), "communicators": report}
+def _public(v):
+    """A JSON-ready copy without the internal '_' keys (ranks, blamed keys)."""
+    if isinstance(v, dict):
+        return {k: _public(x) for k, x in v.items() if not (isinstance(k, str) and k.startswith("_"))}
+    if isinstance(v, (list, tuple)):
+        return [_public(x) for x in v]
+    return v
 
+
+def to_json(result):
+    entries = result["entries"]
+    ok = all(e["status"] == "healthy" for e in entries)
+    return {"schema": REPORT_SCHEMA, "status": "healthy" if ok else "problem", "verdict": job_verdict(result),
+            "culprits": _public(result["culprits"]), "victims": result["victims"],
+            "communicators": _public(entries)}

@@ -1,4 +1,5 @@
-"""The shape of an ncclscope.comm.v1 dump (src/exporters/dump/comm_dump.cc writes it), checked on load.
+"""The shape of an ncclscope dump (src/exporters/dump/comm_dump.cc writes it; docs/dump-format.md), checked on
+load: a v1 document, a v2 summary member or a v2 flight-recorder member.
 
 check() verifies the type of every field the writer writes, wherever it is present, and that the fields the
 analysis needs are there, so the rest of the package can index dumps without checking again. A field the
@@ -7,6 +8,7 @@ field and what was wrong: "flight_recorder.completed[12].seq: expected integer, 
 """
 
 SCHEMA = "ncclscope.comm.v1"
+SCHEMA_V2 = "ncclscope.comm.v2"
 MAX_RANKS = 1 << 20  # far above any real communicator; bounds the per-rank tables the analysis builds
 
 
@@ -33,6 +35,7 @@ STR = ("string", _is_str)
 BOOL = ("boolean", lambda v: type(v) is bool)
 NUM = ("number", lambda v: type(v) in (int, float))
 STR_OR_NULL = ("string or null", lambda v: v is None or _is_str(v))
+INT_OR_NULL = ("integer or null", lambda v: v is None or _is_int(v))
 
 
 def obj(fields, required=()):
@@ -65,14 +68,17 @@ AGGREGATE = obj({
 }, required=("kind", "func", "count", "bus_bytes", "latency_count", "latency_sum_ns"))
 FLIGHT_RECORDER = obj({"depth": _I, "overwritten": _I, "completed": array(RECORD), "in_flight": array(RECORD)},
                       required=("completed", "in_flight"))
-DUMP = obj({
+_COMMON = {
     "schema": STR, "comm_hash": STR, "comm_name": STR_OR_NULL, "rank": _I, "nranks": _I, "nnodes": _I, "pid": _I,
     "abi": STR, "finalized": BOOL, "stalled": BOOL, "created_realtime_ns": _I, "snapshot_monotonic_ns": _I,
     "arrivals": _I, "memory_bytes": _I, "in_flight_count": _I, "oldest_in_flight_age_ns": _I,
-    "gpu_to_host_offset_ns": _I, "ops": array(OP), "aggregates": array(AGGREGATE),
-    "flight_recorder": FLIGHT_RECORDER, "dropped": int_map(), "events": int_map(), "host": STR, "job_id": STR,
-    "reason": STR,
-}, required=("schema", "comm_hash", "rank", "nranks", "ops", "flight_recorder"))
+    "gpu_to_host_offset_ns": _I, "ops": array(OP), "aggregates": array(AGGREGATE), "dropped": int_map(),
+    "events": int_map(), "host": STR, "job_id": STR, "reason": STR,
+}
+
+
+DUMP = obj(dict(_COMMON, flight_recorder=FLIGHT_RECORDER),
+           required=("schema", "comm_hash", "rank", "nranks", "ops", "flight_recorder"))
 
 
 def json_type(v):
@@ -117,19 +123,61 @@ def validate(v, spec, where=""):
         raise SchemaError(f"{where}: expected {kind}, got {json_type(v)}")
 
 
-def check(d):
-    """Raises SchemaError unless d is a well-formed ncclscope.comm.v1 dump."""
+def column(item):
+    return ("array", item)
+
+
+RECENT = obj({"arrival": column(_I), "kind": column(STR), "func": column(STR), "seq": column(_I),
+              "peer": column(_I), "bytes": column(_I), "start_ns": column(_I), "kernel_start_host_ns": column(_I),
+              "duration_ns": column(_I), "timing": column(STR)},
+             required=("arrival", "kind", "func", "seq", "peer", "start_ns", "duration_ns", "timing"))
+NET_ERROR = obj({"comm_hash": STR_OR_NULL, "nic": STR, "kind": STR, "text": STR, "peer": STR_OR_NULL,
+                 "peer_global_rank": INT_OR_NULL, "peer_pid": INT_OR_NULL, "peer_host": STR_OR_NULL,
+                 "monotonic_ns": _I}, required=("kind", "text"))
+SUMMARY = obj(dict(_COMMON, **{
+    "part": STR,
+    "identity": obj({"global_rank": INT_OR_NULL, "local_rank": INT_OR_NULL, "world_size": INT_OR_NULL,
+                     "gpu_uuid": STR_OR_NULL, "nccl_version": STR_OR_NULL}),
+    "clock": obj({"mono_before_ns": _I, "realtime_ns": _I, "mono_after_ns": _I, "esterror_ns": _I,
+                  "maxerror_ns": _I, "synced": BOOL}),
+    "p2p": array(obj({"peer": _I, "func": STR, "last_seq": _I}, required=("peer", "func", "last_seq"))),
+    "recent": RECENT, "in_flight": array(RECORD), "net_errors": array(NET_ERROR),
+    "flight_recorder": obj({"depth": _I, "overwritten": _I, "completed": _I}),
+}), required=("schema", "part", "comm_hash", "rank", "nranks", "ops", "in_flight", "recent"))
+FR_MEMBER = obj({"schema": STR, "part": STR, "completed": array(RECORD)}, required=("completed",))
+
+
+def _check_schema(d, want):
     if type(d) is not dict:
         raise SchemaError(f"not an ncclscope dump (a JSON {json_type(d)}, expected an object)")
-    if d.get("schema") != SCHEMA:
+    if d.get("schema") not in want:
         got = d.get("schema")
         what = repr(got[:40]) if _is_str(got) else "missing" if "schema" not in d else f"a JSON {json_type(got)}"
-        raise SchemaError(f"not an ncclscope dump (schema {what}, expected {SCHEMA!r})")
-    validate(d, DUMP)
+        raise SchemaError(f"not an ncclscope dump (schema {what}, expected {' or '.join(map(repr, want))})")
+
+
+def check(d):
+    """Raises SchemaError unless d is a well-formed v1 dump or v2 summary member."""
+    _check_schema(d, (SCHEMA, SCHEMA_V2))
+    v2 = d["schema"] == SCHEMA_V2
+    if v2 and d.get("part") != "summary":
+        raise SchemaError(f"part: expected 'summary', got {d.get('part')!r:.40}")
+    validate(d, SUMMARY if v2 else DUMP)
     if not 1 <= d["nranks"] <= MAX_RANKS:
         raise SchemaError(f"nranks: {d['nranks']} outside 1..{MAX_RANKS}")
     if not 0 <= d["rank"] < d["nranks"]:
         raise SchemaError(f"rank: {d['rank']} outside 0..{d['nranks'] - 1}")
+    if v2:
+        lengths = {k: len(v) for k, v in d["recent"].items()}
+        if len(set(lengths.values())) > 1:
+            raise SchemaError(f"recent: columns of different lengths {lengths}")
+        return
     for i, rec in enumerate(d["flight_recorder"]["completed"]):
         if "timing_source" in rec and "duration_ns" not in rec:  # a timed operation has its duration
             raise SchemaError(f"flight_recorder.completed[{i}].duration_ns: missing (timing_source is set)")
+
+
+def check_flight_recorder(d):
+    """Raises SchemaError unless d is a well-formed v2 flight-recorder member."""
+    _check_schema(d, (SCHEMA_V2,))
+    validate(d, FR_MEMBER)

@@ -1,13 +1,16 @@
-"""The rank that arrives last at collectives, from completed collectives present on every rank.
+"""The rank that arrives last, from the newest completed operations of every rank (the summary's `recent`).
 
-Matched by (function, seq) within one communicator. Two ways to tell who arrived last:
-- host clock: when every rank's dump names the same host, their operation start times (CLOCK_MONOTONIC,
-  the Coll event's start, i.e. when the rank enqueued it) are on one clock and compared directly.
-- durations: across hosts the dumps hold no (realtime, monotonic) pair taken at one instant, so clocks are
-  never compared; instead, a late rank makes every other rank's kernel wait for it, so it has the shortest
-  GPU (or proxy) duration, and each rank's lateness is the longest duration minus its own.
-A straggler is the rank that is last in most collectives and late by at least a millisecond and a tenth of an
-operation's duration compared with the next-latest rank.
+Operations are matched within one communicator: a collective by (function, seq) on every rank, a
+point-to-point operation by its pair (rank A's Send to B #k with rank B's Recv from A #k). Who arrived last:
+- host clock: every rank on one host with one clock (their realtime-minus-monotonic offsets agree within
+  SAME_CLOCK_NS): start times (CLOCK_MONOTONIC, when the rank enqueued the operation) compared directly.
+- durations (across hosts): a late rank makes its partners' kernels wait for it, so it has the shortest GPU (or
+  proxy) duration; each rank's lateness is the longest duration of the match minus its own. No clock is compared.
+- realtime (across hosts, when the operations carry no GPU or proxy duration): start times mapped to realtime
+  through each dump's clock sample; a rank is named only when it is late by more than the clocks' combined
+  error (each kernel's estimated error plus half the sample's width), since less could be the clocks.
+A straggler is the rank that is last in most of its matches and late by at least a millisecond and a tenth of
+an operation's duration compared with the next-latest rank of the match (median over matches).
 """
 import statistics
 
@@ -15,73 +18,126 @@ MIN_OPS = 3
 MIN_SHARE = 0.6
 MIN_LATE_NS = 1_000_000
 MIN_LATE_FRACTION = 0.1
+SAME_CLOCK_NS = 1_000_000
+TIMED = ("gpu", "proxy")
 
 
-def _common_collectives(ranks):
-    """[{rank: record}] for every completed collective that every rank recorded."""
-    ops = {}
-    for r, d in ranks.items():
-        for rec in d["flight_recorder"]["completed"]:
-            if rec["kind"] == "coll":
-                ops.setdefault((rec["func"], rec["seq"]), {})[r] = rec
-    return [recs for _, recs in sorted(ops.items()) if len(recs) == len(ranks)]
+def _clock_offset(d):
+    """(realtime - monotonic, error) in ns from the dump's clock sample, or None."""
+    c = d.get("clock")
+    if not c or not c.get("synced", True):
+        return None
+    width = max(0, c["mono_after_ns"] - c["mono_before_ns"])
+    return c["realtime_ns"] - (c["mono_before_ns"] + c["mono_after_ns"]) // 2, c.get("esterror_ns", 0) + width // 2
 
 
-def _one_host(ranks):
+def _one_clock(ranks):
     hosts = {d.get("host") for d in ranks.values()}
-    return len(hosts) == 1 and None not in hosts and "" not in hosts
+    if len(hosts) != 1 or None in hosts or "" in hosts:
+        return False
+    offsets = [o[0] for o in map(_clock_offset, ranks.values()) if o]
+    return not offsets or max(offsets) - min(offsets) <= SAME_CLOCK_NS
 
 
-def _arrivals(common, ranks):
-    """(method, [{rank: arrival time or -lateness in ns, larger is later}], [operation length in ns])."""
-    if _one_host(ranks) and all(rec.get("start_ns") for recs in common for rec in recs.values()):
-        lengths = [max(rec.get("end_ns", 0) or 0 for rec in recs.values()) - min(rec["start_ns"] for rec in recs.values())
-                   for recs in common]
-        return "host_clock", [{r: rec["start_ns"] for r, rec in recs.items()} for recs in common], lengths
-    timed = [recs for recs in common if all(rec.get("timing_source") in ("gpu", "proxy") for rec in recs.values())]
-    if len(timed) < MIN_OPS:
-        return None, [], []
-    return ("durations", [{r: -rec["duration_ns"] for r, rec in recs.items()} for recs in timed],
-            [max(rec["duration_ns"] for rec in recs.values()) for recs in timed])
+def _matches(ranks, kind):
+    """[{rank: index into that rank's recent columns}] of every complete match of `kind` operations."""
+    groups = {}
+    for r, d in ranks.items():
+        rec = d["recent"]
+        for i, (k, func, seq, peer) in enumerate(zip(rec["kind"], rec["func"], rec["seq"], rec["peer"])):
+            if k != kind:
+                continue
+            if kind == "coll":
+                key = (func, seq)
+            elif func == "Send":
+                key = (r, peer, seq)
+            elif func == "Recv":
+                key = (peer, r, seq)
+            else:
+                continue
+            groups.setdefault(key, {})[r] = i
+    want = len(ranks) if kind == "coll" else 2
+    return [g for _, g in sorted(groups.items()) if len(g) == want]
 
 
-def diagnose(ranks):
+def _arrivals(ranks, matches):
+    """(method, [{rank: arrival in ns, larger is later}], [operation length in ns], clock error per rank)."""
+    rec = {r: d["recent"] for r, d in ranks.items()}
+    if _one_clock(ranks) and all(rec[r]["start_ns"][i] for g in matches for r, i in g.items()):
+        lengths = [max(rec[r]["start_ns"][i] + rec[r]["duration_ns"][i] for r, i in g.items())
+                   - min(rec[r]["start_ns"][i] for r, i in g.items()) for g in matches]
+        return "host_clock", [{r: rec[r]["start_ns"][i] for r, i in g.items()} for g in matches], lengths, {}
+    timed = [g for g in matches if all(rec[r]["timing"][i] in TIMED for r, i in g.items())]
+    if len(timed) >= MIN_OPS:
+        return ("durations", [{r: -rec[r]["duration_ns"][i] for r, i in g.items()} for g in timed],
+                [max(rec[r]["duration_ns"][i] for r, i in g.items()) for g in timed], {})
+    clocks = {r: _clock_offset(d) for r, d in ranks.items()}
+    if all(clocks.values()):
+        started = [g for g in matches if all(rec[r]["start_ns"][i] for r, i in g.items())]
+        starts = [{r: rec[r]["start_ns"][i] + clocks[r][0] for r, i in g.items()} for g in started]
+        lengths = [max(rec[r]["duration_ns"][i] for r, i in g.items()) for g in started]
+        return "realtime", starts, lengths, {r: c[1] for r, c in clocks.items()}
+    return None, [], [], {}
+
+
+def diagnose(ranks, kind="coll"):
     """A dict with the latest-arriving rank and the figures (is_straggler tells the verdict), or None when
-    there are too few collectives common to every rank."""
+    there are too few matched operations."""
     if len(ranks) < 2:
         return None
-    method, arrivals, lengths = _arrivals(_common_collectives(ranks), ranks)
+    method, arrivals, lengths, clock_err = _arrivals(ranks, _matches(ranks, kind))
     if len(arrivals) < MIN_OPS:
         return None
     last_count = {r: 0 for r in ranks}
-    lateness = {r: [] for r in ranks}   # after the first rank to arrive
+    matched = {r: 0 for r in ranks}
+    lateness = {r: [] for r in ranks}   # after the first rank of the match to arrive
     lead = {r: [] for r in ranks}       # after the latest of the other ranks (negative: not last)
     for a in arrivals:
         first = min(a.values())
-        last_count[max(a, key=a.get)] += 1
+        order = sorted(a, key=a.get)
+        last, runner_up = order[-1], order[-2]
+        last_count[last] += 1
         for r, t in a.items():
+            matched[r] += 1
             lateness[r].append(t - first)
-            lead[r].append(t - max(v for q, v in a.items() if q != r))
-    rank = max(last_count, key=lambda r: (last_count[r], statistics.median(lateness[r])))
-    share = last_count[rank] / len(arrivals)
+            lead[r].append(t - (a[runner_up] if r == last else a[last]))
+    seen = [r for r in ranks if matched[r]]
+    rank = max(seen, key=lambda r: (last_count[r] / matched[r], statistics.median(lateness[r])))
+    share = last_count[rank] / matched[rank]
     late_ns = statistics.median(lateness[rank])
     lead_ns = statistics.median(lead[rank])
     op_ns = statistics.median(lengths) if lengths else 0
+    needed = max(MIN_LATE_NS, MIN_LATE_FRACTION * op_ns)
+    error_ns = 0
+    if clock_err:  # the straggler's clock and the next-latest rank's could each be off by their error
+        error_ns = clock_err[rank] + max(v for r, v in clock_err.items() if r != rank)
+        needed = max(needed, error_ns)
+    per_rank = {r: statistics.median(v) for r, v in sorted(lateness.items()) if v}
     return {
-        "method": method, "rank": rank, "ops": len(arrivals), "last_count": last_count[rank], "share": share,
-        "median_lateness_ns": late_ns, "median_lead_over_others_ns": lead_ns, "median_op_ns": op_ns,
-        "median_lateness_per_rank_ns": {r: statistics.median(v) for r, v in sorted(lateness.items())},
-        "is_straggler": share >= MIN_SHARE and lead_ns >= max(MIN_LATE_NS, MIN_LATE_FRACTION * op_ns),
+        "kind": kind, "method": method, "rank": rank, "ops": matched[rank], "last_count": last_count[rank],
+        "share": share, "median_lateness_ns": late_ns, "median_lead_over_others_ns": lead_ns, "median_op_ns": op_ns,
+        "clock_error_ns": error_ns, "median_lateness_per_rank_ns": per_rank,
+        "is_straggler": share >= MIN_SHARE and lead_ns >= needed,
     }
 
 
+METHOD_TEXT = {"host_clock": "host clock, one host", "durations": "kernel durations",
+               "realtime": "realtime clocks across hosts"}
+
+
+def _per_rank_text(per_rank, limit=8):
+    top = sorted(per_rank.items(), key=lambda kv: -kv[1])[:limit]
+    more = f" (the {len(per_rank) - limit} others less)" if len(per_rank) > limit else ""
+    return ", ".join(f"{r}: {v / 1e6:.2f}" for r, v in sorted(top)) + more
+
+
 def finding(s):
-    method = "host clock, one host" if s["method"] == "host_clock" else "kernel durations"
-    per_rank = ", ".join(f"{r}: {v / 1e6:.2f}" for r, v in s["median_lateness_per_rank_ns"].items())
+    what = "collectives" if s["kind"] == "coll" else "point-to-point transfers (matched by peer and #)"
+    err = f", clocks' combined error {s['clock_error_ns'] / 1e6:.2f} ms" if s["clock_error_ns"] else ""
     return {
-        "kind": "straggler", "ranks": [s["rank"]],
-        "headline": f"rank {s['rank']} arrives last in {s['last_count']}/{s['ops']} collectives, median "
-                    f"{s['median_lateness_ns'] / 1e6:.2f} ms after the first rank ({method})",
-        "text": f"rank {s['rank']} arrives last in {s['last_count']} of {s['ops']} collectives common to every "
-                f"rank; median ms after the first rank to arrive, per rank: {per_rank}; operations take "
-                f"{s['median_op_ns'] / 1e6:.2f} ms (median, {method})"}
+        "kind": "straggler", "ranks": [s["rank"]], "p2p": s["kind"] == "p2p", "waiting": [],
+        "headline": f"rank {s['rank']} arrives last in {s['last_count']}/{s['ops']} {what}, median "
+                    f"{s['median_lateness_ns'] / 1e6:.2f} ms after the first ({METHOD_TEXT[s['method']]})",
+        "text": f"rank {s['rank']} arrives last in {s['last_count']} of its {s['ops']} matched {what}; median ms "
+                f"after the first to arrive, latest ranks: {_per_rank_text(s['median_lateness_per_rank_ns'])}; "
+                f"operations take {s['median_op_ns'] / 1e6:.2f} ms (median, {METHOD_TEXT[s['method']]}{err})"}
