@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # ncclscope-analyze against the dumps of real rank processes (ncclscope-sim through the built plugin): it must
-# call a healthy job healthy (exit 0, right summary), name the hung rank and the operation (from the stall
-# dumps alone, where the hung rank wrote nothing, and after SIGUSR2 made every live rank dump), the rank behind
-# in a point-to-point chain, the killed rank and the straggler (exit 1), write a loadable merged trace, and
-# reject a corrupt dump naming the file (exit 2).
+# call a healthy job healthy (exit 0, right summary) and, for every fault kind, name exactly the faulty rank,
+# communicator and sequence number as the one culprit (check_culprits.py on --json): a collective hang (from
+# the stall dumps alone, where the hung rank wrote nothing, and after SIGUSR2 made every live rank dump), a
+# point-to-point hang, a killed rank (dead, told by the survivors' network errors), a collective and a
+# point-to-point straggler, a mismatched collective, and a hang in a tensor-parallel group that data-parallel
+# ranks wait on (a chain across communicators). It must also write a loadable merged trace and reject a
+# corrupt dump naming the file (exit 2).
 set -uo pipefail
 sim=${1:?usage: analyze_test.sh SIM LIB_DIR ANALYZE}
 lib=${2:?usage: analyze_test.sh SIM LIB_DIR ANALYZE}
@@ -27,7 +30,7 @@ hung_job() {  # hung_job NAME DUMPS SIM_ARGS...: a hanging job; once DUMPS stall
   NCCLSCOPE_DUMP_DIR="$work/$name" "$sim" "$@" >"$work/$name.sim.log" 2>&1 &
   local pid=$! n=0
   for _ in $(seq 100); do
-    n=$(find "$work/$name" -name 'ncclscope-comm-*.json' | wc -l)
+    n=$(find "$work/$name" -name 'ncclscope-comm-*' | wc -l)
     [ "$n" -ge "$want" ] && break
     sleep 0.1
   done
@@ -36,6 +39,12 @@ hung_job() {  # hung_job NAME DUMPS SIM_ARGS...: a hanging job; once DUMPS stall
   for p in $(ps -o pid= --ppid "$pid"); do kill -USR2 "$p"; done
   wait "$pid"  # the sim ends the job at its --timeout; dumps are renamed into place whole
   [ "$n" -ge "$want" ] || { echo "FAIL: $name: only $n stall dumps"; fail=1; }
+}
+culprit() {  # culprit NAME KIND COMM_NAME RANK SEQ [--global-rank G]: exactly that one root cause in --json
+  local name=$1
+  shift
+  python3 "$analyze" --json "$work/$name" >"$work/$name.json" 2>"$work/$name.json.err"
+  python3 "$here/check_culprits.py" "$work/$name.json" "$@" || { echo "FAIL: $name: culprits"; fail=1; }
 }
 expect() {  # expect NAME STATUS PATTERN...: run the analyzer on NAME's dumps; every PATTERN must match a line
   local name=$1 want=$2
@@ -55,34 +64,55 @@ expect() {  # expect NAME STATUS PATTERN...: run the analyzer on NAME's dumps; e
 # 5 sizes (64K..1M) x (2 warm-up + 3 iterations) = 25 operations per function and rank; 2,031,616 B x 5.
 job healthy --ranks 4 --comms 2 --ops allreduce,allgather --sizes 64K:1M --iters 3
 expect healthy 0 "^healthy: 2 communicator" "sim-world\): healthy, 4/4 ranks" "sim-split-1\): healthy, 4/4 ranks" \
-  "coll AllReduce +25 +10158080 .* 0:24 1:24 2:24 3:24" "coll AllGather +25 +10158080 " "dropped events: none"
+  "coll AllReduce +25 +10158080 .* 0-3:24" "coll AllGather +25 +10158080 " "dropped events: none"
 
 hung_job hang 3 --ranks 4 --ops allreduce --sizes 64K:64K --iters 10 --hang 2@3 --timeout 8 --expect-hang
-expect hang-stall 1 "HANG: rank 2 wrote no dump while ranks 0, 1, 3 wait in AllReduce seq 3" \
-  "^PROBLEM: hang in comm .*: rank 2$" "in_flight rank 0 on .*: AllReduce seq 3 .*stall watch fired"
-expect hang 1 "HANG: rank 2 never issued AllReduce seq 3, which ranks 0, 1, 3 are waiting in" "last AllReduce issued: rank 2: seq 2"
+expect hang-stall 1 "HANG: rank 2 wrote no dump while ranks 0,1,3 wait in AllReduce seq 3" \
+  "^PROBLEM: hang or death \(no dump\) at rank 2 of comm" "in_flight rank 0 on .*: AllReduce seq 3 .*stall watch fired"
+culprit hang-stall hang sim-world 2 3
+expect hang 1 "HANG: rank 2 never issued AllReduce seq 3, which ranks 0,1,3 are waiting in" "last AllReduce issued: rank 2: seq 2" \
+  "culprit  hang: global rank 2, pid [0-9]+ on .*Next: see where the process stopped"
+culprit hang hang sim-world 2 3 --global-rank 2
 
 hung_job p2p 3 --ranks 4 --ops sendrecv --sizes 64K:64K --iters 10 --hang 2@3 --timeout 8 --expect-hang
-expect p2p 1 "HANG: rank 2 never posted the operation\(s\) matching rank 1's Send to 2 #4, rank 3's Recv from 2 #4" \
-  "^PROBLEM: hang in comm .*: rank 2$"
+expect p2p 1 "HANG: rank 2 never posted the operation\(s\) matching rank 1's Send to 2 #4, rank 3's Recv from 2 #4"
+culprit p2p hang sim-world 2 4
 
 job kill --ranks 4 --ops allreduce --sizes 64K:64K --iters 10 --kill 1@3 --timeout 30
-expect kill 1 "HANG: rank 1 wrote no dump while ranks 0, 2, 3 wait in AllReduce seq 3" "^PROBLEM: hang in comm .*: rank 1$"
+expect kill 1 "DEAD: rank 1 died \(no dump; .* lost the connection to .*global rank 1" "killed or crashed, not hung"
+culprit kill dead sim-world 1 3 --global-rank 1
 
 job straggle --ranks 4 --ops allreduce --sizes 256K:256K --iters 12 --straggle 3:30
-expect straggle 1 "STRAGGLER: rank 3 arrives last in 1[2-4]/1[34] collectives, median [0-9.]+ ms after the first rank"
+expect straggle 1 "STRAGGLER: rank 3 arrives last in 1[2-4]/1[34] collectives, median [0-9.]+ ms after the first"
+culprit straggle straggler sim-world 3 -
+
+job p2p-straggle --ranks 4 --ops sendrecv --sizes 256K:256K --iters 12 --straggle 3:30
+expect p2p-straggle 1 "STRAGGLER: rank 3 arrives last in [0-9]+/[0-9]+ point-to-point transfers"
+culprit p2p-straggle straggler sim-world 3 -
+
+hung_job mismatch 4 --ranks 4 --ops allreduce --sizes 64K:64K --iters 10 --mismatch 2@3 --timeout 8 --expect-hang
+expect mismatch 1 "MISMATCH: rank 2 issued AllGather seq 0 as operation #3 of the communicator, where ranks 0,1,3 issued AllReduce seq 3"
+culprit mismatch mismatch sim-world 2 0
+
+# Tensor-parallel groups {0,1} {2,3}, data-parallel groups {0,2} {1,3}; global rank 1 stops before its TP
+# AllReduce seq 3: rank 0 waits in TP, rank 2 in DP on rank 0, rank 3 in DP on rank 1. One culprit: global rank 1.
+hung_job chain 3 --ranks 4 --layout tp=2 --ops allreduce --sizes 64K:64K --iters 10 --hang 1@3 --timeout 8 --expect-hang
+culprit chain-stall hang sim-tp-0 1 3 --global-rank 1
+culprit chain hang sim-tp-0 1 3 --global-rank 1
+expect chain 1 "itself waiting elsewhere: the chain ends at global rank 1"
 
 # The dumps real NCCL 2.28.9 left in the golden abort scenario (rank 0 waits in a second all-reduce that
 # rank 1 never issued; recorded on an H100, tests/data/golden/README.md).
 mkdir -p "$work/real_abort" && cp "$here"/../data/golden/nccl-2.28.9/abort/dumps/*.json "$work/real_abort/"
 expect real_abort 1 "HANG: rank 1 never issued AllReduce seq 1, which rank 0 is waiting in" "network steps 0/16"
+culprit real_abort hang "" 1 1
 
 python3 "$analyze" --json "$work/healthy" >"$work/healthy.json"
 rc=$?
 python3 - "$work/healthy.json" <<'PY' || { echo "FAIL: --json (exit $rc)"; fail=1; }
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["schema"] == "ncclscope.analyze.v1" and r["status"] == "healthy", r["verdict"]
+assert r["schema"] == "ncclscope.analyze.v2" and r["status"] == "healthy" and r["culprits"] == [], r["verdict"]
 assert len(r["communicators"]) == 2 and all(c["summary"]["ranks_found"] == [0, 1, 2, 3] for c in r["communicators"])
 print("--- json:", r["verdict"])
 PY

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Checks an `ncclscope-analyze --json` report names exactly one root cause, the expected one, and nothing
+else as a culprit:
+
+  check_culprits.py REPORT.json KIND COMM_NAME RANK SEQ [--global-rank G]
+
+KIND: hang, dead, mismatch, straggler ('hang' accepts the analyzer's behind/missing kinds); SEQ '-' skips the
+sequence check (stragglers). Exit 1 with the report's culprits printed when anything differs.
+"""
+import argparse
+import json
+import sys
+
+KINDS = {"hang": ("behind", "missing"), "dead": ("dead",), "mismatch": ("mismatch",), "straggler": ("straggler",)}
+
+ap = argparse.ArgumentParser()
+ap.add_argument("report")
+ap.add_argument("kind", choices=sorted(KINDS))
+ap.add_argument("comm_name")
+ap.add_argument("rank", type=int)
+ap.add_argument("seq")
+ap.add_argument("--global-rank", type=int)
+a = ap.parse_args()
+r = json.load(open(a.report))
+culprits = r["culprits"]
+problems = []
+if r["status"] != "problem":
+    problems.append(f"status {r['status']}, expected problem")
+if len(culprits) != 1:
+    problems.append(f"{len(culprits)} culprits, expected exactly 1")
+else:
+    c = culprits[0]
+    w = c["where"][0]
+    if c["kind"] not in KINDS[a.kind]:
+        problems.append(f"kind {c['kind']}, expected {a.kind}")
+    if (w["comm_name"] or "", w["rank"]) != (a.comm_name, a.rank):
+        problems.append(f"blamed rank {w['rank']} of {w['comm_name']}, expected rank {a.rank} of {a.comm_name}")
+    if a.seq != "-" and w["seq"] != int(a.seq):
+        problems.append(f"seq {w['seq']}, expected {a.seq}")
+    if a.global_rank is not None and c["global_rank"] != a.global_rank:
+        problems.append(f"global rank {c['global_rank']}, expected {a.global_rank}")
+    if not c.get("next_step"):
+        problems.append("no next step")
+    for comm in r["communicators"]:  # a victim is never listed as a culprit of its communicator
+        extra = [x for x in comm["culprits"] if (comm["summary"]["comm_name"], x) != (w["comm_name"], w["rank"])
+                 and not any((p["comm_name"], p["rank"]) == (comm["summary"]["comm_name"], x) for p in c["where"])]
+        if extra:
+            problems.append(f"{comm['summary']['comm_name']} also blames ranks {extra}")
+if problems:
+    print("FAIL: " + "; ".join(problems))
+    print(json.dumps(culprits, indent=1))
+    sys.exit(1)
+print(f"culprit ok: {culprits[0]['line'][:160]}")
