@@ -2,7 +2,8 @@
 """Property-based fuzz of ncclscope-analyze (hypothesis): whatever the dumps hold, main() ends with exit
 status 0, 1 or 2 (2 with a one-line message naming the file), never another exception.
 
-Inputs: four jobs (the real NCCL 2.28.9 collective hang of tests/data/golden, and made from it the same job
+Inputs, as v1 dumps (one JSON document) or v2 dumps (gzip: a summary member, then a flight-recorder member;
+the compressed bytes sometimes cut short): four jobs (the real NCCL 2.28.9 collective hang of tests/data/golden, and made from it the same job
 healthy, a point-to-point hang and a straggler) whose dumps get fields replaced by other values of the same
 type or by JSON values of any type, deleted, or nested 900 to 50,000 deep, their text truncated or spliced
 with invalid UTF-8; and random JSON. Each case writes one to three dumps into a directory and calls the
@@ -11,6 +12,7 @@ analyzer in process. Derandomized: the same cases every run.
   python3 analyze_fuzz_test.py TOOLS_ANALYZE_DIR [CASES]   (default 10,000 cases)
 """
 import copy
+import gzip
 import io
 import json
 import os
@@ -122,12 +124,48 @@ def mutated(draw, d):
 
 
 @st.composite
-def random_dump(draw):
+def random_dump(draw, v2=False):
     """Random JSON, half the time an object carrying the dump schema (so that it gets past the first check)."""
     v = draw(json_values)
     if isinstance(v, dict) and draw(st.booleans()):
-        v["schema"] = "ncclscope.comm.v1"
+        v["schema"] = "ncclscope.comm.v2" if v2 else "ncclscope.comm.v1"
+        if v2:
+            v["part"] = "summary"
     return json.dumps(v).encode("utf-8")
+
+
+def v2_summary(d):
+    """A v1 dump's content in the v2 summary's shape (docs/dump-format.md)."""
+    s = {k: v for k, v in d.items() if k != "flight_recorder"}
+    fr = d["flight_recorder"]
+    cols = {k: [] for k in ("arrival", "kind", "func", "seq", "peer", "bytes", "start_ns", "kernel_start_host_ns",
+                            "duration_ns", "timing")}
+    for r in fr["completed"]:
+        for k, v in (("arrival", r.get("arrival", 0)), ("kind", r["kind"]), ("func", r["func"]), ("seq", r["seq"]),
+                     ("peer", r.get("peer", r.get("root", -1))), ("bytes", r.get("bytes", 0)),
+                     ("start_ns", r.get("start_ns", 0)), ("kernel_start_host_ns", r.get("kernel_start_host_ns", 0)),
+                     ("duration_ns", r.get("duration_ns", 0)), ("timing", r.get("timing_source", "cpu"))):
+            cols[k].append(v)
+    s.update(schema="ncclscope.comm.v2", part="summary", identity={"global_rank": d["rank"], "world_size": 2},
+             clock={"mono_before_ns": 1, "realtime_ns": 10**18, "mono_after_ns": 2, "esterror_ns": 1000,
+                    "maxerror_ns": 2000, "synced": True}, in_flight=fr["in_flight"], recent=cols, net_errors=[],
+             p2p=[{"peer": r["peer"], "func": r["func"], "last_seq": r["seq"]} for r in fr["completed"] + fr["in_flight"]
+                  if r["kind"] == "p2p"],
+             flight_recorder={"depth": fr.get("depth", 0), "overwritten": fr.get("overwritten", 0),
+                              "completed": len(fr["completed"])})
+    return s, {"schema": "ncclscope.comm.v2", "part": "flight_recorder", "completed": fr["completed"]}
+
+
+@st.composite
+def v2_file(draw, seed, source):
+    summary, fr = v2_summary(seed)
+    head = (json.dumps(summary).encode() if source == "golden" else draw(mutated(summary)) if source == "mutated"
+            else draw(random_dump(v2=True)))
+    tail = json.dumps(fr).encode() if draw(st.booleans()) else draw(mutated(fr))
+    raw = gzip.compress(head + b"\n") + gzip.compress(tail + b"\n")
+    if draw(st.sampled_from([False] * 7 + [True])):
+        raw = raw[:draw(st.integers(0, len(raw)))]
+    return raw
 
 
 @st.composite
@@ -139,8 +177,11 @@ def cases(draw):
     for rank in range(draw(st.integers(1, 3))):
         source = draw(st.sampled_from(["golden"] * 3 + ["mutated"] * 6 + ["random"]))
         seed = copy.deepcopy(job[rank % 2])
-        files.append(json.dumps(seed).encode() if source == "golden" else draw(mutated(seed)) if source == "mutated"
-                     else draw(random_dump()))
+        if draw(st.booleans()):
+            files.append(("json.gz", draw(v2_file(seed, source))))
+            continue
+        files.append(("json", json.dumps(seed).encode() if source == "golden" else draw(mutated(seed))
+                      if source == "mutated" else draw(random_dump())))
     return files, draw(st.sampled_from([[], ["--json"], ["--trace"]]))
 
 
@@ -157,8 +198,8 @@ def test_any_dumps(case):
     work = os.path.join(WORK, "case")
     shutil.rmtree(work, ignore_errors=True)
     os.mkdir(work)
-    for rank, raw in enumerate(files):
-        with open(os.path.join(work, f"ncclscope-comm-eb6c19cd5aa7c557-rank{rank}.json"), "wb") as f:
+    for rank, (ext, raw) in enumerate(files):
+        with open(os.path.join(work, f"ncclscope-comm-eb6c19cd5aa7c557-rank{rank}.{ext}"), "wb") as f:
             f.write(raw)
     args = [work] + extra + ([os.path.join(WORK, "trace.json")] if extra == ["--trace"] else [])
     out, err = io.StringIO(), io.StringIO()

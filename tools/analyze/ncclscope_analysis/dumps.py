@@ -223,8 +223,8 @@ def compact(s):
     packed = {}
     for k in _NUMERIC:
         try:
-            packed[k] = array("q", [v if v < (1 << 63) else (1 << 63) - 1 for v in rec.get(k, [])])
-        except OverflowError:  # a value below -2^63: keep the plain list
+            packed[k] = array("q", rec.get(k, []))
+        except OverflowError:  # a value past int64 (the schema allows uint64): keep the plain list
             packed[k] = list(rec.get(k, []))
     for k in ("kind", "func", "timing"):
         packed[k] = [sys.intern(v) for v in rec.get(k, [])]

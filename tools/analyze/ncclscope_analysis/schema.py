@@ -96,8 +96,27 @@ def _join(where, key):
     return f"{where}.{key}" if where else key
 
 
+def _all_scalars(items, spec):
+    """Fast path for a column of integers or strings (a v2 summary is mostly those): True when every item
+    matches; False sends the caller to the item-by-item check that names the first bad one."""
+    if not items:
+        return True
+    if spec is INT:
+        return set(map(type, items)) == {int} and min(items) >= -(1 << 63) and max(items) < 1 << 64
+    if spec is STR:
+        if set(map(type, items)) != {str}:
+            return False
+        try:
+            "".join(items).encode("utf-8")
+            return True
+        except UnicodeEncodeError:
+            return False
+    return False
+
+
 def validate(v, spec, where=""):
-    """Raises SchemaError naming the first field of v that does not match spec."""
+    """Raises SchemaError naming the first field of v that does not match spec. Paths are built only for
+    nested values and errors: a scalar field is checked in its parent's loop."""
     kind = spec[0]
     if kind in ("object", "map"):
         if type(v) is not dict:
@@ -112,11 +131,18 @@ def validate(v, spec, where=""):
             if key not in v:
                 raise SchemaError(f"{_join(where, key)}: missing")
         for key, field in spec[1].items():
-            if key in v:
+            if key not in v:
+                continue
+            if len(field) == 2 and callable(field[1]):
+                if not field[1](v[key]):
+                    raise SchemaError(f"{_join(where, key)}: expected {field[0]}, got {json_type(v[key])}")
+            else:
                 validate(v[key], field, _join(where, key))
     elif kind == "array":
         if type(v) is not list:
             raise SchemaError(f"{where}: expected array, got {json_type(v)}")
+        if _all_scalars(v, spec[1]):
+            return
         for i, item in enumerate(v):
             validate(item, spec[1], f"{where}[{i}]")
     elif not spec[1](v):
@@ -139,7 +165,7 @@ SUMMARY = obj(dict(_COMMON, **{
     "identity": obj({"global_rank": INT_OR_NULL, "local_rank": INT_OR_NULL, "world_size": INT_OR_NULL,
                      "gpu_uuid": STR_OR_NULL, "nccl_version": STR_OR_NULL}),
     "clock": obj({"mono_before_ns": _I, "realtime_ns": _I, "mono_after_ns": _I, "esterror_ns": _I,
-                  "maxerror_ns": _I, "synced": BOOL}),
+                  "maxerror_ns": _I, "synced": BOOL}, required=("mono_before_ns", "realtime_ns", "mono_after_ns")),
     "p2p": array(obj({"peer": _I, "func": STR, "last_seq": _I}, required=("peer", "func", "last_seq"))),
     "recent": RECENT, "in_flight": array(RECORD), "net_errors": array(NET_ERROR),
     "flight_recorder": obj({"depth": _I, "overwritten": _I, "completed": _I}),
