@@ -81,6 +81,9 @@ class Communicator {
   int rank() const { return cfg_.rank; }
   int nranks() const { return cfg_.nranks; }
   uint64_t hash() const { return cfg_.comm_hash; }
+  const std::string& name() const { return cfg_.name; }
+  // The sequence number the next collective of function f gets (its Coll event's seqNumber).
+  uint64_t next_seq(Func f) const { return seq_[static_cast<int>(f)]; }
   BootstrapClient& bootstrap() { return boot_; }
   const char* net_name() const { return net_ ? net_->Name() : "-"; }
   const char* profiler_desc() const;
@@ -98,6 +101,7 @@ class Communicator {
     void* send_mh = nullptr;
     void* recv_mh = nullptr;
   };
+  std::string BootKey(const char* what) const;  // a rendezvous key private to this communicator
   void RunOnService(const std::function<void()>& fn);
   void ServiceLoop();
   void ProgressLoop();
