@@ -342,7 +342,8 @@ void Communicator::EmitHostCallbackEvents(OpState* op, uint64_t seq, bool replay
   (void)replay;
 }
 
-bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int root, std::string* error) {
+bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int root, std::string* error,
+                       bool stall) {
   if (!initialized_ || failed_) {
     *error = "communicator is not usable (init failed or an earlier error)";
     return false;
@@ -355,6 +356,7 @@ bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int
   op->recv = recv;
   op->count = count;
   op->root = root;
+  op->stall = stall;
   op->done = false;
   op->error.clear();
   // The activation snapshot for everything this operation emits.

@@ -68,7 +68,9 @@ class Communicator {
   bool Init(const CommConfig& cfg, std::string* error);
   // A collective on `count` float32 elements (per-rank count for AllGather / ReduceScatter, as NCCL's API).
   // Blocks until the proxy finished it (the sim's stream synchronize). Returns false with *error on failure.
-  bool Run(Func f, const float* send, float* recv, size_t count, int root, std::string* error);
+  // stall (--mismatch): the op is issued as usual (API, Coll, ProxyOp, KernelCh events) but its proxy moves no
+  // bytes and waits until the communicator is aborted, as a collective whose peers run another one waits in NCCL.
+  bool Run(Func f, const float* send, float* recv, size_t count, int root, std::string* error, bool stall = false);
   // Graph replay: re-emits the host-callback and proxy events of the last captured op from another thread,
   // as a CUDA-graph replay does, and moves the data again.
   bool Replay(std::string* error);

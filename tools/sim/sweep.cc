@@ -81,28 +81,23 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// --mismatch: issue the other collective in place of op `op_index`, then stay alive without issuing more. The
-// sim's ring moves the mismatched op's steps against the peers' (so it completes on their bytes, stalls, or
-// fails on a size check); stopping afterwards keeps the job at the mismatch, where a post-mortem dump shows it.
+// --mismatch: issue the other collective in place of op `op_index` and wait in it. Its proxy moves no bytes
+// (Communicator::Run's stall): the peers' steps belong to another collective, and matching them would either
+// complete it on garbage or desynchronise the ring. The job stays at the mismatch, where a dump shows it.
 [[noreturn]] void IssueMismatch(int world_rank, Communicator* comm, Func f, size_t count, long op_index) {
   const Func mf = MismatchedFunc(f);
   const size_t mcount = MismatchedCount(f, count, comm->nranks());
   fprintf(stderr,
           "ncclscope-sim: rank %d: --mismatch: issues %s seq %lu (count %zu) at seq %ld on %s where the others "
-          "issue %s seq %lu (count %zu); then stops issuing and stays alive\n",
+          "issue %s seq %lu (count %zu), and waits in it\n",
           world_rank, FuncName(mf), static_cast<unsigned long>(comm->next_seq(mf)), mcount, op_index,
           comm->name().c_str(), FuncName(f), static_cast<unsigned long>(comm->next_seq(f)), count);
   fflush(stderr);
   Buffers b;
   Prepare(mf, mcount, comm->rank(), comm->nranks(), 0, &b);
   std::string err;
-  if (comm->Run(mf, b.send.data(), b.recv.data(), mcount, 0, &err)) {
-    fprintf(stderr, "ncclscope-sim: rank %d: --mismatch: its %s completed on the peers' bytes (%ld wrong elements)\n",
-            world_rank, FuncName(mf), CountWrong(b));
-  } else {
-    fprintf(stderr, "ncclscope-sim: rank %d: --mismatch: its %s failed: %s\n", world_rank, FuncName(mf), err.c_str());
-  }
-  fflush(stderr);
+  comm->Run(mf, b.send.data(), b.recv.data(), mcount, 0, &err, /*stall=*/true);
+  // Only an abort ends the wait; stay alive like a hung rank.
   for (;;) pause();
 }
 
