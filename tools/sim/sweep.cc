@@ -175,7 +175,7 @@ void Sweep(const Options& o, int world_rank, const std::vector<Lane>& lanes, Swe
             auto t0 = Clock::now();
             bool ok = comm->Run(f, r.b.send.data(), r.b.recv.data(), r.row.count, r.root, &err);
             double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-            if (!ok) Fail(world_rank, lanes, comm->name() + ": " + FuncName(f) + " failed: " + err);
+            if (!ok) Fail(world_rank, lanes, std::string(FuncName(f)) + " failed on " + comm->name() + ": " + err);
             long wrong = CountWrong(r.b);
             for (int rep = 0; rep < o.graph_replay; ++rep) {
               memset(r.b.recv.data(), 0xff, r.b.recv.size() * sizeof(float));
@@ -183,8 +183,8 @@ void Sweep(const Options& o, int world_rank, const std::vector<Lane>& lanes, Swe
               wrong += CountWrong(r.b);
             }
             if (wrong != 0) {
-              fprintf(stderr, "ncclscope-sim: rank %d: %s %s %zu bytes: %ld wrong elements\n", world_rank,
-                      comm->name().c_str(), FuncName(f), r.row.bytes, wrong);
+              fprintf(stderr, "ncclscope-sim: rank %d: %s %zu bytes: %ld wrong elements (%s)\n", world_rank,
+                      FuncName(f), r.row.bytes, wrong, comm->name().c_str());
             }
             if (!warm) {
               r.row.wrong += wrong;
