@@ -95,6 +95,26 @@ expect 2 err "bad value '1:7' for --clock-offset: rank 1 given twice" "$sim" --c
 expect 2 err "--clock-offset rank 2 must be < --ranks 2" "$sim" --clock-offset 0:-5,2:5
 expect 2 err "option '--clock-offset' needs a value" "$sim" --clock-offset
 
+# --mismatch RANK@SEQ and --layout tp=K: strict values, and the combinations the sim cannot run.
+expect 0 out "--mismatch RANK@SEQ" "$sim" --help
+expect 0 out "--layout tp=K" "$sim" --help
+expect 2 err "bad value '1@' for --mismatch: SEQ empty" "$sim" --mismatch 1@
+expect 2 err "bad value '1' for --mismatch: want RANK@SEQ" "$sim" --mismatch 1
+expect 2 err "bad value 'x@3' for --mismatch: rank not an integer" "$sim" --mismatch x@3
+expect 2 err "bad value '1@-3' for --mismatch: SEQ must not be negative" "$sim" --mismatch 1@-3
+expect 2 err "--mismatch rank 4 must be < --ranks 4" "$sim" --ranks 4 --mismatch 4@1
+expect 2 err "option '--mismatch' needs a value" "$sim" --mismatch
+expect 2 err "bad value 'tp=x' for --layout: K not an integer" "$sim" --ranks 4 --layout tp=x
+expect 2 err "bad value 'tp=' for --layout: K empty" "$sim" --ranks 4 --layout tp=
+expect 2 err "bad value 'tp=1' for --layout: K out of range" "$sim" --ranks 4 --layout tp=1
+expect 2 err "bad value 'dp=2' for --layout: want tp=K" "$sim" --ranks 4 --layout dp=2
+expect 2 err "bad value 'tp=2 ' for --layout: K not an integer" "$sim" --ranks 4 --layout 'tp=2 '
+expect 2 err "--layout tp=3: K must divide --ranks 4" "$sim" --ranks 4 --layout tp=3
+expect 2 err "--layout tp=4: K must be < --ranks 4" "$sim" --ranks 4 --layout tp=4
+expect 2 err "--layout tp=2: K must be < --ranks 2" "$sim" --layout tp=2
+expect 2 err "--layout makes the communicators: it excludes --comms 2" "$sim" --ranks 4 --layout tp=2 --comms 2
+expect 2 err "option '--layout' needs a value" "$sim" --layout
+
 # ncclscope-params: no argument, --check or --help only.
 expect 0 out "NCCLSCOPE_PROM_PORT" "$params"
 expect 0 out "NCCLSCOPE_PROM_PORT=" "$params" --check

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -218,7 +219,7 @@ bool Communicator::Init(const CommConfig& cfg, std::string* error) {
   });
   if (!svc_err.empty()) { *error = svc_err; return false; }
   std::vector<std::string> all;
-  if (!boot_.AllGather("handles", cfg.nranks, cfg.rank, handles, &all)) {
+  if (!boot_.AllGather(BootKey("handles"), cfg.nranks, cfg.rank, handles, &all)) {
     *error = "bootstrap all-gather of connect handles failed";
     return false;
   }
@@ -273,12 +274,20 @@ bool Communicator::Init(const CommConfig& cfg, std::string* error) {
     }
   });
   if (!svc_err.empty()) { *error = svc_err; return false; }
-  if (!boot_.Barrier("init-done", cfg.nranks, cfg.rank)) {
+  if (!boot_.Barrier(BootKey("init-done"), cfg.nranks, cfg.rank)) {
     *error = "bootstrap barrier after connect failed";
     return false;
   }
   initialized_ = true;
   return true;
+}
+
+std::string Communicator::BootKey(const char* what) const {
+  // Communicators of different groups (--layout) initialise at once with the same rank numbers; their
+  // rendezvous rounds must not meet, so each key carries the comm hash.
+  char h[24];
+  snprintf(h, sizeof(h), "%016lx/", static_cast<unsigned long>(cfg_.comm_hash));
+  return h + std::string(what);
 }
 
 uint64_t Communicator::SplitHash(int color) {
@@ -333,7 +342,8 @@ void Communicator::EmitHostCallbackEvents(OpState* op, uint64_t seq, bool replay
   (void)replay;
 }
 
-bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int root, std::string* error) {
+bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int root, std::string* error,
+                       bool stall) {
   if (!initialized_ || failed_) {
     *error = "communicator is not usable (init failed or an earlier error)";
     return false;
@@ -346,6 +356,7 @@ bool Communicator::Run(Func f, const float* send, float* recv, size_t count, int
   op->recv = recv;
   op->count = count;
   op->root = root;
+  op->stall = stall;
   op->done = false;
   op->error.clear();
   // The activation snapshot for everything this operation emits.
@@ -484,7 +495,7 @@ void Communicator::Abort() {
 
 void Communicator::Destroy(bool barrier) {
   if (net_ == nullptr && !progress_.joinable() && !service_.joinable()) return;
-  if (barrier && initialized_ && !failed_) boot_.Barrier("destroy", cfg_.nranks, cfg_.rank);
+  if (barrier && initialized_ && !failed_) boot_.Barrier(BootKey("destroy"), cfg_.nranks, cfg_.rank);
   if (progress_.joinable()) {
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -68,7 +68,9 @@ class Communicator {
   bool Init(const CommConfig& cfg, std::string* error);
   // A collective on `count` float32 elements (per-rank count for AllGather / ReduceScatter, as NCCL's API).
   // Blocks until the proxy finished it (the sim's stream synchronize). Returns false with *error on failure.
-  bool Run(Func f, const float* send, float* recv, size_t count, int root, std::string* error);
+  // stall (--mismatch): the op is issued as usual (API, Coll, ProxyOp, KernelCh events) but its proxy moves no
+  // bytes and waits until the communicator is aborted, as a collective whose peers run another one waits in NCCL.
+  bool Run(Func f, const float* send, float* recv, size_t count, int root, std::string* error, bool stall = false);
   // Graph replay: re-emits the host-callback and proxy events of the last captured op from another thread,
   // as a CUDA-graph replay does, and moves the data again.
   bool Replay(std::string* error);
@@ -81,6 +83,9 @@ class Communicator {
   int rank() const { return cfg_.rank; }
   int nranks() const { return cfg_.nranks; }
   uint64_t hash() const { return cfg_.comm_hash; }
+  const std::string& name() const { return cfg_.name; }
+  // The sequence number the next collective of function f gets (its Coll event's seqNumber).
+  uint64_t next_seq(Func f) const { return seq_[static_cast<int>(f)]; }
   BootstrapClient& bootstrap() { return boot_; }
   const char* net_name() const { return net_ ? net_->Name() : "-"; }
   const char* profiler_desc() const;
@@ -98,6 +103,7 @@ class Communicator {
     void* send_mh = nullptr;
     void* recv_mh = nullptr;
   };
+  std::string BootKey(const char* what) const;  // a rendezvous key private to this communicator
   void RunOnService(const std::function<void()>& fn);
   void ServiceLoop();
   void ProgressLoop();

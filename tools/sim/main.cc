@@ -129,6 +129,7 @@ int Launch(const Options& o) {
     std::string why = Describe(status[r]);
     if (o.kill.rank == r) why += "  <- --kill " + std::to_string(r) + "@" + std::to_string(o.kill.value);
     if (o.hang.rank == r) why += "  <- --hang " + std::to_string(r) + "@" + std::to_string(o.hang.value);
+    if (o.mismatch.rank == r) why += "  <- --mismatch " + std::to_string(r) + "@" + std::to_string(o.mismatch.value);
     if (WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 3) why += " (communicator error, see its log)";
     fprintf(stderr, "ncclscope-sim:   rank %d: %s\n", r, why.c_str());
   }

@@ -87,6 +87,7 @@ struct OpState {
   void* group_ev = nullptr;
   uint64_t seq = 0;
   uint64_t tag = 0;  // v7 user tag (--tags)
+  bool stall = false;  // --mismatch: issued, but moves no bytes (its peers run another collective)
   // Completion.
   std::mutex mu;
   std::condition_variable cv;

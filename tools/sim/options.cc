@@ -102,7 +102,9 @@ const char* Usage() {
          "         [--sizes MIN:MAX] [--factor F] [--iters I] [--warmup W] [--channels K] [--step-bytes B]\n"
          "         [--abi 2.28|2.30|2.31] [--tags N] [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
          "         [--fuse-nics] [--symmetric]\n"
-         "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--timeout S] [--expect-hang]\n"
+         "         [--layout tp=K]\n"
+         "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--mismatch RANK@SEQ] [--timeout S]\n"
+         "         [--expect-hang]\n"
          "         [--clock-offset RANK:MS[,RANK:MS...]]\n"
          "         [--net-max-version 8..12] [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
          "         [--ib-events DEVICES:QPS]\n"
@@ -110,7 +112,14 @@ const char* Usage() {
          "Starts N rank processes (RANK, WORLD_SIZE, LOCAL_RANK set as torchrun does) that load the plugins as\n"
          "NCCL does and run ring collectives over the net plugin, checking every byte. Plugin names default to\n"
          "ncclscope (NCCL_NET_PLUGIN / NCCL_PROFILER_PLUGIN when set), resolved through LD_LIBRARY_PATH.\n"
-         "SEQ counts the operations issued on the first communicator, from 0.\n"
+         "SEQ counts the operations issued on the first communicator (the TP one with --layout), from 0.\n"
+         "--mismatch RANK@SEQ: at op SEQ rank RANK issues AllGather where the others issue AllReduce (AllReduce\n"
+         "where they issue anything else; same bytes where possible), as a program calling collectives in a\n"
+         "different order; it waits in it (moving no bytes) and issues nothing more, so every rank stays at the\n"
+         "mismatch and the job hangs (use --timeout, --expect-hang).\n"
+         "--layout tp=K (K divides N, 2 <= K < N; not with --comms): each rank creates a tensor-parallel\n"
+         "communicator over ranks [g*K, (g+1)*K) (sim-tp-<g>) and a data-parallel one over the ranks with the\n"
+         "same index in their TP group (sim-dp-<i>), and issues each op on TP then on DP from one thread.\n"
          "With --rank and --root one invocation runs one rank (rank 0 hosts the rendezvous at --root).\n"
          "--ib-events DEVICES:QPS (1..64:1..8) also raises, through the profiler, the NetPlugin QP events of NCCL's\n"
          "own IB transport built with NET_PROFILER=1 (id 0x10001): QPS QPs per request, QP i on IB device\n"
@@ -130,7 +139,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
       "--ranks", "-n", "--comms", "--ops", "--sizes", "--factor", "--iters", "--warmup", "--channels", "--tags",
       "--step-bytes", "--abi", "--net-plugin", "--profiler-plugin", "--straggle", "--hang", "--kill", "--timeout",
       "--net-max-version", "--graph-replay", "--compare-profiler", "--rank", "--root", "--ib-events",
-      "--clock-offset"};
+      "--clock-offset", "--mismatch", "--layout"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -239,13 +248,26 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
     } else if (a == "--straggle") ok = ParseFault(a, v, ':', "RANK:MS", kMaxStraggleMs, &o->straggle, error);
     else if (a == "--hang") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->hang, error);
     else if (a == "--kill") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->kill, error);
+    else if (a == "--mismatch") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->mismatch, error);
+    else if (a == "--layout") {
+      // Only tensor x data parallel for now; the prefix leaves room for other layouts.
+      ok = v.rfind("tp=", 0) == 0 && ParseInteger(std::string_view(v).substr(3), 2, 256, &o->tp, &why);
+      if (!ok) *error = BadValue(a, v, v.rfind("tp=", 0) == 0 ? "K " + why : "want tp=K, e.g. tp=2");
+    }
     else if (a == "--clock-offset") ok = ParseClockOffsets(a, v, &o->clock_offsets, error);
     if (!ok) return false;
   }
   if (o->compare_profiler > 0 && o->comms != 1) { *error = "--compare-profiler needs --comms 1 (the mask is process-wide)"; return false; }
   if (o->rank >= o->ranks) { *error = "--rank " + std::to_string(o->rank) + " must be < --ranks " + std::to_string(o->ranks); return false; }
   if (o->rank >= 0 && o->root.empty()) { *error = "--rank needs --root HOST:PORT"; return false; }
-  const std::pair<const char*, const Fault*> faults[] = {{"--straggle", &o->straggle}, {"--hang", &o->hang}, {"--kill", &o->kill}};
+  if (o->tp > 0) {
+    const std::string k = std::to_string(o->tp), n = std::to_string(o->ranks);
+    if (o->comms != 1) { *error = "--layout makes the communicators: it excludes --comms " + std::to_string(o->comms); return false; }
+    if (o->tp >= o->ranks) { *error = "--layout tp=" + k + ": K must be < --ranks " + n; return false; }
+    if (o->ranks % o->tp != 0) { *error = "--layout tp=" + k + ": K must divide --ranks " + n; return false; }
+  }
+  const std::pair<const char*, const Fault*> faults[] = {
+      {"--straggle", &o->straggle}, {"--hang", &o->hang}, {"--kill", &o->kill}, {"--mismatch", &o->mismatch}};
   for (const auto& [name, f] : faults) {
     if (f->rank >= o->ranks) {
       *error = std::string(name) + " rank " + std::to_string(f->rank) + " must be < --ranks " + std::to_string(o->ranks);

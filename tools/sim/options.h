@@ -13,7 +13,7 @@ namespace ncclscope::sim {
 
 struct Fault {
   int rank = -1;
-  long value = -1;  // ms for straggle, sequence for hang/kill
+  long value = -1;  // ms for straggle, sequence for hang/kill/mismatch
 };
 
 // --clock-offset RANK:MS: every clock that rank reports runs MS milliseconds ahead (negative: behind).
@@ -37,6 +37,10 @@ struct Options {
   bool net_set = true, profiler_set = true;
   bool json = false;
   Fault straggle, hang, kill;
+  Fault mismatch;  // --mismatch RANK@SEQ: that rank issues another collective at op SEQ
+  // --layout tp=K: two communicators per rank, Megatron's tensor-parallel group (K consecutive ranks) and
+  // data-parallel group (same index in every TP group), driven one after the other from one thread. 0: off.
+  int tp = 0;
   std::vector<ClockOffset> clock_offsets;  // --clock-offset, at most one per rank
   double timeout_s = 300;
   bool expect_hang = false;

@@ -189,6 +189,12 @@ void Communicator::ProgressOp(OpState* op) {
       }
     }
   }
+  if (op->stall) {
+    // --mismatch: the peers run another collective, so no step of this one can ever match theirs. Moving no
+    // bytes keeps the peers' ring and this rank's buffers intact; the op waits, open, like NCCL's hang.
+    while (!abort_.load(std::memory_order_relaxed)) usleep(1000);
+    err = "communicator aborted";
+  }
   const bool steps_on = (mask & kStepTrig) != 0;
   static const int spin = EnvInt("NCCLSCOPE_SIM_SPIN", 1000, 0, 1 << 30);
   static const int nap_us = EnvInt("NCCLSCOPE_SIM_NAP_US", 20, 0, 1000000);
