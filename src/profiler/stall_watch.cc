@@ -52,6 +52,18 @@ void StallWatch::SetTickForTest(uint64_t tick_ns) {
   tick_ns_ = tick_ns;
 }
 
+// A process stuck in one communicator is often why others wait in another (a tensor-parallel rank stuck in
+// its TP all-reduce never joins the data-parallel one): its other communicators are dumped too, so the
+// post-mortem sees what it last issued there and can follow the chain to the stuck rank.
+void StallWatch::DumpOtherComms(const std::vector<CommSnapshot>& stalled) {
+  const ProcessSnapshot all = CommRegistry::Instance().Snapshot();
+  for (const CommSnapshot& snap : all.comms) {
+    bool dumped = false;
+    for (const CommSnapshot& s : stalled) dumped |= s.comm_hash == snap.comm_hash && s.rank == snap.rank;
+    if (!dumped && !snap.stalled) CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kStall);
+  }
+}
+
 void StallWatch::Run() {
   pthread_setname_np(pthread_self(), "ncclscope-stall");
   const uint64_t timeout_ns = static_cast<uint64_t>(Params().Int(ParamId::kStallTimeoutS)) * 1'000'000'000ull;
@@ -69,6 +81,7 @@ void StallWatch::Run() {
     // Dumps run outside every lock of ours except the hooks' own.
     std::vector<CommSnapshot> stalled = CommRegistry::Instance().CollectStalls(MonotonicNs(), timeout_ns);
     for (const CommSnapshot& snap : stalled) CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kStall);
+    if (!stalled.empty()) DumpOtherComms(stalled);
     if (TakeDumpRequest()) {
       const ProcessSnapshot all = CommRegistry::Instance().Snapshot();
       for (const CommSnapshot& snap : all.comms) CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kRequest);

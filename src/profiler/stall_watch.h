@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "core/snapshot.h"
 #include "common/runtime.h"
 
 namespace ncclscope::profiler {
@@ -29,6 +31,7 @@ class StallWatch final : public Service {
 
  private:
   void Run();
+  static void DumpOtherComms(const std::vector<CommSnapshot>& stalled);
   mutable absl::Mutex mu_;
   absl::CondVar cv_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

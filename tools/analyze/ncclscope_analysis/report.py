@@ -183,7 +183,7 @@ def job_verdict(result):
     if not bad:
         nranks = sum(len(e["_ranks"]) for e in entries)
         return f"healthy: {len(entries)} communicator(s), {nranks} rank dumps, no rank missing, stuck or late"
-    stuck = [e for e in bad if not e["culprits"]]
+    stuck = [e for e in bad if any(f["kind"] == "stuck" for f in _problems(e))]
     parts = [f"{KIND_WORD[c['kind']]} at rank {c['where'][0]['rank']} of comm {c['where'][0]['comm_hash']} "
              f"({_who(c, c['no_dump'])})" for c in result["culprits"]]
     parts += [f"{e['status']} in {_comm_label(e)} with no single rank to blame" for e in stuck]
