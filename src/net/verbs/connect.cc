@@ -323,8 +323,11 @@ class Connector final : public PendingConnect {
  private:
   Status ConnectError(int err) {
     NetCountersFor(dev_->info.props.name, 0, true)->AddError(NetErrorKind::kConnect);
-    return RemoteError("verbs connect to peer " + peer_ + " failed: " + strerror(err) +
-                       (err == ECONNREFUSED ? " (peer gone or its listen comm closed)" : ""));
+    Status s = RemoteError("verbs connect to peer " + peer_ + " failed: " + strerror(err) +
+                           (err == ECONNREFUSED ? " (peer gone or its listen comm closed)" : ""));
+    // The handle has no room for the listener's identity: the address only (the ConnInfo names it later).
+    RecordConnectionFailure(dev_->info.props.name, ctx_, NetErrorKind::kConnect, s, PeerInfo{peer_});
+    return s;
   }
 
   VerbsHandlePayload h_;
