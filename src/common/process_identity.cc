@@ -81,7 +81,8 @@ int LocalRankFromEnv() {
 }
 
 int GlobalRankFromEnv() {
-  return static_cast<int>(RankFrom(kGlobalRankVars, kMaxGlobalRank, [](const char* v) { return std::getenv(v); }, false));
+  return static_cast<int>(
+      RankFrom(kGlobalRankVars, kMaxGlobalRank, [](const char* v) { return std::getenv(v); }, false));
 }
 
 std::string FormatGpuUuid(const unsigned char (&b)[16], bool mig) {
