@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,7 +21,9 @@
 #include "core/net_errors.h"
 #include "core/net_stats.h"
 #include "harness.h"
+#include "net/net_types.h"
 #include "net/peer_identity.h"
+#include "net/tcp/wire.h"
 
 namespace ncclscope::testing {
 namespace {
@@ -73,9 +77,10 @@ void CheckRecord(const NetErrorRecord& r, int version, int rank, pid_t pid) {
 
 class NetErrorLog : public ::testing::TestWithParam<int> {};
 
-// The listener dies: the connector (sending side) names it from the handle's identity.
-TEST_P(NetErrorLog, ConnectorNamesTheKilledListener) {
-  const int version = GetParam();
+// The listener dies: the connector (sending side) names it from the handle's identity. With
+// `old_listener`, the handle's identity is blanked as a build before wire version 2 wrote it: the record
+// then names the address only.
+void ConnectorView(int version, bool old_listener) {
   auto receiver = [=](int fd) {
     SetRank(kReceiverRank);
     auto net = OpenAndInit(version, TableSource::kLinked, kCommId);
@@ -99,8 +104,15 @@ TEST_P(NetErrorLog, ConnectorNamesTheKilledListener) {
     ClearNetErrorsForTest();
     pid_t peer = 0;
     CHILD_CHECK(RecvBytes(fd, &peer, sizeof(peer)));
+    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+    CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
+    if (old_listener) {
+      char* payload = handle + sizeof(net::HandleHeader);
+      memset(payload + offsetof(net::tcp::TcpHandlePayload, wire_version), 0, sizeof(uint16_t));
+      memset(payload + offsetof(net::tcp::TcpHandlePayload, identity), 0, sizeof(net::WireIdentity));
+    }
     void* sc = nullptr;
-    CHILD_CHECK(ConnectToPeer(*net, fd, &sc));
+    CHILD_CHECK(ConnectLoop(*net, handle, &sc) == 0);
     std::vector<char> buf(1 << 20, 3);
     void* req = nullptr;
     while (req == nullptr) CHILD_CHECK(net->Isend(sc, buf.data(), buf.size(), 0, nullptr, nullptr, &req) == 0);
@@ -120,7 +132,15 @@ TEST_P(NetErrorLog, ConnectorNamesTheKilledListener) {
     CHILD_CHECK(net->Isend(sc, buf.data(), buf.size(), 0, nullptr, nullptr, &req) != 0);
     const std::vector<NetErrorRecord> records = RecentNetErrors();
     CHILD_CHECK(records.size() == 1);
-    CheckRecord(records[0], version, kReceiverRank, peer);
+    if (old_listener) {
+      const NetErrorRecord& rec = records[0];
+      CHILD_CHECK(rec.peer_global_rank == -1 && rec.peer_pid == -1 && rec.peer_host.empty());
+      CHILD_CHECK(rec.peer.rfind("127.0.0.1:", 0) == 0);
+      CHILD_CHECK(rec.text.find("peer " + rec.peer) != std::string::npos);
+      CHILD_CHECK(rec.text.find("peer " + rec.peer + " (") == std::string::npos);
+    } else {
+      CheckRecord(records[0], version, kReceiverRank, peer);
+    }
     CHILD_CHECK(LastWarning().find(records[0].text) != std::string::npos);
     CHILD_CHECK(net->CloseSend(sc) == 0);
     return 0;
@@ -129,6 +149,9 @@ TEST_P(NetErrorLog, ConnectorNamesTheKilledListener) {
   EXPECT_EQ(r.recv_status, 128 + SIGKILL);
   EXPECT_EQ(r.send_status, 0);
 }
+
+TEST_P(NetErrorLog, ConnectorNamesTheKilledListener) { ConnectorView(GetParam(), false); }
+TEST_P(NetErrorLog, ConnectorOfAnOldListenerNamesItsAddress) { ConnectorView(GetParam(), true); }
 
 // The connector dies: the listener (receiving side) names it from its hello, the record naming it
 // "closed the connection" (how the analyzer tells a killed rank from a hung one).
