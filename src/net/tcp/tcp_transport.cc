@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <memory>
 
 #include "common/log.h"
@@ -70,10 +71,13 @@ class TcpListenComm final : public ListenComm {
         pending_.erase(pending_.begin() + static_cast<long>(i--));
         continue;
       }
-      if (p.got < sizeof(Hello)) continue;
+      // An older build's hello is shorter: judge magic and version as soon as they are in, so that its
+      // connector meets the version error below instead of a wait for bytes that never come.
+      if (p.got < offsetof(Hello, nsocks)) continue;
       const Hello& h = p.hello;
-      if (h.magic != kHelloMagic || h.version != kWireVersion || h.listener_id != id_ ||
-          h.nsocks != nsocks_ || h.index >= nsocks_) {
+      const bool same_build = h.magic == kHelloMagic && h.version == kWireVersion;
+      if (same_build && p.got < sizeof(Hello)) continue;
+      if (!same_build || h.listener_id != id_ || h.nsocks != nsocks_ || h.index >= nsocks_) {
         std::string who = p.peer;
         close(p.fd);
         pending_.erase(pending_.begin() + static_cast<long>(i));
