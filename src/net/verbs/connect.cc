@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -188,7 +189,11 @@ class VerbsListenComm final : public ListenComm {
 
   Status Step(Pending& p, int* err) {
     if (p.stage == 0) {
-      if (!RecvSome(p.fd, &p.in, sizeof(p.in), &p.moved, err) || p.moved < sizeof(p.in)) return Status::Ok();
+      if (!RecvSome(p.fd, &p.in, sizeof(p.in), &p.moved, err)) return Status::Ok();
+      // An older build's ConnInfo is shorter: judge magic and version as soon as they are in, so that its
+      // connector meets the version error instead of a wait for bytes that never come.
+      const bool same_build = p.in.magic == kConnMagic && p.in.version == kConnVersion;
+      if (p.moved < offsetof(ConnInfo, nqps) || (same_build && p.moved < sizeof(p.in))) return Status::Ok();
       NCCLSCOPE_RETURN_IF_ERROR(CheckInfo(p.in, id_, "peer " + p.peer));
       VerbsConfig cfg = VerbsConfig::Load();
       cfg.qps_per_connection = p.in.nqps;  // the connector's choices rule the connection
