@@ -80,6 +80,11 @@ int LocalRankFromEnv() {
   return static_cast<int>(RankFrom(kLocalRankVars, kMaxLocalRank, [](const char* v) { return std::getenv(v); }, false));
 }
 
+int GlobalRankFromEnv() {
+  return static_cast<int>(
+      RankFrom(kGlobalRankVars, kMaxGlobalRank, [](const char* v) { return std::getenv(v); }, false));
+}
+
 std::string FormatGpuUuid(const unsigned char (&b)[16], bool mig) {
   char buf[64];
   std::snprintf(buf, sizeof(buf),

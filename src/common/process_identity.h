@@ -40,6 +40,9 @@ ProcessIdentity IdentityFromEnv(const std::function<const char*(const char*)>& g
 
 // The local rank from the usual launcher variables, or -1 (silent: Identity() warns about bad values).
 int LocalRankFromEnv();
+// The global rank likewise (the same variables and order as Identity().global_rank), or -1. For callers
+// that must not be the first to call Identity(): its GPU lookup wants the thread NCCL initialises on.
+int GlobalRankFromEnv();
 
 // `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (nvidia-smi's spelling), `MIG-…` for a MIG instance.
 std::string FormatGpuUuid(const unsigned char (&bytes)[16], bool mig);

@@ -4,9 +4,10 @@
 //    (kept, counted by kind and logged once per comm; later Test()s return it);
 //  - NetEvents: NetPlugin profiler events through NCCL's callback (net v10+), with the descriptor and
 //    plugin id the transport supplies.
-// Construction and destruction run on NCCL's service thread; the rest on the progress thread and any
-// transport helper threads at once: counters are relaxed atomics, the error slot is written once by CAS.
-// No lock and no allocation after construction.
+// Construction, SetPeer and destruction run on NCCL's service thread; the rest on the progress thread and
+// any transport helper threads at once: counters are relaxed atomics, the error slot is written once by
+// CAS. No lock and no allocation after construction, except the comm's first failure, which is also put
+// in the process's net-error log (core/net_errors.h: a lock and a copy, once per comm, off the data path).
 #ifndef NCCLSCOPE_NET_COMM_ACCOUNTING_H_
 #define NCCLSCOPE_NET_COMM_ACCOUNTING_H_
 
@@ -14,11 +15,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "common/status.h"
 #include "core/net_stats.h"
 #include "ncclscope/abi/common.h"
 #include "net/net_types.h"
+#include "net/peer_identity.h"
 
 namespace ncclscope::net {
 
@@ -65,6 +68,11 @@ class NetEvents {
   int64_t plugin_id_;
 };
 
+// Puts one connection's failure in the process's net-error log (core/net_errors.h). For failures with no
+// comm yet (a connect refused); CommAccounting::Fail calls it for the comms' first failures.
+void RecordConnectionFailure(const std::string& nic, const NetContext* ctx, NetErrorKind kind, const Status& s,
+                             const PeerInfo& peer);
+
 class CommAccounting {
  public:
   // `transport` prefixes the logged error ("ncclscope TCP: …"); `plugin_id` is the NetPlugin event id.
@@ -92,7 +100,12 @@ class CommAccounting {
       c.AddLatency(latency_ns);
     });
   }
-  // Records the first failure, counts it and logs it once per comm; false when one was already recorded.
+  // Who the peer is, once the transport knows (its address, and its process when the handshake said).
+  // Service thread, before the comm is handed to NCCL or its helpers start: Fail reads it unlocked.
+  void SetPeer(PeerInfo peer) { peer_ = std::move(peer); }
+  const PeerInfo& peer() const { return peer_; }
+  // Records the first failure, counts it, logs it and adds it to the net-error log, once per comm; false
+  // when one was already recorded.
   bool Fail(const Status& s, NetErrorKind kind);
   bool failed() const { return error_.failed(); }
   Status error() const { return error_.Get(); }
@@ -106,7 +119,10 @@ class CommAccounting {
 
   NetCounters* nic_;
   NetCounters* comm_ = nullptr;  // null for legacy ABIs (no communicator id)
+  std::string nic_name_;
+  uint64_t comm_id_ = 0;
   const char* transport_;
+  PeerInfo peer_;
   ErrorSlot error_;
   NetEvents events_;
 };

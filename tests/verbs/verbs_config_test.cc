@@ -67,8 +67,8 @@ TEST(VerbsWire, LayoutsAreFixed) {
   // Both ends of a connection must agree byte for byte; a change here is a wire-version bump.
   EXPECT_EQ(sizeof(CtsEntry), 32u);
   EXPECT_EQ(sizeof(CtsSlot), 32u * kMaxRecvs);
-  EXPECT_EQ(sizeof(ConnInfo), 96u);  // kConnVersion 4: fuse_id, fuse_index, fuse_count
-  EXPECT_EQ(kConnVersion, 4);
+  EXPECT_EQ(sizeof(ConnInfo), 160u);  // kConnVersion 5: identity (4: fuse_id, fuse_index, fuse_count)
+  EXPECT_EQ(kConnVersion, 5);
   EXPECT_LE(sizeof(VerbsHandlePayload), static_cast<size_t>(kHandlePayloadBytes));
 }
 

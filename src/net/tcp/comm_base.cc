@@ -7,14 +7,16 @@
 
 namespace ncclscope::net::tcp {
 
-CommBase::CommBase(std::vector<int> fds, std::string peer, const TcpConfig& cfg, const NetContext* ctx,
+CommBase::CommBase(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, const NetContext* ctx,
                    const std::string& nic)
     : fds_(std::move(fds)),
       nsocks_(static_cast<int>(fds_.size())),
       nthreads_(std::max(0, std::min(cfg.nthreads, nsocks_))),
-      peer_(std::move(peer)),
+      peer_(peer.Describe()),
       cfg_(cfg),
-      acct_(nic, ctx, "TCP", NCCLSCOPE_NET_PLUGIN_TYPE_SOCK | 1) {}
+      acct_(nic, ctx, "TCP", NCCLSCOPE_NET_PLUGIN_TYPE_SOCK | 1) {
+  acct_.SetPeer(std::move(peer));  // before Start() runs any helper
+}
 
 CommBase::~CommBase() {
   for (int fd : fds_) close(fd);

@@ -25,7 +25,7 @@ namespace ncclscope::net::tcp {
 
 class CommBase {
  protected:
-  CommBase(std::vector<int> fds, std::string peer, const TcpConfig& cfg, const NetContext* ctx,
+  CommBase(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, const NetContext* ctx,
            const std::string& nic);
   ~CommBase();
 
@@ -82,7 +82,7 @@ class CommBase {
   std::vector<int> fds_;
   int nsocks_;
   int nthreads_;
-  std::string peer_;
+  std::string peer_;  // the peer as errors name it: address, and its process when the handshake said
   TcpConfig cfg_;
   CommAccounting acct_;
   std::atomic<bool> stop_{false};

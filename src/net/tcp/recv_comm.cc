@@ -10,7 +10,7 @@
 
 namespace ncclscope::net::tcp {
 
-TcpRecvComm::TcpRecvComm(std::vector<int> fds, std::string peer, const TcpConfig& cfg, const NetContext* ctx,
+TcpRecvComm::TcpRecvComm(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, const NetContext* ctx,
                          const std::string& nic)
     : CommBase(std::move(fds), std::move(peer), cfg, ctx, nic) {
   for (int s = 0; s < nsocks_; ++s) socks_[s].fd = fds_[s];

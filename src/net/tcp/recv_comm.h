@@ -18,7 +18,7 @@ namespace ncclscope::net::tcp {
 
 class TcpRecvComm final : public RecvComm, private CommBase {
  public:
-  TcpRecvComm(std::vector<int> fds, std::string peer, const TcpConfig& cfg, const NetContext* ctx,
+  TcpRecvComm(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, const NetContext* ctx,
               const std::string& nic);
   Status Start();
 

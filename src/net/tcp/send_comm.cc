@@ -14,7 +14,7 @@ namespace {
 constexpr uint64_t kMaxIo = 1 << 20;
 }  // namespace
 
-TcpSendComm::TcpSendComm(std::vector<int> fds, std::string peer, const TcpConfig& cfg, const NetContext* ctx,
+TcpSendComm::TcpSendComm(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, const NetContext* ctx,
                          const std::string& nic)
     : CommBase(std::move(fds), std::move(peer), cfg, ctx, nic) {
   for (int s = 0; s < nsocks_; ++s) socks_[s].fd = fds_[s];

@@ -20,7 +20,7 @@ namespace ncclscope::net::tcp {
 
 class TcpSendComm final : public SendComm, private CommBase {
  public:
-  TcpSendComm(std::vector<int> fds, std::string peer, const TcpConfig& cfg, const NetContext* ctx,
+  TcpSendComm(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, const NetContext* ctx,
               const std::string& nic);
   Status Start();
 

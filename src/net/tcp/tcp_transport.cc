@@ -7,12 +7,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <memory>
 
 #include "common/log.h"
 #include "common/random.h"
 #include "core/net_stats.h"
+#include "net/comm_accounting.h"
 #include "net/handle.h"
+#include "net/peer_identity.h"
 #include "net/tcp/recv_comm.h"
 #include "net/tcp/send_comm.h"
 #include "net/vdevice.h"
@@ -68,10 +71,13 @@ class TcpListenComm final : public ListenComm {
         pending_.erase(pending_.begin() + static_cast<long>(i--));
         continue;
       }
-      if (p.got < sizeof(Hello)) continue;
+      // An older build's hello is shorter: judge magic and version as soon as they are in, so that its
+      // connector meets the version error below instead of a wait for bytes that never come.
+      if (p.got < offsetof(Hello, nsocks)) continue;
       const Hello& h = p.hello;
-      if (h.magic != kHelloMagic || h.version != kWireVersion || h.listener_id != id_ ||
-          h.nsocks != nsocks_ || h.index >= nsocks_) {
+      const bool same_build = h.magic == kHelloMagic && h.version == kWireVersion;
+      if (same_build && p.got < sizeof(Hello)) continue;
+      if (!same_build || h.listener_id != id_ || h.nsocks != nsocks_ || h.index >= nsocks_) {
         std::string who = p.peer;
         close(p.fd);
         pending_.erase(pending_.begin() + static_cast<long>(i));
@@ -94,7 +100,7 @@ class TcpListenComm final : public ListenComm {
         }
       }
       if (have < nsocks_) continue;
-      std::string peer = p.peer;
+      PeerInfo peer = PeerFromWire(p.peer, p.hello.identity);  // every socket's hello carries the same
       uint64_t conn = p.hello.conn_id;
       std::erase_if(pending_, [&](const Pending& q) {
         return q.got == sizeof(Hello) && q.hello.conn_id == conn &&
@@ -136,8 +142,12 @@ class TcpListenComm final : public ListenComm {
 class Connector final : public PendingConnect {
  public:
   Connector(const TcpHandlePayload& h, const TcpConfig& cfg, NetContext* ctx, std::string nic)
-      : addr_(h.addr), peer_(SockAddrToString(h.addr)), nsocks_(h.nsocks), listener_id_(h.listener_id),
-        cfg_(cfg), ctx_(ctx), nic_(std::move(nic)), conn_id_(RandomU64()) {}
+      : addr_(h.addr),
+        // A listener of an older build sent no identity (zeros): its hello check will refuse us anyway.
+        peer_info_(h.wire_version == kWireVersion ? PeerFromWire(SockAddrToString(h.addr), h.identity)
+                                                  : PeerInfo{SockAddrToString(h.addr)}),
+        peer_(peer_info_.Describe()), nsocks_(h.nsocks), listener_id_(h.listener_id), cfg_(cfg), ctx_(ctx),
+        nic_(std::move(nic)), conn_id_(RandomU64()), identity_(LocalWireIdentity()) {}
   ~Connector() override { CloseAll(fds_); }
   std::string peer() const override { return "peer " + peer_; }
 
@@ -167,7 +177,7 @@ class Connector final : public PendingConnect {
       getsockopt(fds_[i], SOL_SOCKET, SO_ERROR, &err, &len);
       if (err != 0) return ConnectError(err);
       Hello h{kHelloMagic, kWireVersion, static_cast<uint16_t>(nsocks_), listener_id_, static_cast<uint16_t>(i), 0,
-              conn_id_};
+              conn_id_, identity_};
       ssize_t n = send(fds_[i], reinterpret_cast<char*>(&h) + sent_[i], sizeof(h) - sent_[i], MSG_NOSIGNAL);
       if (n > 0) sent_[i] += static_cast<size_t>(n);
       if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return ConnectError(errno);
@@ -175,7 +185,7 @@ class Connector final : public PendingConnect {
     }
     if (ready < nsocks_) return Status::Ok();
     for (int fd : fds_) ConfigureDataSocket(fd, cfg_);
-    auto c = std::make_unique<TcpSendComm>(std::move(fds_), peer_, cfg_, ctx_, nic_);
+    auto c = std::make_unique<TcpSendComm>(std::move(fds_), peer_info_, cfg_, ctx_, nic_);
     fds_.clear();
     NCCLSCOPE_RETURN_IF_ERROR(c->Start());
     *comm = c.release();
@@ -185,18 +195,23 @@ class Connector final : public PendingConnect {
  private:
   Status ConnectError(int err) {
     NetCountersFor(nic_, 0, true)->AddError(NetErrorKind::kConnect);
-    return RemoteError("connect to peer " + peer_ + " failed: " + strerror(err) +
-                       (err == ECONNREFUSED ? " (peer gone or its listen comm closed)" : ""));
+    Status s = RemoteError("connect to peer " + peer_ + " failed: " + strerror(err) +
+                           (err == ECONNREFUSED ? " (peer gone or its listen comm closed)" : ""));
+    // A refused connect is how a survivor first meets a dead peer when the job is still wiring up.
+    RecordConnectionFailure(nic_, ctx_, NetErrorKind::kConnect, s, peer_info_);
+    return s;
   }
 
   SockAddr addr_;
-  std::string peer_;
+  PeerInfo peer_info_;
+  std::string peer_;  // peer_info_.Describe(), for the errors
   int nsocks_;
   uint32_t listener_id_;
   TcpConfig cfg_;
   NetContext* ctx_;
   std::string nic_;
   uint64_t conn_id_;
+  WireIdentity identity_;  // ours, sent in every hello
   std::vector<int> fds_;
   std::vector<size_t> sent_;
 };
@@ -301,6 +316,8 @@ Status TcpTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm**
   payload.addr = addr;
   payload.nsocks = static_cast<uint16_t>(cfg.nsocks);
   payload.listener_id = static_cast<uint32_t>(RandomU64());
+  payload.wire_version = kWireVersion;
+  payload.identity = LocalWireIdentity();
   WriteHandle(handle, TransportKind::kTcp, &payload, sizeof(payload));
   *listen_comm = new TcpListenComm(*fd, cfg.nsocks, payload.listener_id, SockAddrToString(addr), cfg, ctx,
                                    iface.name);

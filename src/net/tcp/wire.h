@@ -8,21 +8,24 @@
 #include <cstdint>
 
 #include "net/net_types.h"
+#include "net/peer_identity.h"
 #include "net/tcp/interfaces.h"
 
 namespace ncclscope::net::tcp {
 
 inline constexpr int kMaxSockets = 16;
 inline constexpr uint32_t kHelloMagic = 0x6f6c6548;  // "Helo"
-inline constexpr uint16_t kWireVersion = 1;
+inline constexpr uint16_t kWireVersion = 2;  // 2: the processes' identities in the handle and Hello
 
 // Handle payload after HandleHeader (112 bytes available).
 struct TcpHandlePayload {
-  SockAddr addr;         // the listener (28 bytes, IPv4 or IPv6)
-  uint16_t nsocks;       // sockets per connection the listener expects
-  uint16_t reserved;
-  uint32_t listener_id;  // random, to detect a handle aimed at the wrong listener
+  SockAddr addr;          // the listener (28 bytes, IPv4 or IPv6)
+  uint16_t nsocks;        // sockets per connection the listener expects
+  uint16_t wire_version;  // the listener's kWireVersion (0 from builds before 2: `identity` is zeros)
+  uint32_t listener_id;   // random, to detect a handle aimed at the wrong listener
+  WireIdentity identity;  // the listener's process, so the sending side's errors name it
 };
+static_assert(sizeof(SockAddr) == 28 && sizeof(TcpHandlePayload) == 100);
 static_assert(sizeof(TcpHandlePayload) <= kHandlePayloadBytes);
 
 // First bytes on every data socket, connector -> listener.
@@ -34,8 +37,9 @@ struct Hello {
   uint16_t index;   // which socket of the connection this is
   uint16_t reserved;
   uint64_t conn_id;  // groups the sockets of one connection
+  WireIdentity identity;  // the connector's process, so the receiving side's errors name it
 };
-static_assert(sizeof(Hello) == 24);
+static_assert(sizeof(Hello) == 88);
 
 // Clear-to-send, receiver -> sender on socket 0: one per irecv, in posting order.
 struct Cts {

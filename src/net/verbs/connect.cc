@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -188,7 +189,11 @@ class VerbsListenComm final : public ListenComm {
 
   Status Step(Pending& p, int* err) {
     if (p.stage == 0) {
-      if (!RecvSome(p.fd, &p.in, sizeof(p.in), &p.moved, err) || p.moved < sizeof(p.in)) return Status::Ok();
+      if (!RecvSome(p.fd, &p.in, sizeof(p.in), &p.moved, err)) return Status::Ok();
+      // An older build's ConnInfo is shorter: judge magic and version as soon as they are in, so that its
+      // connector meets the version error instead of a wait for bytes that never come.
+      const bool same_build = p.in.magic == kConnMagic && p.in.version == kConnVersion;
+      if (p.moved < offsetof(ConnInfo, nqps) || (same_build && p.moved < sizeof(p.in))) return Status::Ok();
       NCCLSCOPE_RETURN_IF_ERROR(CheckInfo(p.in, id_, "peer " + p.peer));
       VerbsConfig cfg = VerbsConfig::Load();
       cfg.qps_per_connection = p.in.nqps;  // the connector's choices rule the connection
@@ -323,8 +328,11 @@ class Connector final : public PendingConnect {
  private:
   Status ConnectError(int err) {
     NetCountersFor(dev_->info.props.name, 0, true)->AddError(NetErrorKind::kConnect);
-    return RemoteError("verbs connect to peer " + peer_ + " failed: " + strerror(err) +
-                       (err == ECONNREFUSED ? " (peer gone or its listen comm closed)" : ""));
+    Status s = RemoteError("verbs connect to peer " + peer_ + " failed: " + strerror(err) +
+                           (err == ECONNREFUSED ? " (peer gone or its listen comm closed)" : ""));
+    // The handle has no room for the listener's identity: the address only (the ConnInfo names it later).
+    RecordConnectionFailure(dev_->info.props.name, ctx_, NetErrorKind::kConnect, s, PeerInfo{peer_});
+    return s;
   }
 
   VerbsHandlePayload h_;

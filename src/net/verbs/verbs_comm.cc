@@ -35,7 +35,9 @@ VerbsConfig VerbsConfig::Load() {
 VerbsComm::VerbsComm(VerbsDeviceCtx* dev, const VerbsConfig& cfg, NetContext* ctx, std::string peer)
     : dev_(dev), cfg_(cfg), ctx_(ctx), peer_(std::move(peer)), nqps_(cfg.qps_per_connection),
       fatal_gen_at_start_(dev->events.fatal_gen.load(std::memory_order_acquire)),
-      acct_(dev->info.props.name, ctx, "verbs", kVerbsPluginId) {}
+      acct_(dev->info.props.name, ctx, "verbs", kVerbsPluginId) {
+  acct_.SetPeer(PeerInfo{peer_});  // the address until the handshake names the process
+}
 
 VerbsComm::~VerbsComm() {
   const IbvApi* api = dev_->api;
@@ -105,9 +107,13 @@ void VerbsComm::FillInfo(ConnInfo* info, uint64_t ctrl_offset) const {
   info->rkey = ctrl_mr_->rkey;
   info->split_data = cfg_.split_data ? 1 : 0;
   info->addr = reinterpret_cast<uint64_t>(ctrl_) + ctrl_offset;
+  info->identity = LocalWireIdentity();
 }
 
 Status VerbsComm::ConnectQps(const ConnInfo& r) {
+  PeerInfo peer = PeerFromWire(acct_.peer().address, r.identity);
+  peer_ = peer.Describe();
+  acct_.SetPeer(std::move(peer));
   if (r.nqps != nqps_) {
     return SystemError("peer " + peer_ + " uses " + std::to_string(r.nqps) + " QPs per connection, we use " +
                        std::to_string(nqps_) + ": set NCCL_IB_QPS_PER_CONNECTION alike on every rank");

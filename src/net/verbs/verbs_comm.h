@@ -29,6 +29,7 @@
 #include "common/status.h"
 #include "net/comm_accounting.h"
 #include "net/net_types.h"
+#include "net/peer_identity.h"
 #include "net/tcp/interfaces.h"
 #include "net/verbs/verbs_device.h"
 
@@ -36,7 +37,8 @@ namespace ncclscope::net::verbs {
 
 inline constexpr int kMaxQps = 8;
 inline constexpr uint32_t kConnMagic = 0x56425343;  // "CSBV"
-inline constexpr uint16_t kConnVersion = 4;  // 2: ConnInfo.split_data; 3: CtsEntry.check; 4: ConnInfo.fuse_*
+// 2: ConnInfo.split_data; 3: CtsEntry.check; 4: ConnInfo.fuse_*; 5: ConnInfo.identity
+inline constexpr uint16_t kConnVersion = 5;
 // Our own NetPlugin type code: the profiler counts NCCL's IB events (0x10000) itself.
 inline constexpr int64_t kVerbsPluginId = NCCLSCOPE_NET_PLUGIN_TYPE_NCCLSCOPE_VERBS | 1;
 // A Test() that found nothing to do for this long checks the liveness socket (one non-blocking recv).
@@ -89,7 +91,9 @@ struct ConnInfo {
   uint32_t fuse_id;
   uint16_t fuse_index;
   uint16_t fuse_count;
+  WireIdentity identity;  // the sender's process, so the other side's errors name it
 };
+static_assert(sizeof(ConnInfo) == 160);
 
 struct CtsEntry {
   uint64_t addr;
@@ -133,7 +137,8 @@ class VerbsComm {
   Status Create(size_t ctrl_bytes);
   // Our half of the handshake; `addr` is the control block offset the peer may write.
   void FillInfo(ConnInfo* info, uint64_t ctrl_offset) const;
-  // Moves the QPs to RTR and RTS against the peer's ConnInfo.
+  // Moves the QPs to RTR and RTS against the peer's ConnInfo; first learns the peer's process from it, for
+  // the errors from then on (service thread, before the comm is handed out).
   Status ConnectQps(const ConnInfo& remote);
   // The handshake socket becomes the liveness channel (closed with the comm). With a liveness timeout, TCP
   // keepalive probes it: the peer's kernel answers them whatever its process does, so only a host that answers
