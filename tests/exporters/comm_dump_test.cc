@@ -1,6 +1,7 @@
 // The v2 communicator dump (docs/dump-format.md) written from a constructed snapshot: two gzip members, the
 // summary alone readable and complete, the flight recorder in member 2, where each reason puts its file,
 // the stall cap, the net errors, and the size against an uncompressed v1-style document.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -349,6 +350,18 @@ TEST_F(CommDumpTest, LinkPlantedAtTheHostFolderIsNeverFollowed) {
   EXPECT_TRUE(std::filesystem::is_empty(victim.path())) << "a dump was written through the planted link";
   // Finalize dumps still go to the top.
   EXPECT_TRUE(dump::WriteCommDump(MakeSnapshot(10), dir_.path(), DumpReason::kFinalize, &path).ok());
+}
+
+// NCCL loaded RTLD_LOCAL (as a framework's extension module pulls it in): found by name, without loading it.
+TEST_F(CommDumpTest, NcclVersionOfTheLoadedLibrary) {
+  auto first = [&] {
+    return json::parse(InflateFirstMember(ReadBinaryFile(WriteOrDie(MakeSnapshot(1), dir_.path(), DumpReason::kFinalize))));
+  };
+  EXPECT_TRUE(first()["identity"]["nccl_version"].is_null()) << "no NCCL in the process yet";
+  void* nccl = dlopen(FAKE_NCCL_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(nccl, nullptr) << dlerror();
+  EXPECT_EQ(first()["identity"]["nccl_version"], "2.28.9");
+  dlclose(nccl);
 }
 
 TEST(NcclVersionString, BothEncodings) {

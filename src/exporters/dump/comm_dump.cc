@@ -30,13 +30,26 @@ json IntOrNull(const std::string& decimal) {
   }
 }
 
-// NCCL's version when the process has NCCL loaded: looked up among what is loaded, never loaded by us.
+// NCCL's version when the process has NCCL loaded: found among what is loaded, never loaded by us. A libnccl
+// opened RTLD_LOCAL (a framework's extension module pulled it in) is not in the global scope: RTLD_NOLOAD
+// finds it by name without loading it.
 json NcclVersion() {
   using GetVersionFn = int (*)(int*);
   auto fn = reinterpret_cast<GetVersionFn>(dlsym(RTLD_DEFAULT, "ncclGetVersion"));
+  void* handle = nullptr;
+  for (const char* lib : {"libnccl.so.2", "libnccl.so"}) {
+    if (fn != nullptr) break;
+    handle = dlopen(lib, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (handle != nullptr) fn = reinterpret_cast<GetVersionFn>(dlsym(handle, "ncclGetVersion"));
+    if (fn == nullptr && handle != nullptr) {
+      dlclose(handle);
+      handle = nullptr;
+    }
+  }
   int code = 0;
-  if (fn == nullptr || fn(&code) != 0) return nullptr;
-  std::string v = NcclVersionString(code);
+  const bool ok = fn != nullptr && fn(&code) == 0;  // 0: ncclSuccess
+  if (handle != nullptr) dlclose(handle);  // drops only the reference RTLD_NOLOAD took
+  const std::string v = ok ? NcclVersionString(code) : "";
   return v.empty() ? json(nullptr) : json(v);
 }
 
