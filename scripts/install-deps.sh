@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
-  libabsl-dev prometheus-cpp-dev nlohmann-json3-dev
+  libabsl-dev prometheus-cpp-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libibverbs-dev
   prometheus prometheus-node-exporter curl python3 python3-hypothesis procps iproute2 binutils

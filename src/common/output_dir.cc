@@ -114,6 +114,13 @@ Status WriteFileAtomically(const std::string& dir, const std::string& name, std:
   return (*out)->WriteAtomically(name, text);
 }
 
+Status WriteFileAtomicallyIn(const std::string& dir, const std::string& subdir, const std::string& name,
+                             std::string_view text) {
+  Result<OutputDir*> out = OutputDir::Get(dir);
+  if (!out.ok()) return ReportWriteFailure(dir + "/" + subdir + "/" + name, out.status(), subsys::kAll);
+  return (*out)->WriteAtomicallyIn(subdir, name, text);
+}
+
 Result<OutputDir*> OutputDir::Get(const std::string& dir) {
   if (dir.empty()) return InvalidArgument("output directory is empty");
   Registry& reg = Dirs();
@@ -343,17 +350,51 @@ Status SweepStaleOutputs(const std::string& dir, int64_t grace_s, std::vector<st
 }
 
 Status OutputDir::WriteAtomically(const std::string& name, std::string_view text) {
-  const std::string file = path_ + "/" + name;
   std::lock_guard<std::mutex> lock(mu_);  // one writer per folder at a time: writes are rare and short
   Status ready = ReadyLocked();
+  if (!ready.ok()) return ReportWriteFailure(path_ + "/" + name, ready, subsys::kAll);
+  return WriteIntoLocked(dir_fd_, path_ + "/" + name, name, text);
+}
+
+Status OutputDir::WriteAtomicallyIn(const std::string& subdir, const std::string& name, std::string_view text) {
+  const std::string file = path_ + "/" + subdir + "/" + name;
+  if (subdir.empty() || subdir == "." || subdir == ".." || subdir.find('/') != std::string::npos) {
+    return ReportWriteFailure(file, InvalidArgument("not one folder name: '" + subdir + "'"), subsys::kAll);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Status ready = ReadyLocked();
   if (!ready.ok()) return ReportWriteFailure(file, ready, subsys::kAll);
-  const int work_fd = work_fd_, dir_fd = dir_fd_;
+  if (mkdirat(dir_fd_, subdir.c_str(), 0777) != 0 && errno != EEXIST) {
+    return ReportWriteFailure(file, SystemError(Errno("cannot create " + path_ + "/" + subdir, errno)), subsys::kAll);
+  }
+  // O_NOFOLLOW: a link planted at the folder's name is refused, never followed to where it points.
+  int sub_fd = openat(dir_fd_, subdir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sub_fd < 0) {
+    return ReportWriteFailure(file, SystemError(Errno("cannot open " + path_ + "/" + subdir + " (a link?)", errno)),
+                              subsys::kAll);
+  }
+  struct stat st;
+  Status s = Status::Ok();
+  if (fstat(sub_fd, &st) != 0 || st.st_uid != geteuid()) {
+    s = ReportWriteFailure(file, SystemError(path_ + "/" + subdir + " belongs to another user; not writing there"),
+                           subsys::kAll);
+  } else {
+    s = WriteIntoLocked(sub_fd, file, name, text);
+  }
+  close(sub_fd);
+  return s;
+}
+
+// Writes a temporary file in the work folder and renames it to `name` in `target_fd`.
+Status OutputDir::WriteIntoLocked(int target_fd, const std::string& file, const std::string& name,
+                                  std::string_view text) {
+  const int work_fd = work_fd_;
   const std::string tmp = tag_ + "-" + RandomHex() + kTmpSuffix;
   int fd = openat(work_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) return ReportWriteFailure(file, SystemError(Errno("cannot create a temporary file", errno)), subsys::kAll);
   Status s = WriteAll(fd, text);
   if (close(fd) != 0 && s.ok()) s = SystemError(Errno("close", errno));  // NFS reports write errors here
-  if (s.ok() && renameat(work_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) s = SystemError(Errno("rename", errno));
+  if (s.ok() && renameat(work_fd, tmp.c_str(), target_fd, name.c_str()) != 0) s = SystemError(Errno("rename", errno));
   if (!s.ok()) {
     unlinkat(work_fd, tmp.c_str(), 0);
     return ReportWriteFailure(file, s, subsys::kAll);

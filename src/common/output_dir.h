@@ -38,6 +38,10 @@ class OutputDir {
 
   // Replaces dir/name with `text` atomically (readers see the old file or the new one, never half).
   Status WriteAtomically(const std::string& name, std::string_view text);
+  // The same into dir/subdir/name: `subdir` is one path component, created (umask permissions) if missing,
+  // opened without following a link and refused unless it is a directory of this user (a folder another user
+  // planted there could have our files replaced). The temporary file is made in the work folder as above.
+  Status WriteAtomicallyIn(const std::string& subdir, const std::string& name, std::string_view text);
   // Creates dir/name exclusively for appending (never through a link, never an existing file); the caller
   // owns the descriptor. Fails with EEXIST's message when the name is taken.
   Result<int> CreateExclusive(const std::string& name);
@@ -66,6 +70,7 @@ class OutputDir {
   void CloseLocked();  // opens the folder unless it is open and still exists
   void SweepLocked();
   void TouchLocked();
+  Status WriteIntoLocked(int target_fd, const std::string& file, const std::string& name, std::string_view text);
 
   std::mutex mu_;
   const std::string path_;
@@ -89,6 +94,9 @@ Status SweepStaleOutputs(const std::string& dir, int64_t grace_s, std::vector<st
 
 // OutputDir::Get(dir)->WriteAtomically(name, text); a folder that cannot be opened is reported (once) too.
 Status WriteFileAtomically(const std::string& dir, const std::string& name, std::string_view text);
+// OutputDir::Get(dir)->WriteAtomicallyIn(subdir, name, text), reported the same way.
+Status WriteFileAtomicallyIn(const std::string& dir, const std::string& subdir, const std::string& name,
+                             std::string_view text);
 
 // Logs a failed write of `file` once (until ReportWriteOk(file) re-arms it); returns `status`.
 Status ReportWriteFailure(const std::string& file, const Status& status, unsigned long log_flags);

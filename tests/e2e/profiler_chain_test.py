@@ -8,6 +8,7 @@ stops, and writes what it saw per rank). Checks:
   - a v5-only plugin works behind ncclscope's v7; a plugin whose init fails leaves ncclscope working, with a log line.
 Usage: profiler_chain_test.py SIM PLUGIN_DIR FIXTURE FIXTURE_V5_ONLY"""
 import glob
+import gzip
 import json
 import os
 import subprocess
@@ -52,8 +53,9 @@ def run(tmp, name, profiler, chain=None, record_mask=None, extra_env=None):
         r = json.load(open(f))
         recs[r["rank"]] = r
     ours = {}
-    for f in glob.glob(os.path.join(out, "dump", "*.json")):
-        d = json.load(open(f))
+    for f in glob.glob(os.path.join(out, "dump", "ncclscope-comm-*.json.gz")):
+        with gzip.open(f, "rt") as z:
+            d = json.loads(z.readline())  # the summary, the dump's first gzip member (docs/dump-format.md)
         ours[d["rank"]] = sorted((o["kind"], o["func"], o["count"], o["bytes"]) for o in d["ops"])
     return recs, ours, p.stdout + p.stderr
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "dump_reader.h"
 #include "temp_dir.h"
 
 namespace {
@@ -211,11 +212,12 @@ TEST_P(SimNcclscope, ProfilerSnapshotAgreesWithSim) {
   for (int comm = 0; comm < c.comms; ++comm) {
     std::string hash = r.j["comm_hashes"][comm];
     for (int rank = 0; rank < c.ranks; ++rank) {
-      fs::path p = fs::path(d.path()) / ("ncclscope-comm-" + hash.substr(2) + "-rank" + std::to_string(rank) + ".json");
+      fs::path p = fs::path(d.path()) / ("ncclscope-comm-" + hash.substr(2) + "-rank" + std::to_string(rank) + ".json.gz");
       ASSERT_TRUE(fs::exists(p)) << p;
-      json dump = json::parse(ReadFile(p), nullptr, false);
+      json dump = ncclscope::testing::ReadDump(p.string());
       ASSERT_TRUE(dump.is_object()) << p;
-      EXPECT_EQ(dump["schema"], "ncclscope.comm.v1");
+      EXPECT_EQ(dump["schema"], "ncclscope.comm.v2");
+      EXPECT_EQ(dump["reason"], "finalize");
       EXPECT_EQ(dump["rank"], rank);
       EXPECT_EQ(dump["nranks"], c.ranks);
       EXPECT_EQ(dump["abi"], c.abi_name);
@@ -232,6 +234,13 @@ TEST_P(SimNcclscope, ProfilerSnapshotAgreesWithSim) {
         EXPECT_EQ(ops[func]["bytes"], e.bytes) << func << " in " << p;
         if (func != "Send" && func != "Recv") {
           EXPECT_EQ(ops[func]["last_seq"], e.count - 1) << func;
+        } else {
+          // p2p seqs count from 1 per (peer, direction): their last ones add up to the function's count.
+          long sum = 0;
+          for (const auto& pp : dump["p2p"]) {
+            if (pp["func"] == func) sum += pp["last_seq"].get<long>();
+          }
+          EXPECT_EQ(sum, e.count) << func << " in " << p << ": " << dump["p2p"].dump();
         }
       }
     }
@@ -269,9 +278,10 @@ TEST(SimFaults, HangEndsByTimeoutAndStallWatchFires) {
   EXPECT_EQ(r2.rc, 4) << r2.err;
   if (!PluginHasProfiler()) GTEST_SKIP() << "no ncclProfiler_v* in the plugin yet: stall watch not checked";
   int stalled = 0;
-  for (const auto& e : fs::directory_iterator(d.path())) {
+  // Stall dumps are in the host's folder, finalize dumps at the top.
+  for (const auto& e : fs::recursive_directory_iterator(d.path())) {
     if (e.path().filename().string().rfind("ncclscope-comm-", 0) != 0) continue;
-    json dump = json::parse(ReadFile(e.path()), nullptr, false);
+    json dump = ncclscope::testing::ReadDump(e.path().string());
     if (dump.is_object() && dump.value("stalled", false)) ++stalled;
   }
   EXPECT_GE(stalled, 1) << "no dump with \"stalled\":true in " << d.path();

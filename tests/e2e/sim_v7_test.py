@@ -9,6 +9,7 @@ plugin and drives it as NCCL does. Checks, from each rank's dump:
     with it under 2.30.
 Usage: sim_v7_test.py SIM_BINARY PLUGIN_DIR"""
 import glob
+import gzip
 import json
 import re
 import os
@@ -26,6 +27,16 @@ def check(cond, what):
         FAILED.append(what)
 
 
+def read_dump(path):
+    """A v2 dump (docs/dump-format.md): two gzip members, one JSON line each. gzip.open reads both; the summary
+    comes back with the recorder's records at flight_recorder.completed and in_flight beside them, as in v1."""
+    with gzip.open(path, "rt") as f:
+        summary, recorder = (json.loads(line) for line in f if line.strip())
+    summary["flight_recorder"]["completed"] = recorder["completed"]
+    summary["flight_recorder"]["in_flight"] = summary["in_flight"]
+    return summary
+
+
 def run(args, mask, dump, abi="2.31", want=None):
     os.makedirs(os.path.join(dump, "prom"), exist_ok=True)
     env = dict(os.environ, LD_LIBRARY_PATH=PLUGIN_DIR, NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SOCKET_IFNAME="=lo",
@@ -39,7 +50,7 @@ def run(args, mask, dump, abi="2.31", want=None):
     check(f"ncclProfiler_v{7 if abi == '2.31' else 6}" in p.stdout, f"the sim bound the profiler table of {abi}")
     if want is not None:
         want(p.stdout + p.stderr)
-    return [json.load(open(f)) for f in sorted(glob.glob(os.path.join(dump, "*.json")))]
+    return [read_dump(f) for f in sorted(glob.glob(os.path.join(dump, "ncclscope-comm-*.json.gz")))]
 
 
 with tempfile.TemporaryDirectory() as tmp:

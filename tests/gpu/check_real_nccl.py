@@ -3,6 +3,7 @@
 durations against the job's CUDA-event times, net bytes counted by both ranks against each other and against
 the recorded isend sizes, and prints the profiler's overhead. Exit status 1 on any failed check."""
 import glob
+import gzip
 import json
 import os
 import re
@@ -38,14 +39,24 @@ def prom_values(path):
     return vals
 
 
+def read_dump(path):
+    """A v2 dump (docs/dump-format.md): two gzip members, one JSON line each. gzip.open reads both; the summary
+    comes back with the recorder's records at flight_recorder.completed and in_flight beside them, as in v1."""
+    with gzip.open(path, "rt") as f:
+        summary, recorder = (json.loads(line) for line in f if line.strip())
+    summary["flight_recorder"]["completed"] = recorder["completed"]
+    summary["flight_recorder"]["in_flight"] = summary["in_flight"]
+    return summary
+
+
 # --- the profiler's view of the timing job: 3 warm-ups + 40 timed all-reduces per size ---
 sizes, per_size = [1048576, 67108864], 43
 on1 = os.path.join(out, "on1")
-dumps = sorted(glob.glob(os.path.join(on1, "ncclscope-comm-*.json")))
+dumps = sorted(glob.glob(os.path.join(on1, "ncclscope-comm-*.json.gz")))
 check(len(dumps) == 2, f"one dump per rank in on1 ({len(dumps)} found)")
 times = job_times("on")
 for f in dumps:
-    d = json.load(open(f))
+    d = read_dump(f)
     name = os.path.basename(f)
     print(f"{name}: abi {d['abi']}, rank {d['rank']}/{d['nranks']}, events {d['events']}, dropped {d['dropped']}")
     ar = [o for o in d["ops"] if o["func"] == "AllReduce"]

@@ -70,7 +70,7 @@ grep -E "NET/Plugin|PROFILER|Profiler|ncclscope|via NET|NCCL version" "$log" | h
 fail=0
 grep -q "ncclscope" "$log" || { echo "FAIL: NCCL's log never mentions ncclscope"; fail=1; }
 grep -qE "via NET/ncclscope" "$log" || { echo "FAIL: no channel goes via NET/ncclscope"; fail=1; }
-ls "$out"/on1/ncclscope-comm-*.json >/dev/null 2>&1 || { echo "FAIL: no ncclscope dump was written"; fail=1; }
+ls "$out"/on1/ncclscope-comm-*.json.gz >/dev/null 2>&1 || { echo "FAIL: no ncclscope dump was written"; fail=1; }
 grep -q "0 wrong results" "$log" || { echo "FAIL: the job's results were wrong or it did not finish"; fail=1; }
 python3 "$here/check_real_nccl.py" "$out" || fail=1
 exit $fail

@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+#include "common/host.h"
+#include "dump_reader.h"
 #include "profiler/profiler.h"
 
 namespace ncclscope::profiler {
@@ -29,7 +31,8 @@ TEST(DumpSignal, SigusrTwoDumpsEveryLiveCommunicator) {
   args.activation_mask = &mask;
   ASSERT_TRUE(Init(args, &ctx).ok());
 
-  const std::string file = std::string(dir) + "/ncclscope-comm-abcdef0123456789-rank2.json";
+  // Request dumps go to the host's folder (docs/dump-format.md).
+  const std::string file = std::string(dir) + "/" + HostName() + "/ncclscope-comm-abcdef0123456789-rank2.json.gz";
   struct stat st;
   ASSERT_NE(stat(file.c_str(), &st), 0) << "dump exists before any signal";
   ASSERT_EQ(kill(getpid(), SIGUSR2), 0);
@@ -40,6 +43,12 @@ TEST(DumpSignal, SigusrTwoDumpsEveryLiveCommunicator) {
     if (!written) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(written) << "no dump within 2 s of SIGUSR2";
+  if (written) {
+    nlohmann::json j = ncclscope::testing::ReadDump(file);
+    ASSERT_TRUE(j.is_object()) << file;
+    EXPECT_EQ(j["reason"], "request");
+    EXPECT_EQ(j["rank"], 2);
+  }
   Finalize(ctx);
   unsetenv("NCCLSCOPE_DUMP_DIR");
   std::string cleanup = std::string("rm -rf ") + dir;

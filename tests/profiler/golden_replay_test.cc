@@ -17,6 +17,7 @@
 
 #include "gtest/gtest.h"
 #include "ncclscope/abi/profiler.h"
+#include "dump_reader.h"
 #include "nlohmann/json.hpp"
 
 namespace {
@@ -292,11 +293,10 @@ TEST_P(GoldenTrace, ReplayMatchesTheTrace) {
     ASSERT_FALSE(expected.empty());
     for (const auto& [ctx, e] : expected) {
       char name[96];
-      std::snprintf(name, sizeof(name), "/ncclscope-comm-%016llx-rank%d.json", static_cast<unsigned long long>(e.comm_id),
-                    e.rank);
-      std::ifstream in(dump_dir + name);
-      ASSERT_TRUE(in.good()) << "no dump " << dump_dir + name;
-      const json j = json::parse(in);
+      std::snprintf(name, sizeof(name), "/ncclscope-comm-%016llx-rank%d.json.gz",
+                    static_cast<unsigned long long>(e.comm_id), e.rank);
+      const json j = ncclscope::testing::ReadDump(dump_dir + name);
+      ASSERT_TRUE(j.is_object()) << "no readable dump " << dump_dir + name;
       SCOPED_TRACE(std::string("communicator ") + name + ": ops " + j["ops"].dump() + " events " + j["events"].dump() + " in flight " + j["flight_recorder"]["in_flight"].dump());
       EXPECT_TRUE(j["dropped"].empty()) << j["dropped"];
       for (const auto& [type, n] : e.events) EXPECT_EQ(j["events"].value(type, 0), n) << type;

@@ -9,8 +9,10 @@
 #include <fstream>
 #include <thread>
 
+#include "common/host.h"
 #include "common/runtime.h"
 #include "core/registry.h"
+#include "dump_reader.h"
 #include "exporters/dump/comm_dump.h"
 #include "gtest/gtest.h"
 #include "profiler/profiler.h"
@@ -159,7 +161,8 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   c.nchannels = 2;
   void* h = StartEvent(ctx, c);
   StopEvent(h);  // enqueued; its kernel never reports
-  const std::string path = dir + "/" + dump::CommDumpName(0x57a11, 3);
+  // Stall dumps go to the host's folder (docs/dump-format.md).
+  const std::string path = dir + "/" + HostName() + "/" + dump::CommDumpName(0x57a11, 3);
   auto t0 = std::chrono::steady_clock::now();
   while (!std::filesystem::exists(path) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -168,8 +171,9 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   ASSERT_TRUE(std::filesystem::exists(path)) << "no stall dump after " << waited << " s";
   EXPECT_LT(waited, 2.0);  // 1 s threshold + < 1 s to report
   {
-    std::ifstream in(path);
-    nlohmann::json j = nlohmann::json::parse(in);
+    nlohmann::json j = testing::ReadDump(path);
+    ASSERT_TRUE(j.is_object()) << path;
+    EXPECT_EQ(j["reason"], "stall");
     EXPECT_EQ(j["stalled"], true);
     EXPECT_EQ(j["finalized"], false);
     ASSERT_EQ(j["flight_recorder"]["in_flight"].size(), 1u);

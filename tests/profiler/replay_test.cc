@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "ncclscope/abi/profiler.h"
 #include "nlohmann/json.hpp"
+#include "dump_reader.h"
 
 namespace {
 
@@ -36,9 +37,9 @@ std::string MakeDumpDir(const char* tag) {
 }
 
 nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  return nlohmann::json::parse(in);
+  nlohmann::json j = ncclscope::testing::ReadDump(path);
+  EXPECT_TRUE(j.is_object()) << "no readable v2 dump at " << path;
+  return j.is_object() ? j : nlohmann::json::object();
 }
 
 const nlohmann::json* FindOp(const nlohmann::json& j, const std::string& kind, const std::string& func) {
@@ -287,9 +288,10 @@ void RunScenario(const char* symbol, const char* abi) {
   }
 
   char name[64];
-  std::snprintf(name, sizeof(name), "/ncclscope-comm-%016llx-rank1.json", static_cast<unsigned long long>(kHash));
+  std::snprintf(name, sizeof(name), "/ncclscope-comm-%016llx-rank1.json.gz", static_cast<unsigned long long>(kHash));
   nlohmann::json j = ReadJson(dir + name);
-  EXPECT_EQ(j["schema"], "ncclscope.comm.v1");
+  EXPECT_EQ(j["schema"], "ncclscope.comm.v2");
+  EXPECT_EQ(j["reason"], "finalize");
   EXPECT_EQ(j["comm_hash"], "0x0123456789abcdef");
   EXPECT_EQ(j["comm_name"], "replay");
   EXPECT_EQ(j["rank"], 1);
@@ -318,6 +320,13 @@ void RunScenario(const char* symbol, const char* abi) {
   const nlohmann::json* recv = FindOp(j, "p2p", "Recv");
   ASSERT_NE(recv, nullptr);
   EXPECT_EQ((*recv)["last_seq"], 1);
+  // Per (peer, direction), receives first: one Recv from 2, two Sends to 2, numbered from 1.
+  EXPECT_EQ(j["p2p"], (nlohmann::json{{{"peer", 2}, {"func", "Recv"}, {"last_seq", 1}},
+                                      {{"peer", 2}, {"func", "Send"}, {"last_seq", 2}}}))
+      << j["p2p"].dump();
+  ASSERT_EQ(j["recent"]["func"].size(), 6u);  // every completed one: fewer than NCCLSCOPE_DUMP_RECENT
+  EXPECT_EQ(j["recent"]["func"][3], "Send");
+  EXPECT_EQ(j["recent"]["peer"][3], 2);
 
   const auto& fr = j["flight_recorder"];
   EXPECT_EQ(fr["depth"], 2048);

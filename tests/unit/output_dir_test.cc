@@ -110,6 +110,37 @@ TEST(OutputDir, APlantedSymlinkAtTheFinalNameIsReplacedNotFollowed) {
   EXPECT_EQ(ReadFile(dir + "/" + name), "dump\n");
 }
 
+// The per-host folder of stall dumps: made once with the umask's permissions, written into through the work
+// folder; a link or a name that is not one component is refused, a planted link inside it replaced.
+TEST(OutputDir, WriteIntoASubfolder) {
+  const std::string dir = MakeTempDir();
+  ASSERT_TRUE(WriteFileAtomicallyIn(dir, "node1", "ncclscope-comm-a.json.gz", "one\n").ok());
+  ASSERT_TRUE(WriteFileAtomicallyIn(dir, "node1", "ncclscope-comm-a.json.gz", "two\n").ok());
+  EXPECT_EQ(ReadFile(dir + "/node1/ncclscope-comm-a.json.gz"), "two\n");
+  struct stat st;
+  ASSERT_EQ(lstat((dir + "/node1").c_str(), &st), 0);
+  const mode_t mask = umask(0);
+  umask(mask);
+  EXPECT_EQ(st.st_mode & 0777, 0777 & ~mask);
+  EXPECT_EQ(List(dir + "/node1").size(), 1u) << "no temporary file left in the subfolder";
+
+  const std::string victim = MakeTempDir() + "/victim";
+  WriteFile(victim, "precious\n");
+  ASSERT_EQ(symlink(victim.c_str(), (dir + "/node1/ncclscope-comm-b.json.gz").c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomicallyIn(dir, "node1", "ncclscope-comm-b.json.gz", "b\n").ok());
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+  ASSERT_EQ(lstat((dir + "/node1/ncclscope-comm-b.json.gz").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+
+  const std::string victim_dir = MakeTempDir();
+  ASSERT_EQ(symlink(victim_dir.c_str(), (dir + "/node2").c_str()), 0);
+  EXPECT_FALSE(WriteFileAtomicallyIn(dir, "node2", "ncclscope-comm-c.json.gz", "c\n").ok());
+  EXPECT_TRUE(List(victim_dir).empty()) << "written through a planted folder link";
+  for (const char* bad : {"", ".", "..", "a/b"}) {
+    EXPECT_FALSE(WriteFileAtomicallyIn(dir, bad, "ncclscope-x.json.gz", "x").ok()) << bad;
+  }
+}
+
 TEST(OutputDir, CreateExclusiveRefusesAPlantedLinkOrFile) {
   const std::string dir = MakeTempDir();
   const std::string victim = MakeTempDir() + "/victim";

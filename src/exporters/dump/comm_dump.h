@@ -1,7 +1,10 @@
-// The per-communicator JSON dump ("ncclscope.comm.v1"): written when a communicator's profiler
-// context is finalized and when the stall watch fires, to
-// <NCCLSCOPE_DUMP_DIR>/ncclscope-comm-<hash as 16 hex>-rank<r>.json, atomically through common/output_dir.h.
-// No file at all when NCCLSCOPE_DUMP_DIR is empty. Knows nothing about NCCL: reads a CommSnapshot.
+// The per-communicator dump ("ncclscope.comm.v2", docs/dump-format.md): written when a communicator's
+// profiler context is finalized, when its stall watch fires and on request (the dump signal), as
+// ncclscope-comm-<hash as 16 hex>-rank<r>.json.gz: two gzip members, the one-line summary then the one-line
+// flight recorder. Finalize dumps go to NCCLSCOPE_DUMP_DIR, stall and request dumps to a folder per host
+// inside it (they come from every rank at once). Atomic and link-safe through common/output_dir.h; no file
+// at all when NCCLSCOPE_DUMP_DIR is empty. Knows nothing about NCCL: reads a CommSnapshot (and looks up
+// ncclGetVersion in the process, without loading anything).
 // All functions are thread-safe (they touch only their arguments and the file system).
 #ifndef NCCLSCOPE_EXPORTERS_DUMP_COMM_DUMP_H_
 #define NCCLSCOPE_EXPORTERS_DUMP_COMM_DUMP_H_
@@ -11,18 +14,23 @@
 #include "common/status.h"
 #include "core/registry.h"
 #include "core/snapshot.h"
-#include "nlohmann/json.hpp"
 
 namespace ncclscope::dump {
 
-nlohmann::json CommSnapshotToJson(const CommSnapshot& snap);
-// "ncclscope-comm-<hash as 16 hex>-rank<r>.json"
+// "ncclscope-comm-<hash as 16 hex>-rank<r>.json.gz"
 std::string CommDumpName(uint64_t comm_hash, int rank);
-// "stall", "finalize" or "request" (SIGUSR2 or a tool).
+// "stall", "finalize" or "request" (the dump signal or a tool).
 const char* DumpReasonName(DumpReason reason);
-// Writes the dump into `dir` (created if missing) with the host, job id and reason; *path receives the file name.
+// The folder a dump of `reason` goes to, relative to the dump directory: "" (finalize) or the host name.
+std::string CommDumpSubdir(DumpReason reason);
+// The whole file: two gzip members (summary, flight recorder), with NCCLSCOPE_DUMP_RECENT recent operations
+// and, for a stall, at most NCCLSCOPE_DUMP_STALL_RECORDS completed records.
+Result<std::string> CommDumpBytes(const CommSnapshot& snap, DumpReason reason);
+// Writes the dump into `dir` (created if missing), or its per-host folder for stall and request dumps;
+// *path receives the file's path. No delay: the hook adds the random one.
 Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, DumpReason reason, std::string* path);
-// The registry hook: writes into NCCLSCOPE_DUMP_DIR when it is set. Installed at load time.
+// The registry hook: writes into NCCLSCOPE_DUMP_DIR when it is set, stall and request dumps after a random
+// 0-50 ms so that thousands of ranks do not create their files in the same millisecond. Installed at load time.
 void CommDumpHook(const CommSnapshot& snap, DumpReason reason);
 
 }  // namespace ncclscope::dump
