@@ -16,6 +16,8 @@ namespace ncclscope {
 namespace {
 
 constexpr const char* kGlobalRankVars[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"};
+// The launchers' job sizes, in the order of the global rank variables.
+constexpr const char* kWorldSizeVars[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
 constexpr const char* kLocalRankVars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
                                           "MPI_LOCALRANKID"};
 constexpr long kMaxGlobalRank = (1L << 31) - 1;
@@ -78,6 +80,12 @@ ProcessIdentity IdentityFromEnv(const std::function<const char*(const char*)>& g
 
 int LocalRankFromEnv() {
   return static_cast<int>(RankFrom(kLocalRankVars, kMaxLocalRank, [](const char* v) { return std::getenv(v); }, false));
+}
+
+int WorldSizeFromEnv() {
+  // RankFrom takes values in [0, max]; a world of 0 ranks is no answer.
+  const long n = RankFrom(kWorldSizeVars, kMaxGlobalRank, [](const char* v) { return std::getenv(v); }, false);
+  return n > 0 ? static_cast<int>(n) : -1;
 }
 
 int GlobalRankFromEnv() {

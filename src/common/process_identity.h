@@ -40,6 +40,8 @@ ProcessIdentity IdentityFromEnv(const std::function<const char*(const char*)>& g
 
 // The local rank from the usual launcher variables, or -1 (silent: Identity() warns about bad values).
 int LocalRankFromEnv();
+// The job's number of ranks (WORLD_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE), or -1 (silent).
+int WorldSizeFromEnv();
 // The global rank likewise (the same variables and order as Identity().global_rank), or -1. For callers
 // that must not be the first to call Identity(): its GPU lookup wants the thread NCCL initialises on.
 int GlobalRankFromEnv();

@@ -214,7 +214,7 @@ int RunRank(const Options& o, int rank, const std::string& rendezvous) {
     printf("# Out of bounds values : %ld %s\n", total_wrong, total_wrong ? "FAILED" : "OK");
     printf("# Avg bus bandwidth    : %.3f GB/s\n", avg_bw);
     if (dump_dir != nullptr && *dump_dir != '\0') {
-      printf("# Profiler dumps: %s (ncclscope-comm-<commHash>-rank<rank>.json at each communicator's finalize)\n",
+      printf("# Profiler dumps: %s (ncclscope-comm-<commHash>-rank<rank>.json.gz at each communicator's finalize)\n",
              dump_dir);
     } else {
       printf("# Profiler dumps: none (set NCCLSCOPE_DUMP_DIR to get one per communicator and rank)\n");

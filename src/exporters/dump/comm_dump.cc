@@ -57,6 +57,7 @@ json IdentityJson() {
   const ProcessIdentity& id = Identity();
   return {{"global_rank", IntOrNull(id.global_rank)},
           {"local_rank", IntOrNull(id.local_rank)},
+          {"world_size", WorldSizeFromEnv() > 0 ? json(WorldSizeFromEnv()) : json(nullptr)},
           {"gpu_uuid", id.gpu_uuid.empty() ? json(nullptr) : json(id.gpu_uuid)},
           {"nccl_version", NcclVersion()}};
 }
