@@ -102,12 +102,14 @@ def _template(job, c, variant, count):
 def _ops(job, c, r):
     """The ops table: per function, count, bytes and last seq issued (the in-flight AllReduce included)."""
     pattern, totals = PATTERNS[min(c, 1)], {}
-    issued = ISSUED + (1 if job.stalled(c, r) else 0)
-    for a in range(1, issued + 1):
-        func, nbytes = pattern[(a - 1) % len(pattern)]
+    cycles = ISSUED // len(pattern)
+    for func, nbytes in pattern:
         t = totals.setdefault(func, [0, 0])
-        t[0] += 1
-        t[1] += nbytes
+        t[0] += cycles
+        t[1] += cycles * nbytes
+    if job.stalled(c, r):  # issued AllReduce, the pattern's first operation, once more
+        totals[pattern[0][0]][0] += 1
+        totals[pattern[0][0]][1] += pattern[0][1]
     return [{"kind": "coll", "func": f, "count": n, "bytes": b, "last_seq": n - 1} for f, (n, b) in totals.items()]
 
 
@@ -124,9 +126,9 @@ def _in_flight(job, c, r):
     return [rec]
 
 
-def _header(job, c, r, recent, in_flight, count):
+def _header(job, c, r, last_end_ns, in_flight, count):
     # A stall dump is taken 30 s into the wait; a finalize or request dump just after the last operation.
-    snapshot = in_flight[0]["start_ns"] + 30_000_000_000 if in_flight else recent[-1]["end_ns"] + 1_000_000
+    snapshot = in_flight[0]["start_ns"] + 30_000_000_000 if in_flight else last_end_ns + 1_000_000
     reason = "finalize" if job.fault != "hang" else "stall" if job.stalled(c, r) else "request"
     return {
         "schema": "ncclscope.comm." + job.fmt, "comm_hash": f"0x{job.hashes[c]:016x}",
@@ -148,9 +150,6 @@ def _header(job, c, r, recent, in_flight, count):
 
 
 def _v2_summary(job, c, r, head, recent, in_flight, count):
-    cols = ("arrival", "kind", "func", "seq", "peer", "bytes", "start_ns", "kernel_start_host_ns", "duration_ns",
-            "timing")
-    src = {"peer": "root", "timing": "timing_source"}
     head.update(
         part="summary",
         identity={"global_rank": r, "local_rank": r % 8, "gpu_uuid": f"GPU-{job.hashes[0] ^ r:016x}",
@@ -158,19 +157,40 @@ def _v2_summary(job, c, r, head, recent, in_flight, count):
         clock={"mono_before_ns": head["snapshot_monotonic_ns"] - 2000, "realtime_ns": 1_795_000_100_000_000_000,
                "mono_after_ns": head["snapshot_monotonic_ns"] - 1000, "esterror_ns": 500_000,
                "maxerror_ns": 2_000_000, "synced": True},
-        p2p=[], recent={k: [rec[src.get(k, k)] for rec in recent] for k in cols}, in_flight=in_flight,
+        p2p=[], recent=recent, in_flight=in_flight,
         net_errors=[], flight_recorder={"depth": job.records, "overwritten": ISSUED - job.records, "completed": count})
     return head
 
 
 _JOB = _DIR = None
-_BODIES = {}  # (communicator, variant) -> (serialized older records, their count)
+_BODIES = {}  # (communicator, variant, stalled) -> (serialized older records, their count)
+_COLUMNS = {}  # (communicator, variant) -> the recent records' columns, without jitter
+RECENT_COLUMNS = {"arrival": "arrival", "kind": "kind", "func": "func", "seq": "seq", "peer": "root", "bytes": "bytes",
+                  "start_ns": "start_ns", "kernel_start_host_ns": "kernel_start_host_ns",
+                  "duration_ns": "duration_ns", "timing": "timing_source", "end_ns": "end_ns"}
 
 
 def init_worker(job, folder):
     global _JOB, _DIR
     _JOB, _DIR = job, folder
     _BODIES.clear()
+    _COLUMNS.clear()
+
+
+def _recent_columns(c, variant, r):
+    """The summary's `recent` columns of rank r: the variant's, shifted by r's jitter (as _record would), built
+    column-wise since this runs once per file. Also returns the newest record's end, which is not a column."""
+    key = (c, variant)
+    if key not in _COLUMNS:
+        recs = [_record(_JOB, c, a, LATE_NS if variant else 0, 0) for a in range(ISSUED - RECENT + 1, ISSUED + 1)]
+        _COLUMNS[key] = {k: [rec[src] for rec in recs] for k, src in RECENT_COLUMNS.items()}
+    base = _COLUMNS[key]
+    jit = [_jitter(r, a) for a in base["arrival"]]
+    cols = {k: v for k, v in base.items() if k != "end_ns"}
+    cols["start_ns"] = [t + j for t, j in zip(base["start_ns"], jit)]
+    cols["kernel_start_host_ns"] = [t + j for t, j in zip(base["kernel_start_host_ns"], jit)]
+    cols["duration_ns"] = [max(d + j // 4 - j, 10_000) for d, j in zip(base["duration_ns"], jit)]
+    return cols, cols["kernel_start_host_ns"][-1] + cols["duration_ns"][-1] + 20_000
 
 
 def _body(c, variant, stalled):
@@ -195,9 +215,13 @@ def write_ranks(ranks):
         for c in range(job.comms):
             stalled = job.stalled(c, r)
             body, count = _body(c, int(_late(job, r) > 0), stalled)
-            recent = [_record(job, c, a, _late(job, r), _jitter(r, a)) for a in range(ISSUED - RECENT + 1, ISSUED + 1)]
             in_flight = _in_flight(job, c, r)
-            head, count = _header(job, c, r, recent, in_flight, count)
+            if job.fmt == "v1":
+                recent = [_record(job, c, a, _late(job, r), _jitter(r, a)) for a in range(ISSUED - RECENT + 1, ISSUED + 1)]
+                last_end = recent[-1]["end_ns"]
+            else:
+                recent, last_end = _recent_columns(c, int(_late(job, r) > 0), r)
+            head, count = _header(job, c, r, last_end, in_flight, count)
             sub = os.path.join(_DIR, job.folder(c, r))
             os.makedirs(sub, exist_ok=True)
             name = f"ncclscope-comm-{job.hashes[c]:016x}-rank{r}.json"
