@@ -7,7 +7,9 @@ not overlap; Perfetto draws a track as one stack and misplaces slices that break
   check_trace_nesting.py --sim-job SIM LIB_DIR ANALYZE
                                    runs a 4-rank ncclscope-sim job (collectives and point-to-point on 2
                                    communicators) writing dumps and per-rank traces, merges its dumps with
-                                   `ANALYZE --trace`, and checks every trace file it produced.
+                                   `ANALYZE --trace`, and checks every trace file it produced; first the
+                                   checker itself on hand-made slices and the analyzer's lanes on a dump
+                                   whose collectives overlap.
 
 Times are compared in integer nanoseconds (ts and dur are microseconds with a fraction), as Perfetto does on
 import, so that a slice starting where the previous one ended does not count as an overlap.
@@ -71,8 +73,34 @@ def check_files(paths):
     return status
 
 
+def self_test(analyze):
+    """The checker on hand-made slices, and the analyzer's lanes on a dump whose collectives overlap (an
+    in-flight operation that started before completed ones: a job whose recorder kept running past a stall)."""
+    def x(name, ts, dur, tid=0):
+        return {"ph": "X", "name": name, "pid": 0, "tid": tid, "ts": ts, "dur": dur}
+    assert first_violation([x("a", 0, 10), x("b", 2, 3), x("c", 5, 0), x("d", 10, 1)])[1] is None
+    assert first_violation([x("a", 0, 10), x("b", 0, 11, tid=1)])[1] is None
+    assert [e["name"] for e in first_violation([x("a", 0, 10), x("b", 2, 3), x("c", 4, 7)])[1]] == ["b", "c"]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(analyze)))
+    from ncclscope_analysis.trace import chrome_trace
+
+    def rec(kind, func, seq, start, dur, peer=None):
+        return {"kind": kind, "func": func, "seq": seq, "start_ns": start, "duration_ns": dur, "age_ns": dur,
+                **({"peer": peer} if peer is not None else {})}
+    fr = {"completed": [rec("coll", "AllReduce", 1, 2000, 1000), rec("p2p", "Send", 1, 2100, 900, 1),
+                        rec("p2p", "Recv", 1, 2200, 900, 1), rec("coll", "AllReduce", 2, 4000, 1000)],
+          "in_flight": [rec("coll", "AllGather", 0, 1000, 1500)]}
+    dump = {"comm_hash": "0x1", "rank": 0, "nranks": 2, "host": "h", "pid": 1, "flight_recorder": fr}
+    events = chrome_trace({"0x1": {0: dump}})["traceEvents"]
+    count, bad = first_violation(events)
+    names = sorted(e["args"]["name"] for e in events if e.get("name") == "thread_name")
+    assert count == 5 and bad is None, bad
+    assert len(names) == 4 and any("lane 2" in n for n in names), names
+
+
 def sim_job(sim, lib, analyze):
     """Runs the job, the analyzer, and the check; the status of the check (or 2 when the job fails)."""
+    self_test(analyze)
     with tempfile.TemporaryDirectory(prefix="ncclscope-nesting-") as work:
         dumps = os.path.join(work, "dumps")
         os.mkdir(dumps)
