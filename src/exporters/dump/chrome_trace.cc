@@ -84,6 +84,7 @@ std::map<TrackKey, std::vector<size_t>> AssignTracks(const std::vector<Slice>& s
   }
   return tracks;
 }
+
 }  // namespace
 
 std::string ChromeTraceName(uint64_t comm_hash, int rank) {
