@@ -59,8 +59,9 @@ std::string TrackLabel(const TrackKey& k) {
 }
 
 // Trace viewers draw one track as a stack: its slices must nest or be disjoint. A rank's Send and Recv with
-// a peer, or an in-flight operation and completed ones started after it, overlap without nesting, so each
-// track gets lanes: every slice goes, by start, into the first lane whose last slice has ended.
+// a peer, or an in-flight operation and completed ones started after it but still running at the snapshot,
+// overlap without nesting, so each track gets lanes: every slice goes, by start (longest first), into the
+// first lane where it follows what has ended or nests in the innermost slice still open.
 std::map<TrackKey, std::vector<size_t>> AssignTracks(const std::vector<Slice>& slices) {
   std::vector<size_t> order(slices.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -68,17 +69,23 @@ std::map<TrackKey, std::vector<size_t>> AssignTracks(const std::vector<Slice>& s
     if (slices[a].start_ns != slices[b].start_ns) return slices[a].start_ns < slices[b].start_ns;
     return slices[a].dur_ns > slices[b].dur_ns;
   });
-  std::map<TrackKey, std::vector<uint64_t>> lane_ends;  // per track without lane: each lane's last end
+  // Per track (lane 0 in the key): per lane, the ends of its open slices, innermost last.
+  std::map<TrackKey, std::vector<std::vector<uint64_t>>> open_ends;
   std::map<TrackKey, std::vector<size_t>> tracks;
   for (size_t i : order) {
     const OpRecord& r = *slices[i].rec;
     TrackKey key;
     if (r.kind != OpKind::kColl) key = {1, r.peer_or_root, r.func == Func::kSend ? 0 : 1, 0};
-    std::vector<uint64_t>& ends = lane_ends[key];
+    std::vector<std::vector<uint64_t>>& lanes = open_ends[key];
+    const uint64_t start = slices[i].start_ns, end = start + slices[i].dur_ns;
     size_t lane = 0;
-    while (lane < ends.size() && ends[lane] > slices[i].start_ns) ++lane;
-    if (lane == ends.size()) ends.push_back(0);
-    ends[lane] = slices[i].start_ns + slices[i].dur_ns;
+    for (; lane < lanes.size(); ++lane) {
+      std::vector<uint64_t>& stack = lanes[lane];
+      while (!stack.empty() && stack.back() <= start) stack.pop_back();  // ended: no later slice overlaps it
+      if (stack.empty() || end <= stack.back()) break;
+    }
+    if (lane == lanes.size()) lanes.emplace_back();
+    lanes[lane].push_back(end);
     key.lane = static_cast<int>(lane);
     tracks[key].push_back(i);
   }

@@ -3,8 +3,8 @@
 One process per rank process (host, pid), named by its rank in the largest communicator. Tracks (threads) per
 communicator: its collectives, and one per (peer, direction) of point-to-point operations. Slices ("X" events)
 of one track must nest or not overlap (Perfetto draws a track as a stack), which a rank's Send and Recv, or
-an in-flight operation and completed ones started after it, do not; so each track is split into lanes, and an
-operation goes to the first lane whose last slice ended by its start. Times are each host's CLOCK_MONOTONIC in
+an in-flight operation and completed ones started after it but still running at the dump, do not; so each
+track is split into lanes, and an operation goes to the first lane where it nests or follows. Times are each host's CLOCK_MONOTONIC in
 microseconds: ranks of one host line up, ranks of different hosts do not (the dumps hold no common clock).
 """
 from .progress import op_name
@@ -35,14 +35,20 @@ def _slices(d):
 
 
 def lanes(slices):
-    """{index in slices: lane}: greedy interval partitioning, each slice in the first lane that is free."""
-    ends, lane = [], {}
+    """{index in slices: lane}: by start (longest first), each slice in the first lane where it follows what
+    has ended or nests in the innermost slice still open. Each lane keeps the ends of its open slices."""
+    stacks, lane = [], {}
     for i in sorted(range(len(slices)), key=lambda i: (slices[i][0], -slices[i][1])):
-        start, dur = slices[i][0], slices[i][1]
-        k = next((k for k, end in enumerate(ends) if end <= start), len(ends))
-        if k == len(ends):
-            ends.append(0)
-        ends[k] = start + dur
+        start, end = slices[i][0], slices[i][0] + slices[i][1]
+        for k, open_ends in enumerate(stacks):
+            while open_ends and open_ends[-1] <= start:  # ended: no later slice (by start) can overlap it
+                open_ends.pop()
+            if not open_ends or end <= open_ends[-1]:
+                break
+        else:
+            k = len(stacks)
+            stacks.append([])
+        stacks[k].append(end)
         lane[i] = k
     return lane
 
