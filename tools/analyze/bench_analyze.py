@@ -5,9 +5,9 @@ fault, written as real dumps (docs/dump-format.md), then the analyzer run on the
   bench_analyze.py --ranks 1024,4096,16384 --comms 2 --fault hang|straggler|none [--format v2|v1]
                    [--analyzer PATH] [--keep DIR]
 
-Prints per N: files, bytes on disk, generation seconds, analyzer wall seconds, peak RSS of the analyzer's
-whole process tree (VmRSS of it and its descendants, summed, every ~20 ms), exit status, the verdict's first
-line and whether it named the planted rank. Not a test: run by hand (minutes at 16,384 ranks).
+Prints per N: files, bytes on disk, generation seconds, analyzer wall and CPU seconds, peak RSS of the
+analyzer's whole process tree (VmRSS of it and its descendants, summed, every ~20 ms), exit status, the
+verdict's first line and whether it named the planted rank. Not a test: run by hand (minutes at 16,384 ranks).
 
 The job: hosts of 8 ranks (node0001, ...); communicator 0 is the world, the others splits of all N ranks too.
 Every rank's recorder holds RECORDS completed collectives; the newest 64 ("recent") differ per rank, with the
@@ -23,6 +23,7 @@ import json
 import multiprocessing
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -263,8 +264,10 @@ def kill_tree(root):
 
 
 def run_analyzer(cmd, folder, timeout_s, max_rss_mb):
-    """(exit status or a reason it was stopped, wall s, peak tree RSS in MB, stdout)."""
+    """(exit status or a reason it was stopped, wall s, CPU s of the tree, peak tree RSS in MB, stdout). CPU
+    time tells the analyzer's own cost apart from waiting for cores that other work holds."""
     out = tempfile.TemporaryFile()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd + [folder], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     peak, stopped = 0, None
@@ -285,10 +288,12 @@ def run_analyzer(cmd, folder, timeout_s, max_rss_mb):
     sampler.start()
     rc = proc.wait()
     wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # every descendant reaped by now is counted
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     sampler.join()
     out.seek(0)
     text = out.read().decode("utf-8", "replace")
-    return (stopped or rc), wall, peak / 1024, text
+    return (stopped or rc), wall, cpu, peak / 1024, text
 
 
 def analyzer_cmd(path):
@@ -332,10 +337,11 @@ def bench_one(args, n, folder):
         pool.map(write_ranks, chunks, chunksize=1)
     gen_s = time.monotonic() - t0
     files, size = folder_size(folder)
-    rc, wall, rss, text = run_analyzer(analyzer_cmd(args.analyzer), folder, args.timeout, args.max_rss_mb)
+    rc, wall, cpu, rss, text = run_analyzer(analyzer_cmd(args.analyzer), folder, args.timeout, args.max_rss_mb)
     first = (text.splitlines() or [""])[0]
     hit = "n/a" if args.fault == "none" else ("yes" if named(first, job.planted) else "NO")
-    return {"ranks": n, "files": files, "mb": size / 2**20, "gen_s": gen_s, "wall_s": wall, "rss_mb": rss,
+    return {"ranks": n, "files": files, "mb": size / 2**20, "gen_s": gen_s, "wall_s": wall, "cpu_s": cpu,
+            "rss_mb": rss,
             "exit": rc, "planted": job.planted, "named": hit, "verdict": first[:300]}
 
 
@@ -375,7 +381,7 @@ def main():
             print(json.dumps(r), flush=True)
         else:
             print(f"N={r['ranks']} in {os.path.dirname(folder)}: {r['files']} files, {r['mb']:.0f} MiB, generated in {r['gen_s']:.1f} s; "
-                  f"analyzer {r['wall_s']:.1f} s, peak RSS {r['rss_mb']:.0f} MiB, exit {r['exit']}; "
+                  f"analyzer {r['wall_s']:.1f} s ({r['cpu_s']:.1f} s CPU), peak RSS {r['rss_mb']:.0f} MiB, exit {r['exit']}; "
                   f"planted rank {r['planted']} named: {r['named']}\n  verdict: {r['verdict']}", flush=True)
 
 
