@@ -88,7 +88,8 @@ def self_test(analyze):
         return {"kind": kind, "func": func, "seq": seq, "start_ns": start, "duration_ns": dur, "age_ns": dur,
                 **({"peer": peer} if peer is not None else {})}
     # AllReduce 0 nests in the in-flight AllGather (one lane); AllReduce 1 starts inside it and ends after it.
-    fr = {"completed": [rec("coll", "AllReduce", 0, 1200, 100), rec("coll", "AllReduce", 1, 2000, 1000), rec("p2p", "Send", 1, 2100, 900, 1),
+    fr = {"completed": [rec("coll", "AllReduce", 0, 1200, 100), rec("coll", "AllReduce", 1, 2000, 1000),
+                        rec("p2p", "Send", 1, 2100, 900, 1),
                         rec("p2p", "Recv", 1, 2200, 900, 1), rec("coll", "AllReduce", 2, 4000, 1000)],
           "in_flight": [rec("coll", "AllGather", 0, 1000, 1500)]}
     dump = {"comm_hash": "0x1", "rank": 0, "nranks": 2, "host": "h", "pid": 1, "flight_recorder": fr}

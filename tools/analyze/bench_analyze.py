@@ -218,7 +218,8 @@ def write_ranks(ranks):
             body, count = _body(c, int(_late(job, r) > 0), stalled)
             in_flight = _in_flight(job, c, r)
             if job.fmt == "v1":
-                recent = [_record(job, c, a, _late(job, r), _jitter(r, a)) for a in range(ISSUED - RECENT + 1, ISSUED + 1)]
+                recent = [_record(job, c, a, _late(job, r), _jitter(r, a))
+                          for a in range(ISSUED - RECENT + 1, ISSUED + 1)]
                 last_end = recent[-1]["end_ns"]
             else:
                 recent, last_end = _recent_columns(c, int(_late(job, r) > 0), r)
@@ -353,7 +354,8 @@ def main():
     ap.add_argument("--comms", type=int, default=2)
     ap.add_argument("--fault", choices=("hang", "straggler", "none"), default="hang")
     ap.add_argument("--format", choices=("v2", "v1"), default="v2")
-    ap.add_argument("--analyzer", default=os.path.normpath(built) if os.path.exists(built) else os.path.join(here, "ncclscope_analyze.py"))
+    ap.add_argument("--analyzer", default=os.path.normpath(built) if os.path.exists(built)
+                    else os.path.join(here, "ncclscope_analyze.py"), help="default: build/bin/ncclscope-analyze")
     ap.add_argument("--keep", metavar="DIR", help="write the dumps under DIR/ranks<N> and keep them")
     ap.add_argument("--records", type=int, default=2048, help=f"completed records per recorder, {RECENT + 1} or more")
     ap.add_argument("--stall-records", type=int, default=256, help="records in a v2 stall dump (the writer's cap)")
@@ -380,8 +382,9 @@ def main():
         if args.json:
             print(json.dumps(r), flush=True)
         else:
-            print(f"N={r['ranks']} in {os.path.dirname(folder)}: {r['files']} files, {r['mb']:.0f} MiB, generated in {r['gen_s']:.1f} s; "
-                  f"analyzer {r['wall_s']:.1f} s ({r['cpu_s']:.1f} s CPU), peak RSS {r['rss_mb']:.0f} MiB, exit {r['exit']}; "
+            print(f"N={r['ranks']} in {os.path.dirname(folder)}: {r['files']} files, {r['mb']:.0f} MiB, "
+                  f"generated in {r['gen_s']:.1f} s; analyzer {r['wall_s']:.1f} s ({r['cpu_s']:.1f} s CPU), "
+                  f"peak RSS {r['rss_mb']:.0f} MiB, exit {r['exit']}; "
                   f"planted rank {r['planted']} named: {r['named']}\n  verdict: {r['verdict']}", flush=True)
 
 

@@ -114,13 +114,16 @@ nlohmann::json CommSnapshotToChromeTrace(const CommSnapshot& s) {
   }
   const std::map<TrackKey, std::vector<size_t>> tracks = AssignTracks(slices);
   nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", s.rank}, {"args", {{"name", "rank " + std::to_string(s.rank)}}}});
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", s.rank},
+                    {"args", {{"name", "rank " + std::to_string(s.rank)}}}});
   int tid = 0;
   for (const auto& [key, members] : tracks) {
     std::string name = prefix + TrackLabel(key);
     if (key.lane > 0) name += " (lane " + std::to_string(key.lane + 1) + ")";
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", s.rank}, {"tid", tid}, {"args", {{"name", name}}}});
-    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", s.rank}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", s.rank}, {"tid", tid},
+                      {"args", {{"name", name}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", s.rank}, {"tid", tid},
+                      {"args", {{"sort_index", tid}}}});
     for (size_t i : members) {
       const Slice& sl = slices[i];
       const OpRecord& r = *sl.rec;

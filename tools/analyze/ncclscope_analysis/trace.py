@@ -4,8 +4,9 @@ One process per rank process (host, pid), named by its rank in the largest commu
 communicator: its collectives, and one per (peer, direction) of point-to-point operations. Slices ("X" events)
 of one track must nest or not overlap (Perfetto draws a track as a stack), which a rank's Send and Recv, or
 an in-flight operation and completed ones started after it but still running at the dump, do not; so each
-track is split into lanes, and an operation goes to the first lane where it nests or follows. Times are each host's CLOCK_MONOTONIC in
-microseconds: ranks of one host line up, ranks of different hosts do not (the dumps hold no common clock).
+track is split into lanes, and an operation goes to the first lane where it nests or follows. Times are each
+host's CLOCK_MONOTONIC in microseconds: ranks of one host line up, ranks of different hosts do not (the dumps
+hold no common clock).
 """
 from .progress import op_name
 
