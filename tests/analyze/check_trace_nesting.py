@@ -102,7 +102,11 @@ def self_test(analyze):
 
 def sim_job(sim, lib, analyze):
     """Runs the job, the analyzer, and the check; the status of the check (or 2 when the job fails)."""
-    self_test(analyze)
+    try:
+        self_test(analyze)
+    except AssertionError as e:
+        print(f"FAIL: self test: {e}")
+        return 1
     with tempfile.TemporaryDirectory(prefix="ncclscope-nesting-") as work:
         dumps = os.path.join(work, "dumps")
         os.mkdir(dumps)
