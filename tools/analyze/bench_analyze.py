@@ -16,6 +16,8 @@ collective, so it has the shortest kernels (the others wait in theirs for it); `
 never issued the next AllReduce, which every other rank has had in flight for 30 s (stall dumps in host
 subfolders), and every rank's other dumps come from a request (SIGUSR2); `none` - a healthy finalized job.
 The recorder body is serialized (and compressed) once per communicator and variant and reused by every rank.
+A v2 stall dump holds the newest --stall-records (256, the writer's default cap), other dumps all RECORDS.
+Dumps are written under /dev/shm when it has room (else $TMPDIR) and removed afterwards, unless --keep.
 """
 import argparse
 import gzip
@@ -56,6 +58,7 @@ class Job:
         return self.fault == "hang" and c == 0 and r != self.planted
 
     def folder(self, c, r):
+        """Stall and request dumps (a hang) go to the rank's host subfolder, finalize dumps to the top."""
         return f"node{r // 8 + 1:04d}" if self.fault == "hang" else ""
 
 
