@@ -132,7 +132,7 @@ class HangTest(unittest.TestCase):
         ranks[2]["net_errors"] = [cascade]  # names rank 0, which wrote a dump: not the dead one
         [f] = problems(hang.diagnose(ranks, 3, live_globals={0, 2}, live_procs={("h", 100), ("h", 102)}))
         self.assertEqual((f["kind"], f["ranks"], f["waiting"]), ("dead", [1], [0, 2]))
-        self.assertIn("rank 1 died (no dump; rank 0 lost the connection to 10.0.0.2:5000 (global rank 1, pid 77 on h2))",
+        self.assertIn("rank 1 died (no dump; rank 0 lost the connection to global rank 1, pid 77 on h2 (10.0.0.2:5000))",
                       f["headline"])
         result = report.analyze({"0xaa": ranks})
         [c] = result["culprits"]

@@ -135,13 +135,19 @@ def _lost_peers(ranks, missing):
     return out
 
 
-def _peer_label(e):
-    who = []
-    if e.get("peer_global_rank") is not None:
-        who.append(f"global rank {e['peer_global_rank']}")
-    if e.get("peer_pid") is not None:
-        who.append(f"pid {e['peer_pid']}" + (f" on {e['peer_host']}" if e.get("peer_host") else ""))
-    return (e.get("peer") or "?") + (f" ({', '.join(who)})" if who else "")
+def _peer_labels(errors):
+    """'global rank 1, pid 77 on h2 (10.0.0.2:5000, 10.0.0.2:5001)' per peer process (address alone when the
+    handshake told nothing); one process is met on several connections."""
+    by_peer = {}
+    for e in errors:
+        who = []
+        if e.get("peer_global_rank") is not None:
+            who.append(f"global rank {e['peer_global_rank']}")
+        if e.get("peer_pid") is not None:
+            who.append(f"pid {e['peer_pid']}" + (f" on {e['peer_host']}" if e.get("peer_host") else ""))
+        by_peer.setdefault(", ".join(who), []).append(e.get("peer") or "?")
+    return [(f"{who} ({', '.join(sorted(set(addrs))[:3])})" if who else ", ".join(sorted(set(addrs))[:3]))
+            for who, addrs in sorted(by_peer.items())]
 
 
 def _dead_peers(lost, live_globals, live_procs):
@@ -170,7 +176,7 @@ def _missing(missing, waits, ranks, live_globals, live_procs):
     dead = _dead_peers(_lost_peers(ranks, missing), live_globals, live_procs)
     if dead:
         reporters = sorted({r for r, _ in dead})
-        peers = sorted({_peer_label(e) for _, e in dead})
+        peers = _peer_labels([e for _, e in dead])
         sample = dead[0][1]["text"]
         return dict(op_fields, **{
             "kind": "dead", "ranks": missing, "waiting": sorted(on_them), "peers": [e for _, e in dead][:8],
