@@ -28,15 +28,9 @@ echo "=== what ncclscope recorded ==="
 echo "per-communicator dumps (one per communicator and rank, written at finalize): $out"
 ls -1 "$out"
 python3 - "$out" <<'PY'
-import glob, gzip, json, os, sys
-def read_dump(path):
-    """A v2 dump (docs/dump-format.md): two gzip members, one JSON line each. gzip.open reads both; the summary
-    comes back with the recorder's records at flight_recorder.completed and in_flight beside them, as in v1."""
-    with gzip.open(path, "rt") as f:
-        summary, recorder = (json.loads(line) for line in f if line.strip())
-    summary["flight_recorder"]["completed"] = recorder["completed"]
-    summary["flight_recorder"]["in_flight"] = summary["in_flight"]
-    return summary
+import glob, json, os, sys
+sys.path.insert(0, "tools/analyze")  # demo.sh runs from the repository root
+from ncclscope_analysis.dumps import read_dump  # v1 and v2 dumps alike
 
 dumps = [read_dump(f) for f in sorted(glob.glob(os.path.join(sys.argv[1], "ncclscope-comm-*.json.gz")))]
 print(f"{'communicator':20} {'rank':>4} {'abi':>3} {'operations':>10} {'bytes':>14}  last seq per collective")

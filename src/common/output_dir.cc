@@ -250,14 +250,24 @@ void OutputDir::TouchAll() {
   }
 }
 
-void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_t grace_s, int64_t now_ns,
-                     std::vector<std::string>* removed) {
-  DIR* d = fdopendir(dup(work_fd));
-  if (d == nullptr) return;
-  rewinddir(d);  // the dup shares the offset that an earlier sweep left at the end
+namespace {
+// Every name in the folder `fd` refers to (fd stays open). The dup shares the folder offset, which an earlier
+// listing left at the end: rewind first.
+std::vector<std::string> ListNames(int fd) {
   std::vector<std::string> names;
+  DIR* d = fdopendir(dup(fd));
+  if (d == nullptr) return names;
+  rewinddir(d);
   while (dirent* e = readdir(d)) names.emplace_back(e->d_name);
   closedir(d);
+  return names;
+}
+}  // namespace
+
+void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_t grace_s, int64_t now_ns,
+                     std::vector<std::string>* removed) {
+  const std::vector<std::string> names = ListNames(work_fd);
+  if (names.empty()) return;
   struct stat work_st;
   if (fstat(work_fd, &work_st) != 0) return;
 
@@ -320,13 +330,9 @@ void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_
 Status SweepStaleOutputs(const std::string& dir, int64_t grace_s, std::vector<std::string>* removed) {
   int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dir_fd < 0) return SystemError(Errno("cannot open " + dir, errno));
-  DIR* d = fdopendir(dup(dir_fd));
   std::vector<std::string> works;
-  if (d != nullptr) {
-    while (dirent* e = readdir(d)) {
-      if (std::string_view(e->d_name).rfind(".ncclscope-work-", 0) == 0) works.emplace_back(e->d_name);
-    }
-    closedir(d);
+  for (const std::string& name : ListNames(dir_fd)) {
+    if (name.rfind(".ncclscope-work-", 0) == 0) works.push_back(name);
   }
   Status status = Status::Ok();
   for (const std::string& work : works) {
@@ -420,11 +426,6 @@ std::string OutputDir::OwnedName(std::string_view suffix) {
     if (lock_fd_ >= 0) (void)!pwrite(lock_fd_, owned_.data(), owned_.size(), 0);
   }
   return name;
-}
-
-void OutputDir::Remove(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (dir_fd_ >= 0) unlinkat(dir_fd_, name.c_str(), 0);
 }
 
 }  // namespace ncclscope

@@ -46,9 +46,8 @@ class OutputDir {
   // owns the descriptor. Fails with EEXIST's message when the name is taken.
   Result<int> CreateExclusive(const std::string& name);
   // "ncclscope-<this process's tag><suffix>": a name bound to this process's lock, removed once the
-  // process is gone (by Remove, or by the next process that opens this folder).
+  // process is gone and NCCLSCOPE_OUTPUT_GRACE_S has passed (swept by the next process on this folder).
   std::string OwnedName(std::string_view suffix);
-  void Remove(const std::string& name);
   // A sign of life (the lock's mtime) and a sweep of stale outputs; nothing when the folder is not open or
   // has been removed (a pass never re-creates it).
   void Maintain();

@@ -139,6 +139,17 @@ class HangTest(unittest.TestCase):
         self.assertEqual((c["kind"], c["host"], c["pid"], c["global_rank"]), ("dead", "h2", 77, 1))
         self.assertIn("journalctl -k", c["next_step"])
 
+    def test_no_answer_to_the_dump_signal_is_dead(self):
+        stuck = [coll("AllReduce", 4, **STUCK)]
+        ranks = comm(dump(0, completed=history(4), in_flight=stuck, stalled=True, reason="request"),
+                     dump(2, completed=history(4), in_flight=stuck, stalled=True, reason="request"))
+        [f] = problems(hang.diagnose(ranks, 3))
+        self.assertEqual((f["kind"], f["ranks"], f["seq"]), ("dead", [1], 4))
+        self.assertIn("rank 1 wrote no dump although ranks 0,2 answered the dump signal", f["headline"])
+        for d in ranks.values():
+            d["reason"] = "stall"  # stall dumps alone: hung and alive, or dead, cannot be told
+        self.assertEqual([f["kind"] for f in problems(hang.diagnose(ranks, 3))], ["missing"])
+
     def test_mismatch_by_arrival_number(self):
         others = [coll("AllReduce", 3, arrival=3, **STUCK)]
         odd = [coll("AllGather", 0, arrival=3, **STUCK)]

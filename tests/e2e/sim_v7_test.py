@@ -9,12 +9,15 @@ plugin and drives it as NCCL does. Checks, from each rank's dump:
     with it under 2.30.
 Usage: sim_v7_test.py SIM_BINARY PLUGIN_DIR"""
 import glob
-import gzip
 import json
 import re
 import os
 import subprocess
 import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "analyze"))
+from ncclscope_analysis.dumps import read_dump  # noqa: E402  (v1 and v2 dumps alike)
 import tempfile
 
 SIM, PLUGIN_DIR = sys.argv[1], sys.argv[2]
@@ -27,14 +30,6 @@ def check(cond, what):
         FAILED.append(what)
 
 
-def read_dump(path):
-    """A v2 dump (docs/dump-format.md): two gzip members, one JSON line each. gzip.open reads both; the summary
-    comes back with the recorder's records at flight_recorder.completed and in_flight beside them, as in v1."""
-    with gzip.open(path, "rt") as f:
-        summary, recorder = (json.loads(line) for line in f if line.strip())
-    summary["flight_recorder"]["completed"] = recorder["completed"]
-    summary["flight_recorder"]["in_flight"] = summary["in_flight"]
-    return summary
 
 
 def run(args, mask, dump, abi="2.31", want=None):

@@ -3,12 +3,15 @@
 durations against the job's CUDA-event times, net bytes counted by both ranks against each other and against
 the recorded isend sizes, and prints the profiler's overhead. Exit status 1 on any failed check."""
 import glob
-import gzip
 import json
 import os
 import re
 import statistics
 import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "analyze"))
+from ncclscope_analysis.dumps import read_dump  # noqa: E402  (v1 and v2 dumps alike)
 
 out = sys.argv[1]
 failures = []
@@ -39,14 +42,6 @@ def prom_values(path):
     return vals
 
 
-def read_dump(path):
-    """A v2 dump (docs/dump-format.md): two gzip members, one JSON line each. gzip.open reads both; the summary
-    comes back with the recorder's records at flight_recorder.completed and in_flight beside them, as in v1."""
-    with gzip.open(path, "rt") as f:
-        summary, recorder = (json.loads(line) for line in f if line.strip())
-    summary["flight_recorder"]["completed"] = recorder["completed"]
-    summary["flight_recorder"]["in_flight"] = summary["in_flight"]
-    return summary
 
 
 # --- the profiler's view of the timing job: 3 warm-ups + 40 timed all-reduces per size ---

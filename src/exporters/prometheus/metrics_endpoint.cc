@@ -140,8 +140,6 @@ void MetricsEndpoint::WriteSdFile() {
   // to this process's owner lock and outlives it by NCCLSCOPE_OUTPUT_GRACE_S (a crashed rank shows as down).
   const std::string name = (*out)->OwnedName(".json");
   if ((*out)->WriteAtomically(name, sd.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").ok()) {
-    sd_dir_ = *out;
-    sd_name_ = name;
     SetIdentityOnTarget(true);
   }
 }
@@ -149,7 +147,6 @@ void MetricsEndpoint::WriteSdFile() {
 void MetricsEndpoint::Stop() {
   // The file_sd target stays: removed once our owner lock is free and NCCLSCOPE_OUTPUT_GRACE_S has passed
   // (common/output_dir.h), so that Prometheus sees the end of a rank as a target going down.
-  sd_dir_ = nullptr;
   g_listen_fd.store(-1);
   port_.store(0, std::memory_order_release);
   server_.Stop();  // joins the server thread

@@ -39,8 +39,6 @@ class MetricsEndpoint : public Service {
 
   HttpServer server_;
   std::atomic<int> port_{0};
-  OutputDir* sd_dir_ = nullptr;  // where our file_sd target is, while it is published
-  std::string sd_name_;
 };
 
 }  // namespace ncclscope

@@ -7,8 +7,9 @@ Recv/Send. Ranks in a *mismatch* wait in different collectives at the same arriv
 each issued on the communicator): NCCL numbers each function separately, so AllGather seq 0 and AllReduce seq 3
 never look alike by seq, but both are operation #3. Ranks *stuck* all issued the operation and wait inside it.
 A rank with no dump is *missing*; it is *dead* when survivors lost their connections to a process that wrote
-no dump ("peer … closed the connection": the network transport saw it go), otherwise it is dead or alive and
-idle (the stall watch dumps only ranks with a stuck operation; SIGUSR2 makes every live rank dump).
+no dump ("peer … closed the connection": the network transport saw it go), or when the others answered the dump
+signal and it did not; otherwise it is dead or alive and idle (the stall watch dumps only ranks with a stuck
+operation; SIGUSR2 makes every live rank dump).
 
 Findings are dicts: kind ("missing", "dead", "behind", "mismatch", "stuck" are problems; "in_flight" is
 detail), ranks (the blamed ranks), waiting (the ranks that wait on them), func/seq/peer where one operation is
@@ -184,6 +185,16 @@ def _missing(missing, waits, ranks, live_globals, live_procs):
                         f"{', '.join(peers[:4])})" + (f" while {what}" if what else ""),
             "text": f"{rank_list(missing)} wrote no dump and {rank_list(reporters)} lost their connections to "
                     f"{'it' if len(missing) == 1 else 'them'}: \"{sample}\"; killed or crashed, not hung"
+                    + (f"; waiting on {'it' if len(missing) == 1 else 'them'}: {what}" if what else "")})
+    answered = sorted(r for r, d in ranks.items() if d.get("reason") == "request")
+    if answered:
+        return dict(op_fields, **{
+            "kind": "dead", "ranks": missing, "waiting": sorted(on_them), "peers": [],
+            "headline": f"{rank_list(missing)} wrote no dump although {rank_list(answered)} answered the dump "
+                        f"signal" + (f" while {what}" if what else ""),
+            "text": f"{rank_list(missing)} wrote no dump although {rank_list(answered)} dumped on the dump signal "
+                    f"(SIGUSR2): not running, or its files not given; no network error names it (ncclscope did "
+                    f"not carry its traffic, or it went before connecting)"
                     + (f"; waiting on {'it' if len(missing) == 1 else 'them'}: {what}" if what else "")})
     if not waits:
         return {"kind": "missing", "ranks": missing, "waiting": [],

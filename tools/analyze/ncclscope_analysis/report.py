@@ -118,8 +118,9 @@ def _culprit(key, hits):
                 where.append({"comm_hash": e["comm_hash"], "comm_name": e["summary"]["comm_name"], "rank": r,
                               "kind": f["kind"], "func": f.get("func"), "seq": f.get("seq"),
                               "waiting": len(f.get("waiting", [])), "headline": f["headline"]})
-    fmt = {"pid": ident["pid"] if ident["pid"] is not None else "<pid>", "host": ident["host"] or "its host",
-           "grank": f"global rank {ident['global_rank']}" if ident["global_rank"] is not None else "that rank"}
+    grank = f"global rank {ident['global_rank']}" if ident["global_rank"] is not None else "that rank"
+    fmt = {"pid": ident["pid"] if ident["pid"] is not None else f"<pid of {grank}>",
+           "host": ident["host"] or "its host", "grank": grank}
     step = NEXT_STEP[f0["kind"]].format(**fmt)
     places = "; ".join(f"in comm {w['comm_hash']}" + (f" ({w['comm_name']})" if w["comm_name"] else "")
                        + f" as rank {w['rank']}" + (f", {w['func']} seq {w['seq']}" if w["func"] else "")
@@ -159,8 +160,9 @@ def analyze(comms):
                                 for r, b in zip(f["ranks"], f.get("_blamed", [])) if b in roots})
         for f in _problems(e):
             if not f.get("root") and f.get("_roots"):
-                f["text"] += "; itself waiting elsewhere: the chain ends at " + \
-                    "; ".join(sorted(labels.get(k, str(k)) for k in f["_roots"]))
+                chain = "; ".join(sorted(labels.get(k, str(k)) for k in f["_roots"]))
+                f["text"] += "; itself waiting elsewhere: the chain ends at " + chain
+                f["headline"] += " (itself waiting: the chain ends at " + chain + ")"
         e["verdict"] = comm_verdict(e)
     victims = _victims(entries, set(roots))
     return {"entries": entries, "culprits": culprits, "victims": victims}
