@@ -7,7 +7,7 @@
   - --mismatch 2@3 and --layout tp=2 --hang 1@3 hang until --timeout, exit 0 under --expect-hang (4 without),
     no rank crashes or ends before the timeout, stderr names the fault; in the stall dumps only rank 2's
     communicator holds an AllGather (the mismatched op).
-Dumps are matched as ncclscope-comm-* (plain JSON or gzip) and read only lightly: the format is changing.
+Dumps are matched as ncclscope-comm-* (plain JSON or gzip; stall dumps in per-host folders) and read lightly.
 Usage: sim_faults_test.py SIM_BINARY PLUGIN_DIR"""
 import glob
 import gzip
@@ -42,7 +42,7 @@ def run(args, dump, extra_env=None):
 def dumps(folder):
     """{path: (comm hash, rank from the name, text)} of every ncclscope-comm-* dump (plain or gzip)."""
     out = {}
-    for path in sorted(glob.glob(os.path.join(folder, "ncclscope-comm-*"))):
+    for path in sorted(glob.glob(os.path.join(folder, "**", "ncclscope-comm-*"), recursive=True)):  # stall: per host
         m = re.search(r"ncclscope-comm-([0-9a-fA-F]+)-rank(\d+)", os.path.basename(path))
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt") as f:
@@ -141,7 +141,9 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 0, f"--layout tp=2 --hang 1@3 --expect-hang exits 0 (got {p.returncode}: {p.stderr[-400:]})")
     check("rank 1: --hang: stops issuing at seq 3" in p.stderr, "stderr names the hang")
     no_crash(p, "--layout tp=2 --hang 1@3")
-    names = sorted(n for _, _, text in dumps(d).values() for n in re.findall(r'"comm_name": ?"(sim-[a-z]+-\d)"', text)[:1])
+    # A stalled process also dumps its other communicators (stalled false there), so the chain can be followed.
+    names = sorted(n for _, _, text in dumps(d).values() if re.search(r'"stalled": ?true', text)
+                   for n in re.findall(r'"comm_name": ?"(sim-[a-z]+-\d)"', text)[:1])
     check(names == ["sim-dp-0", "sim-dp-1", "sim-tp-0"], f"stalls in TP group 0 and both DP groups ({names})")
 
 if FAILED:
