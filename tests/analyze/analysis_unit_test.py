@@ -279,6 +279,25 @@ class StragglerTest(unittest.TestCase):
         self.assertIn("point-to-point", result["entries"][0]["verdict"])
         self.assertFalse(stragglers.diagnose(self.p2p_ring(1, 100_000), "p2p")["is_straggler"])
 
+    def test_symmetric_barrier_waits(self):
+        # No operation matched on every rank (empty recorders), but NCCL 2.31's symmetric kernels report how
+        # long each rank waited at the barrier: the straggler waited least.
+        waits = {0: 21 * MS, 1: 20 * MS, 2: MS // 10}
+        ranks = comm(*(dump(r, kernel_phases={"ops": 10, "symmetric_ops": 10, "symmetric_barrier_ns": 10 * w,
+                                              "initial_sync_ns": 10 * w, "compute_ns": 0, "final_sync_ns": 0})
+                       for r, w in waits.items()))
+        self.assertIsNone(stragglers.diagnose(ranks))
+        result = report.analyze({"0xaa": ranks})
+        self.assertEqual([(c["kind"], c["where"][0]["rank"]) for c in result["culprits"]], [("straggler", 2)])
+        self.assertIn("rank 2 waits least at the symmetric-kernel barrier of 10 collectives, 19.90 ms",
+                      result["entries"][0]["verdict"])
+        # With matched operations too, the barrier waits are shown beside the main method's figures.
+        jobs = self.jobs(2, 20 * MS)
+        for r, d in jobs.items():
+            d["kernel_phases"] = {"symmetric_ops": 8, "symmetric_barrier_ns": 8 * waits[r]}
+        [f] = [f for f in report.analyze({"0xaa": jobs})["entries"][0]["findings"] if f["kind"] == "straggler"]
+        self.assertIn("symmetric-kernel barrier wait per operation, ms: 0: 21.00, 1: 20.00, 2: 0.10", f["text"])
+
     def test_realtime_needs_lateness_above_the_clock_error(self):
         ranks = self.jobs(1, 5 * MS, hosts=("a", "b", "c"))
         for r, d in ranks.items():

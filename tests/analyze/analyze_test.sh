@@ -86,6 +86,12 @@ job straggle --ranks 4 --ops allreduce --sizes 256K:256K --iters 12 --straggle 3
 expect straggle 1 "STRAGGLER: rank 3 arrives last in 1[2-4]/1[34] collectives, median [0-9.]+ ms after the first"
 culprit straggle straggler sim-world 3 -
 
+# NCCL 2.31's symmetric kernels with KernelPhase events (mask 0x8046): the ranks' own barrier waits back the verdict.
+NCCLSCOPE_EVENT_MASK=0x8046 job sym-straggle --abi 2.31 --symmetric --ranks 4 --ops allreduce --sizes 256K:256K \
+  --iters 12 --straggle 3:30
+expect sym-straggle 1 "STRAGGLER: rank 3 arrives last" "symmetric-kernel barrier wait per operation, ms: .*3: 0\.[0-9]+"
+culprit sym-straggle straggler sim-world 3 -
+
 job p2p-straggle --ranks 4 --ops sendrecv --sizes 256K:256K --iters 12 --straggle 3:30
 expect p2p-straggle 1 "STRAGGLER: rank 3 arrives last in [0-9]+/[0-9]+ point-to-point transfers"
 culprit p2p-straggle straggler sim-world 3 -

@@ -42,13 +42,13 @@ def analyze_comm(comm, ranks, live_globals=frozenset(), live_procs=frozenset()):
     findings = hang.diagnose(ranks, nranks, live_globals, live_procs)
     straggler = p2p_straggler = None
     if not any(f["kind"] in PROBLEMS for f in findings):
-        straggler = stragglers.diagnose(ranks, "coll")
+        straggler = stragglers.diagnose(ranks, "coll") or stragglers.diagnose_barrier(ranks)
         if straggler and straggler["is_straggler"]:
-            findings.append(stragglers.finding(straggler))
+            findings.append(stragglers.finding(straggler, ranks))
         else:
             p2p_straggler = stragglers.diagnose(ranks, "p2p")
             if p2p_straggler and p2p_straggler["is_straggler"]:
-                findings.append(stragglers.finding(p2p_straggler))
+                findings.append(stragglers.finding(p2p_straggler, ranks))
     return {"comm_hash": comm, "summary": summarize(ranks), "findings": findings, "straggler": straggler,
             "p2p_straggler": p2p_straggler, "status": _status(_problems({"findings": findings})), "_ranks": ranks}
 

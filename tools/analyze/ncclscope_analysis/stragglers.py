@@ -9,6 +9,10 @@ point-to-point operation by its pair (rank A's Send to B #k with rank B's Recv f
 - realtime (across hosts, when the operations carry no GPU or proxy duration): start times mapped to realtime
   through each dump's clock sample; a rank is named only when it is late by more than the clocks' combined
   error (each kernel's estimated error plus half the sample's width), since less could be the clocks.
+- symmetric barrier (NCCL 2.31+, KernelPhase events): in symmetric-memory kernels the initial_sync phase is the
+  time a rank waited for the others, so the latest rank waits least. The dumps' per-rank totals give each
+  rank's mean wait per operation: a clock-free measure that needs no matched operations, used when the others
+  find too few, and shown beside them as the ranks' own account.
 A straggler is the rank that is last in most of its matches and late by at least a millisecond and a tenth of
 an operation's duration compared with the next-latest rank of the match (median over matches).
 """
@@ -121,8 +125,36 @@ def diagnose(ranks, kind="coll"):
     }
 
 
+def barrier_waits(ranks):
+    """{rank: mean symmetric-kernel barrier wait per operation, ns}, or None unless every rank has one."""
+    waits = {}
+    for r, d in ranks.items():
+        kp = d.get("kernel_phases") or {}
+        ops = kp.get("symmetric_ops", 0) if isinstance(kp, dict) else 0
+        if not isinstance(ops, int) or ops < MIN_OPS or not isinstance(kp.get("symmetric_barrier_ns"), int):
+            return None
+        waits[r] = kp["symmetric_barrier_ns"] / ops
+    return waits if len(waits) >= 2 else None
+
+
+def diagnose_barrier(ranks):
+    """The straggler by symmetric barrier waits (the rank that waited least), or None without them."""
+    waits = barrier_waits(ranks)
+    if waits is None:
+        return None
+    order = sorted(waits, key=waits.get)
+    rank, runner_up = order[0], order[1]
+    late = {r: max(waits.values()) - w for r, w in waits.items()}
+    lead = waits[runner_up] - waits[rank]
+    ops = min(ranks[r]["kernel_phases"]["symmetric_ops"] for r in ranks)
+    return {"kind": "coll", "method": "barrier", "rank": rank, "ops": ops, "last_count": ops, "share": 1.0,
+            "median_lateness_ns": late[rank], "median_lead_over_others_ns": lead, "median_op_ns": 0,
+            "clock_error_ns": 0, "median_lateness_per_rank_ns": dict(sorted(late.items())),
+            "is_straggler": lead >= MIN_LATE_NS}
+
+
 METHOD_TEXT = {"host_clock": "host clock, one host", "durations": "kernel durations",
-               "realtime": "realtime clocks across hosts"}
+               "realtime": "realtime clocks across hosts", "barrier": "symmetric-kernel barrier waits"}
 
 
 def _per_rank_text(per_rank, limit=8):
@@ -131,13 +163,24 @@ def _per_rank_text(per_rank, limit=8):
     return ", ".join(f"{r}: {v / 1e6:.2f}" for r, v in sorted(top)) + more
 
 
-def finding(s):
+def finding(s, ranks=None):
     what = "collectives" if s["kind"] == "coll" else "point-to-point transfers (matched by peer and #)"
     err = f", clocks' combined error {s['clock_error_ns'] / 1e6:.2f} ms" if s["clock_error_ns"] else ""
+    waits = barrier_waits(ranks) if ranks and s["method"] != "barrier" else None
+    own = (f"; symmetric-kernel barrier wait per operation, ms: "
+           + _per_rank_text({r: w for r, w in waits.items()}) if waits else "")
+    if s["method"] == "barrier":
+        return {
+            "kind": "straggler", "ranks": [s["rank"]], "p2p": False, "waiting": [],
+            "headline": f"rank {s['rank']} waits least at the symmetric-kernel barrier of {s['ops']} collectives, "
+                        f"{s['median_lead_over_others_ns'] / 1e6:.2f} ms per operation less than the next "
+                        f"({METHOD_TEXT['barrier']})",
+            "text": f"rank {s['rank']} arrives last: in symmetric kernels the others wait for it; mean barrier "
+                    f"wait per operation, ms below the longest: {_per_rank_text(s['median_lateness_per_rank_ns'])}"}
     return {
         "kind": "straggler", "ranks": [s["rank"]], "p2p": s["kind"] == "p2p", "waiting": [],
         "headline": f"rank {s['rank']} arrives last in {s['last_count']}/{s['ops']} {what}, median "
                     f"{s['median_lateness_ns'] / 1e6:.2f} ms after the first ({METHOD_TEXT[s['method']]})",
         "text": f"rank {s['rank']} arrives last in {s['last_count']} of its {s['ops']} matched {what}; median ms "
                 f"after the first to arrive, latest ranks: {_per_rank_text(s['median_lateness_per_rank_ns'])}; "
-                f"operations take {s['median_op_ns'] / 1e6:.2f} ms (median, {METHOD_TEXT[s['method']]}{err})"}
+                f"operations take {s['median_op_ns'] / 1e6:.2f} ms (median, {METHOD_TEXT[s['method']]}{err})" + own}
