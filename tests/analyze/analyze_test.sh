@@ -87,10 +87,17 @@ expect straggle 1 "STRAGGLER: rank 3 arrives last in 1[2-4]/1[34] collectives, m
 culprit straggle straggler sim-world 3 -
 
 # NCCL 2.31's symmetric kernels with KernelPhase events (mask 0x8046): the ranks' own barrier waits back the verdict.
-NCCLSCOPE_EVENT_MASK=0x8046 job sym-straggle --abi 2.31 --symmetric --ranks 4 --ops allreduce --sizes 256K:256K \
-  --iters 12 --straggle 3:30
-expect sym-straggle 1 "STRAGGLER: rank 3 arrives last" "symmetric-kernel barrier wait per operation, ms: .*3: 0\.[0-9]+"
-culprit sym-straggle straggler sim-world 3 -
+NCCLSCOPE_EVENT_MASK=0x8046 job sym-straggle --abi 2.31 --symmetric --ranks 2 --ops allreduce --sizes 256K:256K \
+  --iters 12 --straggle 1:30
+expect sym-straggle 1 "STRAGGLER: rank 1 arrives last" "symmetric-kernel barrier wait per operation, ms: "
+culprit sym-straggle straggler sim-world 1 -
+python3 - "$work/sym-straggle.out" <<'PY' || { echo "FAIL: sym-straggle: rank 1 does not wait least at the barrier"; fail=1; }
+import re, sys
+line = next(l for l in open(sys.argv[1]) if "barrier wait per operation" in l)
+waits = {int(r): float(ms) for r, ms in re.findall(r"(\d+): ([0-9.]+)", line.split("barrier wait per operation, ms:")[1])}
+print("--- sym-straggle barrier waits (ms):", waits)
+assert min(waits, key=waits.get) == 1, waits
+PY
 
 job p2p-straggle --ranks 4 --ops sendrecv --sizes 256K:256K --iters 12 --straggle 3:30
 expect p2p-straggle 1 "STRAGGLER: rank 3 arrives last in [0-9]+/[0-9]+ point-to-point transfers"

@@ -32,9 +32,9 @@ def check(cond, what):
 
 
 
-def run(args, mask, dump, abi="2.31", want=None):
+def run(args, mask, dump, abi="2.31", want=None, extra_env=None):
     os.makedirs(os.path.join(dump, "prom"), exist_ok=True)
-    env = dict(os.environ, LD_LIBRARY_PATH=PLUGIN_DIR, NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SOCKET_IFNAME="=lo",
+    env = dict(os.environ, **(extra_env or {}), LD_LIBRARY_PATH=PLUGIN_DIR, NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SOCKET_IFNAME="=lo",
                NCCLSCOPE_PROM_PORT="-1", NCCLSCOPE_DUMP_DIR=dump, NCCL_DEBUG="INFO",
                NCCLSCOPE_PROM_TEXTFILE_DIR=os.path.join(dump, "prom"), NCCLSCOPE_METRICS_LEVEL="full")
     env.pop("NCCLSCOPE_EVENT_MASK", None)
@@ -52,7 +52,9 @@ with tempfile.TemporaryDirectory() as tmp:
     # Tags: two op types, one size, warmup 2 + 5 iterations each, run in order; tags round-robin over runs.
     warmup, iters, ntags, size = 2, 5, 3, 65536
     dumps = run(["--ranks", "3", "--ops", "allreduce,sendrecv", "--sizes", f"{size}:{size}", "--warmup", str(warmup),
-                 "--iters", str(iters), "--tags", str(ntags)], "0x8046", os.path.join(tmp, "tags"))
+                 "--iters", str(iters), "--tags", str(ntags)], "0x8046", os.path.join(tmp, "tags"),
+                extra_env={"NCCLSCOPE_TAG_NAMES": "1=forward,0x2=backward,3=bad name"})
+    names = {1: "forward", 2: "backward"}  # tag 3's name is refused (a space): unnamed, with a warning
     check(len(dumps) == 3, f"one dump per rank ({len(dumps)})")
     expect = {}
     runs_per_op = warmup + iters
@@ -70,8 +72,16 @@ with tempfile.TemporaryDirectory() as tmp:
                   f"rank {d['rank']} tag {tag}: {t['ops']} ops / {t['bytes']} B == {n} / {n * size}")
         recs = d["flight_recorder"]["completed"]
         check(recs and all("tag" in r for r in recs), f"rank {d['rank']}: every recorded operation has its tag")
+        check({int(t["tag"], 16): t.get("name") for t in d["tags"]} == {1: "forward", 2: "backward", 3: None},
+              f"rank {d['rank']}: tag names from NCCLSCOPE_TAG_NAMES in the dump")
+        check(all(r.get("tag_name") == names.get(int(r["tag"], 16)) for r in recs),
+              f"rank {d['rank']}: every recorded operation carries its tag's name")
         check(all("phases_ns" in r for r in recs if r.get("timing_source") == "gpu"),
               f"rank {d['rank']}: every GPU-timed operation has its KernelPhase durations")
+    prom = "".join(open(f).read() for f in glob.glob(os.path.join(tmp, "tags", "prom", "*.prom")))
+    named = set(re.findall(r'ncclscope_comm_tag_operations_total\{[^}]*tag="(0x[0-9a-f]+)"[^}]*tag_name="([^"]*)"', prom))
+    check(named == {("0x0000000000000001", "forward"), ("0x0000000000000002", "backward"), ("0x0000000000000003", "")},
+          f"per-tag metrics carry tag_name ({sorted(named)})")
 
     # Barrier time: rank 1 straggles 20 ms per collective. In symmetric kernels (--symmetric) its peer waits in
     # initial_sync and it does not; in ring kernels initial_sync is empty on both (the wait is inside compute).

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/output_dir.h"
 #include "common/params.h"
+#include "core/tag_names.h"
 #include "exporters/dump/comm_dump.h"
 
 namespace ncclscope::dump {
@@ -28,6 +29,10 @@ nlohmann::json OpArgs(const OpRecord& r) {
     a["root"] = r.peer_or_root;
   } else {
     a["peer"] = r.peer_or_root;
+  }
+  if (r.user_tag != 0) {  // v7: the caller's tag, and the name NCCLSCOPE_TAG_NAMES gives it
+    a["tag"] = "0x" + Hex16(r.user_tag);
+    if (!TagName(r.user_tag).empty()) a["tag_name"] = TagName(r.user_tag);
   }
   return a;
 }

@@ -4,6 +4,7 @@
 
 #include "common/hex.h"
 #include "core/net_stats.h"
+#include "core/tag_names.h"
 
 namespace ncclscope::dump {
 namespace {
@@ -136,7 +137,10 @@ json RecordToJson(const OpRecord& r, bool in_flight, uint64_t now_ns) {
     j["gpu_end_ns"] = r.gpu_end_ns;
   }
   if (r.kernel_start_host_ns != 0) j["kernel_start_host_ns"] = r.kernel_start_host_ns;
-  if (r.user_tag != 0) j["tag"] = "0x" + Hex16(r.user_tag);  // v7
+  if (r.user_tag != 0) {  // v7
+    j["tag"] = "0x" + Hex16(r.user_tag);
+    if (!TagName(r.user_tag).empty()) j["tag_name"] = TagName(r.user_tag);
+  }
   if (r.symmetric) j["symmetric"] = true;
   if (r.phase_ns[0] != 0 || r.phase_ns[1] != 0 || r.phase_ns[2] != 0) {  // v7 KernelPhase, longest channel
     j["phases_ns"] = {{"initial_sync", r.phase_ns[0]}, {"compute", r.phase_ns[1]}, {"final_sync", r.phase_ns[2]}};
@@ -189,7 +193,11 @@ json SummaryJson(const CommSnapshot& s, const DumpContext& ctx) {
   j["aggregates"] = AggregatesJson(s);
   if (!s.tags.empty() || s.tags_other.ops != 0) {  // v7: per user tag (the first 16; the rest folded)
     json tags = json::array();
-    for (const TagTotals& t : s.tags) tags.push_back({{"tag", "0x" + Hex16(t.tag)}, {"ops", t.ops}, {"bytes", t.bytes}});
+    for (const TagTotals& t : s.tags) {
+      json tag = {{"tag", "0x" + Hex16(t.tag)}, {"ops", t.ops}, {"bytes", t.bytes}};
+      if (!TagName(t.tag).empty()) tag["name"] = TagName(t.tag);
+      tags.push_back(tag);
+    }
     j["tags"] = tags;
     j["tags_other"] = {{"ops", s.tags_other.ops}, {"bytes", s.tags_other.bytes}};
   }

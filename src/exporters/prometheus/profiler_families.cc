@@ -6,9 +6,10 @@
 #include <set>
 #include <tuple>
 
+#include "common/hex.h"
 #include "core/registry.h"
 #include "core/snapshot.h"
-#include "common/hex.h"
+#include "core/tag_names.h"
 #include "exporters/prometheus/family_builders.h"
 #include "exporters/prometheus/metric_families.h"
 #include "exporters/prometheus/retired_comms.h"
@@ -203,13 +204,16 @@ void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
       }
     }
     if (full) {
+      // tag_name: NCCLSCOPE_TAG_NAMES's name for the tag, "" (the same as no label) when it names none.
       for (const TagTotals& t : c.tags) {
-        prom::AddCounter(&tag_ops, static_cast<double>(t.ops), with({{"tag", Hex0x16(t.tag)}}));
-        prom::AddCounter(&tag_bytes, static_cast<double>(t.bytes), with({{"tag", Hex0x16(t.tag)}}));
+        const auto labels = with({{"tag", Hex0x16(t.tag)}, {"tag_name", TagName(t.tag)}});
+        prom::AddCounter(&tag_ops, static_cast<double>(t.ops), labels);
+        prom::AddCounter(&tag_bytes, static_cast<double>(t.bytes), labels);
       }
       if (c.tags_other.ops != 0) {
-        prom::AddCounter(&tag_ops, static_cast<double>(c.tags_other.ops), with({{"tag", "other"}}));
-        prom::AddCounter(&tag_bytes, static_cast<double>(c.tags_other.bytes), with({{"tag", "other"}}));
+        const auto labels = with({{"tag", "other"}, {"tag_name", ""}});
+        prom::AddCounter(&tag_ops, static_cast<double>(c.tags_other.ops), labels);
+        prom::AddCounter(&tag_bytes, static_cast<double>(c.tags_other.bytes), labels);
       }
     }
   }

@@ -1,0 +1,89 @@
+#include "core/tag_names.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "common/log.h"
+#include "common/params.h"
+
+namespace ncclscope {
+namespace {
+
+constexpr size_t kMaxNameLength = 64;
+constexpr uint64_t kReservedBit = 1ull << 63;  // NCCL's own tags
+
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || name.size() > kMaxNameLength) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '.' || c == ':' || c == '/' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// "VALUE=NAME" into the map, or a reason it was not.
+std::string AddPair(const std::string& pair, TagNameMap* out) {
+  const size_t eq = pair.find('=');
+  if (eq == std::string::npos) return "want VALUE=NAME";
+  const std::string value = Trim(pair.substr(0, eq)), name = Trim(pair.substr(eq + 1));
+  if (value.empty() || value[0] == '-' || value[0] == '+') return "VALUE must be a positive integer";
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(value.c_str(), &end, 0);
+  if (errno != 0 || end == value.c_str() || *end != '\0') return "VALUE is not a decimal or 0x hex integer";
+  if (v == 0 || (v & kReservedBit) != 0) return "VALUE must be 1 to 2^63-1 (0 is untagged; NCCL reserves the top bit)";
+  if (!ValidName(name)) return "NAME must be 1 to 64 of A-Z a-z 0-9 _ . : / -";
+  if (out->count(v) != 0) return "tag given twice (the first name is kept)";
+  (*out)[v] = name;
+  return "";
+}
+
+}  // namespace
+
+TagNameMap ParseTagNames(const std::string& text, const std::function<void(const std::string&)>& warn) {
+  TagNameMap out;
+  std::vector<std::string> pairs;
+  if (!text.empty() && text[0] == '@') {
+    std::ifstream f(text.substr(1));
+    if (!f) {
+      warn("cannot read the tag-name file " + text.substr(1) + ": no tag names");
+      return out;
+    }
+    for (std::string line; std::getline(f, line);) {
+      line = Trim(line.substr(0, line.find('#')));
+      if (!line.empty()) pairs.push_back(line);
+    }
+  } else {
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ',');) {
+      if (!Trim(item).empty()) pairs.push_back(Trim(item));
+    }
+  }
+  for (const std::string& pair : pairs) {
+    const std::string why = AddPair(pair, &out);
+    if (!why.empty()) warn("tag name '" + pair + "' skipped: " + why);
+  }
+  return out;
+}
+
+const std::string& TagName(uint64_t tag) {
+  static const TagNameMap* names = new TagNameMap(  // never destroyed: read at exit by the last exporters
+      ParseTagNames(Params().Str(ParamId::kTagNames), [](const std::string& msg) {
+        NCCLSCOPE_WARN(subsys::kEnv, "ncclscope: NCCLSCOPE_TAG_NAMES: %s", msg.c_str());
+      }));
+  static const std::string kNone;
+  auto it = names->find(tag);
+  return it == names->end() ? kNone : it->second;
+}
+
+}  // namespace ncclscope
