@@ -70,7 +70,7 @@ class Graph:
 
 
 def resolve(entries, problems_of):
-    """Marks each problem finding root (its blamed ranks include a root cause) or not (with caused_by), and
+    """Marks each problem finding root (its blamed ranks include a root cause) or not, and
     returns {process key: [(entry, finding)]} of the root causes; a finding that is not a root keeps the
     processes its chain ends at under '_roots'."""
     graph = Graph({e["comm_hash"]: e["_ranks"] for e in entries})

@@ -126,7 +126,7 @@ def _p2p_behind(ranks, waits):
     return findings
 
 
-def _lost_peers(ranks, missing):
+def _lost_peers(ranks):
     """Net errors of the ranks found that say a connection was closed or reset: [(rank, error)]."""
     out = []
     for r, d in sorted(ranks.items()):
@@ -174,7 +174,7 @@ def _missing(missing, waits, ranks, live_globals, live_procs):
     what = "; ".join(f"{rank_list(rs)} {'waits' if len(rs) == 1 else 'wait'} in {op}" for op, rs in by_op.items())
     first = min((ops[0] for ops in on_them.values()), key=lambda o: o.get("arrival", 0), default=None)
     op_fields = {"func": first["func"], "seq": first["seq"]} if first else {}
-    dead = _dead_peers(_lost_peers(ranks, missing), live_globals, live_procs)
+    dead = _dead_peers(_lost_peers(ranks), live_globals, live_procs)
     if dead:
         reporters = sorted({r for r, _ in dead})
         peers = _peer_labels([e for _, e in dead])

@@ -8,7 +8,7 @@ detail and its summary table.
 import sys
 
 from . import chains, hang, stragglers
-from .progress import op_name, rank_list, ranges
+from .progress import rank_list, ranges
 from .summary import summarize
 
 PROBLEMS = ("dead", "missing", "behind", "mismatch", "stuck", "straggler")

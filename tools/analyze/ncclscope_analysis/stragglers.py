@@ -167,8 +167,7 @@ def finding(s, ranks=None):
     what = "collectives" if s["kind"] == "coll" else "point-to-point transfers (matched by peer and #)"
     err = f", clocks' combined error {s['clock_error_ns'] / 1e6:.2f} ms" if s["clock_error_ns"] else ""
     waits = barrier_waits(ranks) if ranks and s["method"] != "barrier" else None
-    own = (f"; symmetric-kernel barrier wait per operation, ms: "
-           + _per_rank_text({r: w for r, w in waits.items()}) if waits else "")
+    own = "; symmetric-kernel barrier wait per operation, ms: " + _per_rank_text(waits) if waits else ""
     if s["method"] == "barrier":
         return {
             "kind": "straggler", "ranks": [s["rank"]], "p2p": False, "waiting": [],
