@@ -244,6 +244,24 @@ class StragglerTest(unittest.TestCase):
         s = stragglers.diagnose(self.jobs(1, 200_000))
         self.assertFalse(s["is_straggler"])
 
+    def test_last_by_chance_is_no_straggler(self):
+        """2 ranks: last in 3 of 4 matches, 3 ms ahead, is what a coin toss gives (chance 0.31); last in 10 of
+        10 is not (0.001)."""
+        def pair(n, late_in):
+            ds = []
+            for r in range(2):
+                recs = [coll("AllReduce", s, start_ns=10**9 + s * 100 * MS + (3 * MS if (r == 1) == (s in late_in)
+                                                                                else 0), duration_ns=MS)
+                        for s in range(n)]
+                ds.append(dump(r, completed=recs, host="h"))
+            return comm(*ds)
+        s = stragglers.diagnose(pair(4, {0, 1, 2}))
+        self.assertEqual((s["rank"], s["last_count"]), (1, 3))
+        self.assertAlmostEqual(s["chance"], 5 / 16)
+        self.assertFalse(s["is_straggler"])
+        s = stragglers.diagnose(pair(10, set(range(10))))
+        self.assertEqual((s["rank"], s["last_count"], s["is_straggler"]), (1, 10, True))
+
     def test_only_collectives_on_every_rank(self):
         ranks = self.jobs(2, 20 * MS, n=2)
         self.assertIsNone(stragglers.diagnose(ranks))

@@ -16,13 +16,17 @@ point-to-point operation by its pair (rank A's Send to B #k with rank B's Recv f
 A straggler is the rank that is last in most of its matches and late by at least a millisecond and a tenth of
 an operation's duration compared with the next-latest rank of the match (median over matches).
 """
+import math
 import statistics
+
+from .progress import realtime_offset_ns
 
 MIN_OPS = 3
 MIN_SHARE = 0.6
 MIN_LATE_NS = 1_000_000
 MIN_LATE_FRACTION = 0.1
 SAME_CLOCK_NS = 1_000_000
+MAX_CHANCE = 0.01  # a rank last this often by chance alone, in a job where arrival order is random, is no verdict
 TIMED = ("gpu", "proxy")
 
 
@@ -32,7 +36,7 @@ def _clock_offset(d):
     if not c or not c.get("synced", True):
         return None
     width = max(0, c["mono_after_ns"] - c["mono_before_ns"])
-    return c["realtime_ns"] - (c["mono_before_ns"] + c["mono_after_ns"]) // 2, c.get("esterror_ns", 0) + width // 2
+    return realtime_offset_ns(d), c.get("esterror_ns", 0) + width // 2
 
 
 def _one_clock(ranks):
@@ -84,6 +88,14 @@ def _arrivals(ranks, matches):
     return None, [], [], {}
 
 
+def chance_of(last, ops, group):
+    """The chance that one rank of `group` arrives last in at least `last` of `ops` matches when arrival order
+    is random (binomial tail, p = 1/group): 3 of 4 in a 2-rank communicator is a coin toss (0.31), 10 of 10 is
+    not (0.001)."""
+    p = 1 / group
+    return sum(math.comb(ops, k) * p ** k * (1 - p) ** (ops - k) for k in range(last, ops + 1))
+
+
 def diagnose(ranks, kind="coll"):
     """A dict with the latest-arriving rank and the figures (is_straggler tells the verdict), or None when
     there are too few matched operations."""
@@ -117,11 +129,12 @@ def diagnose(ranks, kind="coll"):
         error_ns = clock_err[rank] + max(v for r, v in clock_err.items() if r != rank)
         needed = max(needed, error_ns)
     per_rank = {r: statistics.median(v) for r, v in sorted(lateness.items()) if v}
+    chance = chance_of(last_count[rank], matched[rank], min(len(a) for a in arrivals))
     return {
         "kind": kind, "method": method, "rank": rank, "ops": matched[rank], "last_count": last_count[rank],
         "share": share, "median_lateness_ns": late_ns, "median_lead_over_others_ns": lead_ns, "median_op_ns": op_ns,
-        "clock_error_ns": error_ns, "median_lateness_per_rank_ns": per_rank,
-        "is_straggler": share >= MIN_SHARE and lead_ns >= needed,
+        "clock_error_ns": error_ns, "median_lateness_per_rank_ns": per_rank, "chance": chance,
+        "is_straggler": share >= MIN_SHARE and chance < MAX_CHANCE and lead_ns >= needed,
     }
 
 
@@ -149,7 +162,7 @@ def diagnose_barrier(ranks):
     ops = min(ranks[r]["kernel_phases"]["symmetric_ops"] for r in ranks)
     return {"kind": "coll", "method": "barrier", "rank": rank, "ops": ops, "last_count": ops, "share": 1.0,
             "median_lateness_ns": late[rank], "median_lead_over_others_ns": lead, "median_op_ns": 0,
-            "clock_error_ns": 0, "median_lateness_per_rank_ns": dict(sorted(late.items())),
+            "clock_error_ns": 0, "median_lateness_per_rank_ns": dict(sorted(late.items())), "chance": None,
             "is_straggler": lead >= MIN_LATE_NS}
 
 
