@@ -32,7 +32,7 @@ try:
 except ImportError as e:
     sys.exit(f"FAIL: {sys.executable} cannot import hypothesis ({e}); scripts/install-deps.sh installs "
              f"python3-hypothesis")
-from ncclscope_analysis import cli  # noqa: E402
+from ncclscope_analysis import cli, dumps  # noqa: E402
 
 GOLDEN = os.path.join(HERE, "..", "data", "golden", "nccl-2.28.9", "abort", "dumps")
 
@@ -135,25 +135,14 @@ def random_dump(draw, v2=False):
 
 
 def v2_summary(d):
-    """A v1 dump's content in the v2 summary's shape (docs/dump-format.md)."""
-    s = {k: v for k, v in d.items() if k != "flight_recorder"}
-    fr = d["flight_recorder"]
-    cols = {k: [] for k in ("arrival", "kind", "func", "seq", "peer", "bytes", "start_ns", "kernel_start_host_ns",
-                            "duration_ns", "timing")}
-    for r in fr["completed"]:
-        for k, v in (("arrival", r.get("arrival", 0)), ("kind", r["kind"]), ("func", r["func"]), ("seq", r["seq"]),
-                     ("peer", r.get("peer", r.get("root", -1))), ("bytes", r.get("bytes", 0)),
-                     ("start_ns", r.get("start_ns", 0)), ("kernel_start_host_ns", r.get("kernel_start_host_ns", 0)),
-                     ("duration_ns", r.get("duration_ns", 0)), ("timing", r.get("timing_source", "cpu"))):
-            cols[k].append(v)
+    """A v1 dump's content as the v2 summary and flight-recorder members (docs/dump-format.md)."""
+    s = dumps.normalize(json.loads(json.dumps(d)))
+    s = {k: v for k, v in s.items() if not k.startswith("_")}
     s.update(schema="ncclscope.comm.v2", part="summary", identity={"global_rank": d["rank"], "world_size": 2},
              clock={"mono_before_ns": 1, "realtime_ns": 10**18, "mono_after_ns": 2, "esterror_ns": 1000,
-                    "maxerror_ns": 2000, "synced": True}, in_flight=fr["in_flight"], recent=cols, net_errors=[],
-             p2p=[{"peer": r["peer"], "func": r["func"], "last_seq": r["seq"]} for r in fr["completed"] + fr["in_flight"]
-                  if r["kind"] == "p2p"],
-             flight_recorder={"depth": fr.get("depth", 0), "overwritten": fr.get("overwritten", 0),
-                              "completed": len(fr["completed"])})
-    return s, {"schema": "ncclscope.comm.v2", "part": "flight_recorder", "completed": fr["completed"]}
+                    "maxerror_ns": 2000, "synced": True})
+    return s, {"schema": "ncclscope.comm.v2", "part": "flight_recorder",
+               "completed": d["flight_recorder"]["completed"]}
 
 
 @st.composite

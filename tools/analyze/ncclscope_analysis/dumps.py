@@ -284,16 +284,17 @@ def flight_recorder(s):
 
 def read_dump(path):
     """A whole dump, v1 or v2, as one v1-shaped dict (the recorder's completed and in-flight records inline at
-    flight_recorder): for scripts and tests that look at every record. Not checked; not for the analysis."""
+    flight_recorder): for scripts and tests that look at every record. Only the recorder is checked; not for
+    the analysis."""
     with _open(path) as f:
         head = f.read(2)
         f.seek(0)
         if head != GZIP_MAGIC:
             return json.loads(f.read())
-        summary, rest = _inflate_member(path, f)
-        recorder, _ = _inflate_member(path, f, rest or f.read(1 << 16))
-    d, fr = json.loads(summary), json.loads(recorder)
-    d["flight_recorder"] = dict(d.get("flight_recorder") or {}, completed=fr["completed"], in_flight=d["in_flight"])
+        summary, _ = _inflate_member(path, f)
+    d = json.loads(summary)
+    completed = flight_recorder({"_path": path, "schema": d.get("schema")})
+    d["flight_recorder"] = dict(d.get("flight_recorder") or {}, completed=completed, in_flight=d["in_flight"])
     return d
 
 

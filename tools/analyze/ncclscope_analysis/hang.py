@@ -16,7 +16,8 @@ detail), ranks (the blamed ranks), waiting (the ranks that wait on them), func/s
 meant, headline (short) and text (the detail line). Which blamed ranks are root causes is decided for the whole
 job (chains.py), since a rank behind here may be waiting in another communicator.
 """
-from .progress import PAIRED, describe, in_flight, last_coll_seq, last_p2p_seq, op_name, rank_list, state_text
+from .progress import (PAIRED, describe, in_flight, last_coll_seq, last_p2p_seq, op_name, rank_list,
+                       realtime_offset_ns, state_text)
 
 # An in-flight operation younger than this in a dump of a live communicator whose stall watch did not fire is
 # ordinary traffic (a SIGUSR2 dump of a running job), not a wait.
@@ -238,6 +239,15 @@ def _stuck(ranks, waits, oldest):
                 + (f"; network errors: {'; '.join(errors[:3])}" if errors else "; no network error recorded")}
 
 
+def _wait_start(ranks, waits, finding):
+    """When the first of the finding's waiting ranks began its oldest wait, in realtime ns where its dump has a
+    clock sample (monotonic otherwise); None when unknown. Orders a culprit's places: the wait began first where
+    it stopped first."""
+    starts = [waits[w][0]["start_ns"] + (realtime_offset_ns(ranks[w]) or 0)
+              for w in finding.get("waiting", []) if w in waits and waits[w][0].get("start_ns")]
+    return min(starts, default=None)
+
+
 def diagnose(ranks, nranks, live_globals=frozenset(), live_procs=frozenset()):
     """Findings for one communicator ({rank: summary}, its size); empty when nothing is missing or waiting.
     live_globals / live_procs: global ranks and (host, pid) of every process with a dump, job-wide."""
@@ -251,6 +261,8 @@ def diagnose(ranks, nranks, live_globals=frozenset(), live_procs=frozenset()):
         problems.append(_missing(missing, waits, ranks, live_globals, live_procs))
     elif waits and not problems:
         problems.append(_stuck(ranks, waits, oldest))
+    for f in problems:
+        f["_wait_start_ns"] = _wait_start(ranks, waits, f)
     findings = list(problems)
     listed = sorted(waits) if waits else sorted(r for r, d in ranks.items() if d["in_flight"])
     for r in listed[:MAX_IN_FLIGHT_RANKS]:

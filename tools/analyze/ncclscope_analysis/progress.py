@@ -26,6 +26,12 @@ def last_p2p_seq(d, func, peer):
     return 0 if d.get("_p2p_exact", True) else None
 
 
+def realtime_offset_ns(d):
+    """realtime - monotonic in ns from the dump's clock sample (the middle of its two monotonic reads), or None."""
+    c = d.get("clock")
+    return c["realtime_ns"] - (c["mono_before_ns"] + c["mono_after_ns"]) // 2 if c else None
+
+
 def in_flight(d):
     """In-flight operations, oldest arrival first."""
     return sorted(d["in_flight"], key=lambda r: r.get("arrival", 0))

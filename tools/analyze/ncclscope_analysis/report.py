@@ -88,23 +88,16 @@ def _who(ident, no_dump=False):
     return ", ".join(x for x in (g, where, "no dump" if no_dump else None) if x)
 
 
-def _since(entry, finding):
-    """When the first rank began waiting on this finding's blamed ranks (realtime where the dump has a clock
-    sample): a culprit blamed in several communicators stopped first where the wait began first."""
-    starts = []
-    for w in finding.get("waiting", []):
-        d = entry["_ranks"].get(w)
-        ops = hang.waiting_ops(d) if d else []
-        if ops and ops[0].get("start_ns"):
-            c = d.get("clock")
-            offset = c["realtime_ns"] - (c["mono_before_ns"] + c["mono_after_ns"]) // 2 if c else 0
-            starts.append(ops[0]["start_ns"] + offset)
-    return min(starts, default=float("inf"))
+def _since(finding):
+    """When the first rank began waiting on this finding's blamed ranks (hang.diagnose): a culprit blamed in
+    several communicators stopped first where the wait began first."""
+    start = finding.get("_wait_start_ns")
+    return float("inf") if start is None else start
 
 
 def _culprit(key, hits):
     """One root-cause process: identity, every place it is blamed, the verdict line and the next step."""
-    hits = sorted(hits, key=lambda h: _since(*h))
+    hits = sorted(hits, key=lambda h: _since(h[1]))
     e0, f0 = hits[0]
     rank0 = next(r for r, b in zip(f0["ranks"], f0["_blamed"]) if b == key)
     ident = _identity(e0, rank0, f0)
