@@ -21,15 +21,6 @@ constexpr ParamSpec kSpecs[] = {
 };
 static_assert(sizeof(kSpecs) / sizeof(kSpecs[0]) == static_cast<size_t>(ParamId::kCount));
 
-bool ParseInt(const char* s, int64_t* out) {
-  errno = 0;
-  char* end = nullptr;
-  long long v = std::strtoll(s, &end, 0);
-  if (errno != 0 || end == s || *end != '\0') return false;
-  *out = v;
-  return true;
-}
-
 bool ParseSize(const char* s, int64_t* out) {
   errno = 0;
   char* end = nullptr;
@@ -102,6 +93,15 @@ bool ParseOne(const ParamSpec& spec, const char* text, int64_t* number, std::str
 }
 
 }  // namespace
+
+bool ParseInt(const char* s, int64_t* out) {
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s, &end, 0);
+  if (errno != 0 || end == s || *end != '\0') return false;
+  *out = v;
+  return true;
+}
 
 std::span<const ParamSpec> AllParamSpecs() { return kSpecs; }
 const ParamSpec& SpecOf(ParamId id) { return kSpecs[static_cast<size_t>(id)]; }

@@ -58,6 +58,9 @@ class ParamValues {
   std::vector<Value> values_{static_cast<size_t>(ParamId::kCount)};
 };
 
+// A whole string as a decimal or 0x hex int64; false on junk or overflow.
+bool ParseInt(const char* s, int64_t* out);
+
 // Parses every tunable through `getenv_fn` (tests pass a fake environment).
 ParamValues ParseParams(const std::function<const char*(const char*)>& getenv_fn);
 

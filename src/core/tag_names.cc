@@ -1,7 +1,5 @@
 #include "core/tag_names.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -13,7 +11,6 @@ namespace ncclscope {
 namespace {
 
 constexpr size_t kMaxNameLength = 64;
-constexpr uint64_t kReservedBit = 1ull << 63;  // NCCL's own tags
 
 std::string Trim(const std::string& s) {
   const size_t b = s.find_first_not_of(" \t\r");
@@ -36,12 +33,10 @@ std::string AddPair(const std::string& pair, TagNameMap* out) {
   const size_t eq = pair.find('=');
   if (eq == std::string::npos) return "want VALUE=NAME";
   const std::string value = Trim(pair.substr(0, eq)), name = Trim(pair.substr(eq + 1));
-  if (value.empty() || value[0] == '-' || value[0] == '+') return "VALUE must be a positive integer";
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(value.c_str(), &end, 0);
-  if (errno != 0 || end == value.c_str() || *end != '\0') return "VALUE is not a decimal or 0x hex integer";
-  if (v == 0 || (v & kReservedBit) != 0) return "VALUE must be 1 to 2^63-1 (0 is untagged; NCCL reserves the top bit)";
+  int64_t v = 0;
+  if (!ParseInt(value.c_str(), &v) || v <= 0) {
+    return "VALUE must be an integer from 1 to 2^63-1, decimal or 0x hex (0 is untagged; NCCL reserves the top bit)";
+  }
   if (!ValidName(name)) return "NAME must be 1 to 64 of A-Z a-z 0-9 _ . : / -";
   if (out->count(v) != 0) return "tag given twice (the first name is kept)";
   (*out)[v] = name;

@@ -33,7 +33,7 @@ TEST(TagNames, BadPairsAreSkippedNamingThem) {
   EXPECT_NE(warnings[0].find("'2' skipped: want VALUE=NAME"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[1].find("'0=zero' skipped"), std::string::npos) << warnings[1];
   EXPECT_NE(warnings[2].find("reserves the top bit"), std::string::npos) << warnings[2];
-  EXPECT_NE(warnings[4].find("not a decimal or 0x hex"), std::string::npos) << warnings[4];
+  EXPECT_NE(warnings[4].find("VALUE must be an integer from 1 to 2^63-1, decimal or 0x hex"), std::string::npos) << warnings[4];
   EXPECT_NE(warnings[5].find("NAME must be"), std::string::npos) << warnings[5];
   EXPECT_NE(warnings[7].find("given twice"), std::string::npos) << warnings[7];
 }
