@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -33,7 +34,7 @@ json IntOrNull(const std::string& decimal) {
 // NCCL's version when the process has NCCL loaded: found among what is loaded, never loaded by us. A libnccl
 // opened RTLD_LOCAL (a framework's extension module pulled it in) is not in the global scope: RTLD_NOLOAD
 // finds it by name without loading it.
-json NcclVersion() {
+std::string LookUpNcclVersion() {
   using GetVersionFn = int (*)(int*);
   auto fn = reinterpret_cast<GetVersionFn>(dlsym(RTLD_DEFAULT, "ncclGetVersion"));
   void* handle = nullptr;
@@ -49,8 +50,25 @@ json NcclVersion() {
   int code = 0;
   const bool ok = fn != nullptr && fn(&code) == 0;  // 0: ncclSuccess
   if (handle != nullptr) dlclose(handle);  // drops only the reference RTLD_NOLOAD took
-  const std::string v = ok ? NcclVersionString(code) : "";
-  return v.empty() ? json(nullptr) : json(v);
+  return ok ? NcclVersionString(code) : "";
+}
+
+// Kept once found: NCCL stays loaded, and a stall dumps many communicators at once. Not found (no NCCL in
+// the process yet) is looked up again at the next dump. Never destroyed: dumps may run during exit.
+json NcclVersion() {
+  static std::atomic<const std::string*> found{nullptr};
+  const std::string* version = found.load(std::memory_order_acquire);
+  if (version == nullptr) {
+    std::string v = LookUpNcclVersion();
+    if (v.empty()) return json(nullptr);
+    const std::string* mine = new std::string(std::move(v));
+    if (found.compare_exchange_strong(version, mine, std::memory_order_acq_rel)) {
+      version = mine;
+    } else {
+      delete mine;  // another dump found it first; `version` is now that one
+    }
+  }
+  return json(*version);
 }
 
 json IdentityJson() {
