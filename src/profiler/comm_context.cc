@@ -24,6 +24,23 @@ static_assert(sizeof(kEventNames) / sizeof(kEventNames[0]) == static_cast<size_t
 
 bool IsOpType(EventType t) { return t == EventType::kColl || t == EventType::kP2p; }
 
+// A value unique to each live thread, read without a call: the thread pointer (%fs:0 on x86-64,
+// TPIDR_EL0 on AArch64); elsewhere the address of a thread_local. A thread that exits may leave its value
+// to a later one; Op::kernel_owner only needs that no two live threads share it.
+#if defined(__has_builtin) && (defined(__x86_64__) || defined(__aarch64__))
+#if __has_builtin(__builtin_thread_pointer)
+#define NCCLSCOPE_THREAD_POINTER() reinterpret_cast<uintptr_t>(__builtin_thread_pointer())
+#endif
+#endif
+inline uintptr_t ThreadToken() {
+#ifdef NCCLSCOPE_THREAD_POINTER
+  return NCCLSCOPE_THREAD_POINTER();
+#else
+  static thread_local char anchor;
+  return reinterpret_cast<uintptr_t>(&anchor);
+#endif
+}
+
 // NCCL's func/datatype/algo/proto strings are static literals: remember each pointer's parse in a
 // direct-mapped cache (pointer << 8 | value in one atomic word, so a hit is always consistent) and
 // skip the strcmp chains on the event path.
@@ -72,13 +89,12 @@ size_t CommContext::memory_bytes() const {
 }
 
 void* CommContext::Start(const EventDesc& d) {
+  if (d.type == EventType::kKernelCh) return StartKernelCh(d);  // counts its events itself, mostly in bulk
   CountEvent(d.type);
   switch (d.type) {
     case EventType::kColl:
     case EventType::kP2p:
       return StartOp(d);
-    case EventType::kKernelCh:
-      return StartKernelCh(d);
     case EventType::kKernelPhase:
       return StartKernelPhase(d);
     case EventType::kProxyOp:
@@ -133,19 +149,19 @@ void* CommContext::StartOp(const EventDesc& d) {
   op->seq.Set(seq);
   op->arrival.Set(arrival_.fetch_add(1, std::memory_order_relaxed) + 1);
   op->count.Set(d.count);
-  op->bytes.Set(OpBytes(func, d.count, type_size, info_.nranks));
   op->start_ns.Set(MonotonicNs());
   op->enqueued_ns.Set(0);
   op->end_ns.Set(0);
   op->gpu_start.Set(0);
-  op->gpu_end.Set(0);
+  op->gpu_end_owner.Set(0);
+  op->gpu_end_shared.Set(0);
+  op->kernel_owner.Set(0);
   op->host_kernel_start.Set(0);
-  op->host_kernel_end.Set(0);
   op->peer_or_root.Set(d.root_or_peer);
   op->steps_total.Set(0);
   op->steps_done.Set(0);
   op->channels.Set(static_cast<uint16_t>(nch));
-  op->kernel_started.Set(0);
+  op->kernel_started.store(0, std::memory_order_relaxed);
   op->kernel_extra_done.Set(0);
   op->proxy_ops_started.Set(0);
   op->proxy_ops_done.Set(0);
@@ -243,18 +259,26 @@ static EventSlot* LiveOpSlot(const FixedPool<EventSlot>& pool, void* handle, boo
   return p;
 }
 
+// KernelCh events are counted in events_ here only when they are not an announced channel of an operation
+// that is still in flight; those are counted in bulk from kernel_started when the operation completes (and
+// while it is in flight by Fill), which saves a locked add on a shared counter per channel.
 void* CommContext::StartKernelCh(const EventDesc& d) {
   Drop why;
   EventSlot* p = LiveOpSlot(events_pool_, d.parent, /*kernel=*/false, &why);
   if (p == nullptr) {
+    CountEvent(EventType::kKernelCh);
     CountDrop(why);
     return nullptr;
   }
   Op* op = p->op;
-  const uint16_t k = op->kernel_started.Add(1);
+  // Relaxed: the RMW's atomicity alone decides which side of Complete's seal this start falls on.
+  const uint16_t seen = op->kernel_started.fetch_add(1, std::memory_order_relaxed) + 1;
+  const uint16_t k = seen & ~Op::kKernelSealed;
   bool own_ref = !op->kernel_mode.Get() || k > op->channels.Get();
+  if (own_ref || (seen & Op::kKernelSealed) != 0) CountEvent(EventType::kKernelCh);
   if (own_ref && AcquireParent(d.parent) == nullptr) return nullptr;
   if (k == 1) {
+    op->kernel_owner.Set(ThreadToken());
     op->op_state.Max(static_cast<uint8_t>(OpState::kKernelStarted));
     // A host clock read costs 25-130 ns in a VM (kvm-clock fences the pipeline): with a GPU timer and a
     // calibrated offset the host time is derived, and the GPU-to-host offset is re-sampled every 16th op.
@@ -341,7 +365,6 @@ void CommContext::Release(EventSlot* s, int32_t n) {
 bool CommContext::OpVote(Op* op, uint64_t now_ns) {
   if (op->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
   if (now_ns == 0) now_ns = MonotonicNs();
-  if (op->kernel_mode.Get()) op->host_kernel_end.Set(now_ns);
   Complete(op, now_ns);
   return true;
 }
@@ -364,7 +387,7 @@ void CommContext::Stop(void* handle) {
     }
     // One vote per announced channel and no reference traffic: the vote that completes the operation drops
     // all of its votes' references at once. Its host end time comes from the GPU end once calibrated.
-    const uint64_t gpu_end = op->gpu_end.Get();
+    const uint64_t gpu_end = op->GpuEnd();
     const int64_t off = owner->gpu_offset_.load(std::memory_order_relaxed);
     const uint64_t now = gpu_end != 0 && off != INT64_MAX ? gpu_end + static_cast<uint64_t>(off) : 0;
     if (owner->OpVote(op, now)) Release(s, Votes(*op));
@@ -407,7 +430,13 @@ void CommContext::Record(void* handle, const StateUpdate& u) {
   }
   Op* op = s->op;
   if (HandleIsKernel(handle)) {
-    if (u.state == kStateKernelChStop && u.has_args && u.value != 0) op->gpu_end.Max(u.value);
+    if (u.state == kStateKernelChStop && u.has_args && u.value != 0) {
+      if (op->kernel_owner.Get() == ThreadToken()) {
+        if (u.value > op->gpu_end_owner.Get()) op->gpu_end_owner.Set(u.value);  // its only writer: see Op
+      } else {
+        op->gpu_end_shared.Max(u.value);
+      }
+    }
     return;
   }
   if (s->type == EventType::kKernelPhase && u.state == kStateKernelPhaseStop && u.has_args && op != nullptr &&
@@ -427,19 +456,28 @@ void CommContext::Record(void* handle, const StateUpdate& u) {
 }
 
 void CommContext::Complete(Op* op, uint64_t now) {
+  if (op->kernel_mode.Get()) {
+    // Count the announced KernelCh starts in one add. The seal splits the starts exactly: those before it
+    // are in k0 and counted here, those after it see the bit and count themselves. The add is a release
+    // after the seal, so a Fill that reads the counter with acquire and sees this add also sees the seal
+    // and does not count this op's starts again as in flight: a snapshot never counts a start twice.
+    const uint16_t k0 = op->kernel_started.fetch_or(Op::kKernelSealed, std::memory_order_relaxed) & ~Op::kKernelSealed;
+    const uint16_t announced = std::min<uint16_t>(k0, op->channels.Get());
+    if (announced != 0) {
+      events_[static_cast<int>(EventType::kKernelCh)].fetch_add(announced, std::memory_order_release);
+    }
+  }
   op->end_ns.Set(now);
   op->op_state.Set(static_cast<uint8_t>(OpState::kCompleted));
   OpRecord rec = ReadOp(*op, now);
   const uint64_t gs = rec.gpu_start_ns, ge = rec.gpu_end_ns;
   const uint64_t hs = op->host_kernel_start.Get();
-  uint64_t he = op->host_kernel_end.Get();
   if (gs != 0 && ge >= gs) {
     rec.timing_source = TimingSource::kGpu;
     rec.duration_ns = ge - gs;
   } else if (hs != 0 && rec.kernel_channels_done > 0) {
-    if (he < hs) he = now;
-    rec.timing_source = TimingSource::kProxy;
-    rec.duration_ns = he - hs;
+    rec.timing_source = TimingSource::kProxy;  // the kernel's host end is the completing vote: now
+    rec.duration_ns = now > hs ? now - hs : 0;
   } else {
     rec.timing_source = TimingSource::kCpu;
     rec.duration_ns = rec.enqueued_ns > rec.start_ns ? rec.enqueued_ns - rec.start_ns : 0;
@@ -468,12 +506,12 @@ OpRecord CommContext::ReadOp(const Op& op, uint64_t now_ns) const {
   r.seq = op.seq.Get();
   r.arrival = op.arrival.Get();
   r.count = op.count.Get();
-  r.bytes = op.bytes.Get();
+  r.bytes = OpBytes(static_cast<Func>(op.func.Get()), r.count, op.type_size.Get(), info_.nranks);
   r.start_ns = op.start_ns.Get();
   r.enqueued_ns = op.enqueued_ns.Get();
   r.end_ns = op.end_ns.Get();
   r.gpu_start_ns = op.gpu_start.Get();
-  r.gpu_end_ns = op.gpu_end.Get();
+  r.gpu_end_ns = op.GpuEnd();
   int64_t off = gpu_offset_.load(std::memory_order_relaxed);
   if (r.gpu_start_ns != 0 && off != INT64_MAX) r.kernel_start_host_ns = r.gpu_start_ns + off;
   r.peer_or_root = op.peer_or_root.Get();
@@ -501,8 +539,8 @@ OpRecord CommContext::ReadOp(const Op& op, uint64_t now_ns) const {
   return r;
 }
 
-void CommContext::FillCounters(std::map<std::string, uint64_t>* dropped,
-                               std::map<std::string, uint64_t>* events) const {
+void CommContext::FillCounters(std::map<std::string, uint64_t>* dropped, std::map<std::string, uint64_t>* events,
+                               const uint64_t* kernel_ch) const {
   for (int i = 0; i < static_cast<int>(Drop::kCount); ++i) {
     uint64_t v = drops_[i].load(std::memory_order_relaxed);
     if (v != 0) (*dropped)[kDropNames[i]] += v;
@@ -510,12 +548,16 @@ void CommContext::FillCounters(std::map<std::string, uint64_t>* dropped,
   if (agg_.dropped_full() != 0) (*dropped)["aggregate_table_full"] += agg_.dropped_full();
   for (int i = 0; i < static_cast<int>(EventType::kCount); ++i) {
     uint64_t v = events_[i].load(std::memory_order_relaxed);
+    if (i == static_cast<int>(EventType::kKernelCh) && kernel_ch != nullptr) v = *kernel_ch;
     if (v != 0) (*events)[kEventNames[i]] += v;
   }
 }
 
 void CommContext::Fill(CommSnapshot* out) const {
   const uint64_t now = MonotonicNs();
+  // KernelCh events: those counted so far plus the announced channels started by operations still in
+  // flight (not yet sealed by Complete). Read before the scan, with acquire: see Complete.
+  uint64_t kernel_ch = events_[static_cast<int>(EventType::kKernelCh)].load(std::memory_order_acquire);
   out->comm_hash = info_.comm_hash;
   out->comm_name = info_.name;
   out->has_name = info_.has_name;
@@ -568,7 +610,11 @@ void CommContext::Fill(CommSnapshot* out) const {
     const Op& op = ops_pool_.at(i);
     if (op.state.load(std::memory_order_acquire) != Op::kInFlight) continue;
     OpRecord r = ReadOp(op, now);
+    const uint16_t started = op.kernel_started.load(std::memory_order_relaxed);
+    const bool kernel_mode = op.kernel_mode.Get();
+    std::atomic_thread_fence(std::memory_order_acquire);  // the reads above before the re-check below
     if (op.state.load(std::memory_order_acquire) != Op::kInFlight || op.arrival.Get() != r.arrival) continue;
+    if (kernel_mode && (started & Op::kKernelSealed) == 0) kernel_ch += std::min<uint16_t>(started, r.channels);
     out->in_flight.push_back(r);
   }
   std::sort(out->in_flight.begin(), out->in_flight.end(),
@@ -581,7 +627,14 @@ void CommContext::Fill(CommSnapshot* out) const {
   int64_t off = gpu_offset_.load(std::memory_order_relaxed);
   out->has_gpu_offset = off != INT64_MAX;
   out->gpu_to_host_offset_ns = out->has_gpu_offset ? off : 0;
-  FillCounters(&out->dropped, &out->events);
+  // The sum never exceeds the starts seen, but an op caught between its seal and its add is missing from
+  // both terms: report the highest sum so far, so that the counter never goes backwards (exact once quiet).
+  uint64_t reported = kernel_ch_reported_.load(std::memory_order_relaxed);
+  while (kernel_ch > reported &&
+         !kernel_ch_reported_.compare_exchange_weak(reported, kernel_ch, std::memory_order_relaxed)) {
+  }
+  kernel_ch = std::max(kernel_ch, reported);
+  FillCounters(&out->dropped, &out->events, &kernel_ch);
   out->memory_bytes = memory_bytes();
 }
 

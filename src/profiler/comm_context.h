@@ -81,7 +81,9 @@ class CommContext final : public CommSource {
   // Registry side.
   void Fill(CommSnapshot* out) const override;
   bool CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) override;
-  void FillCounters(std::map<std::string, uint64_t>* dropped, std::map<std::string, uint64_t>* events) const;
+  // kernel_ch: the KernelCh count to report instead of the counter (Fill adds the in-flight operations').
+  void FillCounters(std::map<std::string, uint64_t>* dropped, std::map<std::string, uint64_t>* events,
+                    const uint64_t* kernel_ch = nullptr) const;
 
   // Lifetime. MarkFinalized; then Retire() returns true if the context may be deleted now.
   void MarkFinalized() { finalized_.store(true, std::memory_order_release); }
@@ -158,6 +160,7 @@ class CommContext final : public CommSource {
   std::atomic<bool> finalized_{false};
   std::atomic<bool> stalled_{false};
   std::atomic<uint64_t> stalled_arrival_{UINT64_MAX};
+  mutable std::atomic<uint64_t> kernel_ch_reported_{0};  // the highest KernelCh count a snapshot reported
 };
 
 }  // namespace ncclscope::profiler

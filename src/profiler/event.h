@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace ncclscope::profiler {
 
@@ -88,43 +90,61 @@ enum class NetSource : uint8_t {
 inline constexpr int kMaxIbDevices = 64;
 
 struct EventDesc {
-  EventType type = EventType::kUnknown;
-  void* parent = nullptr;
-  int rank = 0;
+  // Every field zero except type (kUnknown), the peer fields, phase and net_device (-1). The adapters build
+  // one per startEvent: cleared in blocks of at most 64 bytes, which compilers store with a few vector moves,
+  // where one clear of the whole struct becomes `rep stosq` on x86-64 (slow to start, and it fills the store
+  // buffer that the event path's first locked instruction then waits on).
+  EventDesc() noexcept {
+    static_assert(sizeof(EventDesc) > 128 && sizeof(EventDesc) - 128 <= 64, "re-split the clear");
+    char* p = reinterpret_cast<char*>(this);
+    std::memset(p, 0, 64);
+    std::memset(p + 64, 0, 64);
+    std::memset(p + 128, 0, sizeof(EventDesc) - 128);
+    type = EventType::kUnknown;
+    root_or_peer = -1;
+    peer = -1;
+    phase = -1;
+    net_device = -1;
+  }
+
+  EventType type;
+  void* parent;
+  int rank;
   // Coll / P2p
-  bool has_seq = false;
-  uint64_t seq = 0;
-  const char* func = nullptr;
-  const char* datatype = nullptr;
-  size_t count = 0;
-  int root_or_peer = -1;
-  int nchannels = 0;
-  const char* algo = nullptr;
-  const char* proto = nullptr;
-  uint64_t user_tag = 0;  // v7: the caller's tag (0 = untagged), on CollApi/P2pApi/Coll/P2p/CeColl
-  bool symmetric = false; // v7: a symmetric-memory collective (its initial_sync phase is the wait for peers)
-  int phase = -1;         // v7 KernelPhase: 0 initial_sync, 1 compute, 2 final_sync
+  bool has_seq;
+  uint64_t seq;
+  const char* func;
+  const char* datatype;
+  size_t count;
+  int root_or_peer;
+  int nchannels;
+  const char* algo;
+  const char* proto;
+  uint64_t user_tag;  // v7: the caller's tag (0 = untagged), on CollApi/P2pApi/Coll/P2p/CeColl
+  bool symmetric;     // v7: a symmetric-memory collective (its initial_sync phase is the wait for peers)
+  int phase;          // v7 KernelPhase: 0 initial_sync, 1 compute, 2 final_sync (-1: none)
   // ProxyOp
-  int pid = 0;
-  int channel = 0;
-  int peer = -1;
-  int nsteps = 0;
-  int chunk_size = 0;
-  bool is_send = false;
+  int pid;
+  int channel;
+  int peer;
+  int nsteps;
+  int chunk_size;
+  bool is_send;
   // ProxyStep
-  int step = 0;
+  int step;
   // KernelCh
-  bool has_ptimer = false;
-  uint64_t ptimer = 0;
+  bool has_ptimer;
+  uint64_t ptimer;
   // NetPlugin
-  int64_t net_id = 0;
-  void* net_data = nullptr;
+  int64_t net_id;
+  void* net_data;
   // NetPlugin, decoded: NCCL keeps extData by pointer and rewrites it for the next QP, so the ABI layer copies
   // the fields here at startEvent. net_length is the send-side bytes of this QP (receive events carry none).
-  NetSource net_source = NetSource::kNone;
-  int net_device = -1;
-  uint64_t net_length = 0;
+  NetSource net_source;
+  int net_device;
+  uint64_t net_length;
 };
+static_assert(std::is_trivially_copyable_v<EventDesc>);
 
 // A recordEventState call: `value` is the 8-byte state argument read per state (transSize, pTimer,
 // appendedProxyOps); has_args is false when NCCL passed NULL.

@@ -1,6 +1,7 @@
 // Fixed-size pools of event slots and operation records, allocated and pre-faulted when a
-// communicator is created. Allocation scans from a shared cursor and claims a free slot with one
-// CAS on its state word; a full pool returns nullptr (the caller drops and counts the event).
+// communicator is created. Allocation scans from a shared cursor (a hint, read and written without
+// an RMW) and claims a free slot with one CAS on its state word; a full pool returns nullptr (the
+// caller drops and counts the event).
 // No lock, no heap allocation, never blocks. Slots are 64-byte aligned so an event handle can
 // carry a 5-bit generation (stale-handle check) and a 1-bit "kernel channel" tag in its low bits.
 #ifndef NCCLSCOPE_PROFILER_POOLS_H_
@@ -23,16 +24,32 @@ class CommContext;
 struct alignas(64) Op {
   std::atomic<uint32_t> state{0};  // kFree, kInFlight, kDone (completed, slot still held by its event)
   std::atomic<int32_t> remaining{0};  // completion votes left: Coll stop + one per expected KernelCh stop
-  RelaxedAtomic<uint64_t> seq, arrival, count, bytes, start_ns, enqueued_ns, end_ns;
-  RelaxedAtomic<uint64_t> gpu_start, gpu_end, host_kernel_start, host_kernel_end;
+  RelaxedAtomic<uint64_t> seq, arrival, count, start_ns, enqueued_ns, end_ns;
+  RelaxedAtomic<uint64_t> gpu_start, host_kernel_start;
+  // The latest KernelChStop GPU time is the larger of two maxima: kernel_owner (the thread that started the
+  // op's first KernelCh, by its thread pointer) keeps gpu_end_owner with a plain load and store (it is that
+  // field's only writer, so nothing is lost), any other thread CASes gpu_end_shared. The owner is the thread
+  // that records every channel in practice, so a channel costs no locked instruction here. Relaxed is
+  // enough: a channel's record precedes its stop's acq_rel vote, which orders it before Complete's read.
+  RelaxedAtomic<uint64_t> gpu_end_owner, gpu_end_shared;
+  RelaxedAtomic<uintptr_t> kernel_owner;
   RelaxedAtomic<int32_t> peer_or_root;
   RelaxedAtomic<uint32_t> steps_total, steps_done;
-  RelaxedAtomic<uint16_t> channels, kernel_started, kernel_extra_done, proxy_ops_started, proxy_ops_done;
+  RelaxedAtomic<uint16_t> channels, kernel_extra_done, proxy_ops_started, proxy_ops_done;
+  // KernelCh starts seen; Complete sets kKernelSealed (see CommContext::Complete for why).
+  std::atomic<uint16_t> kernel_started{0};
   RelaxedAtomic<uint8_t> kind, func, algo, proto, type_size, is_send, op_state, kernel_mode, symmetric;
   RelaxedAtomic<uint64_t> user_tag;                  // v7
   RelaxedAtomic<uint32_t> phase_ns[kKernelPhases];  // v7: per phase, the longest channel's duration
   static constexpr uint32_t kFree = 0, kInFlight = 1, kDone = 2;
+  static constexpr uint16_t kKernelSealed = 0x8000;
+  uint64_t GpuEnd() const {
+    const uint64_t a = gpu_end_owner.Get(), b = gpu_end_shared.Get();
+    return a > b ? a : b;
+  }
 };
+
+static_assert(sizeof(Op) == 192, "Op grew: the memory per communicator counts 512 of them");
 
 // One live event. Plain fields are written by the thread that starts the event before its handle
 // is returned to NCCL, which orders them before any use of the handle.
@@ -63,13 +80,19 @@ class FixedPool {
  public:
   explicit FixedPool(uint32_t size) : size_(size ? size : 1), slots_(new T[size_]) {}
   T* Allocate() {
-    uint32_t start = cursor_.fetch_add(1, std::memory_order_relaxed);
+    // The cursor is only where to start looking: the CAS on the slot decides. Two threads that read the
+    // same cursor race for one slot and the loser takes the next, so a plain load and store (no locked
+    // RMW on a line every thread shares) is enough; the cursor still walks the pool round robin, which
+    // keeps a freed slot (and its generation) unused for as long as possible.
+    const uint32_t start = cursor_.load(std::memory_order_relaxed);
     uint32_t probes = size_ < kMaxProbes ? size_ : kMaxProbes;
     for (uint32_t i = 0; i < probes; ++i) {
-      T& s = slots_[(start + i) % size_];
+      const uint32_t index = (start + i) % size_;
+      T& s = slots_[index];
       uint32_t expected = 0;
       if (s.state.load(std::memory_order_relaxed) == 0 &&
           s.state.compare_exchange_strong(expected, 1, std::memory_order_acquire)) {
+        cursor_.store(index + 1, std::memory_order_relaxed);
         return &s;
       }
     }

@@ -144,6 +144,127 @@ TEST(NeutralApi, CpuOnlyDurationsStayOutOfLatency) {
   Finalize(ctx);
 }
 
+uint64_t KernelChEvents(uint64_t hash) {
+  ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+  const CommSnapshot* s = Find(snap, hash);
+  EXPECT_NE(s, nullptr);
+  if (s == nullptr) return 0;
+  auto it = s->events.find("KernelCh");
+  return it == s->events.end() ? 0 : it->second;
+}
+
+void* StartKernelCh(void* ctx, void* parent, uint64_t ptimer) {
+  EventDesc k;
+  k.type = EventType::kKernelCh;
+  k.parent = parent;
+  k.has_ptimer = true;
+  k.ptimer = ptimer;
+  return StartEvent(ctx, k);
+}
+
+// Announced channels are counted in bulk when their operation completes, and by a snapshot while it is in
+// flight; channels beyond the announced ones and starts after completion count themselves. Every KernelCh
+// start must show exactly once, at every moment.
+TEST(NeutralApi, KernelChEventsCountedOnceInFlightAndAfter) {
+  void* ctx = InitComm(0xca1u, 0, 2);
+  EventDesc c;
+  c.type = EventType::kColl;
+  c.has_seq = true;
+  c.seq = 1;
+  c.func = "AllReduce";
+  c.datatype = "ncclFloat32";
+  c.count = 1024;
+  c.nchannels = 3;
+  void* h = StartEvent(ctx, c);
+  ASSERT_NE(h, nullptr);
+  StopEvent(h);
+  void* k0 = StartKernelCh(ctx, h, 1000);
+  void* k1 = StartKernelCh(ctx, h, 1001);
+  EXPECT_EQ(KernelChEvents(0xca1u), 2u);  // in flight
+  void* k2 = StartKernelCh(ctx, h, 1002);
+  void* extra = StartKernelCh(ctx, h, 1003);  // a 4th channel on a 3-channel op
+  ASSERT_NE(extra, nullptr);
+  EXPECT_EQ(KernelChEvents(0xca1u), 4u);
+  for (void* k : {k0, k1, k2}) {
+    RecordEventState(k, StateUpdate{kStateKernelChStop, true, 2000});
+    StopEvent(k);
+  }
+  {
+    ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+    const CommSnapshot* s = Find(snap, 0xca1u);
+    ASSERT_NE(s, nullptr);
+    ASSERT_EQ(s->completed.size(), 1u);
+    EXPECT_EQ(s->in_flight_count, 0);
+    EXPECT_EQ(s->events.at("KernelCh"), 4u);
+  }
+  // The extra channel's handle still holds the op's slot: a start now comes after completion.
+  void* late = StartKernelCh(ctx, h, 1004);
+  EXPECT_EQ(KernelChEvents(0xca1u), 5u);
+  StopEvent(late);
+  StopEvent(extra);
+  EXPECT_EQ(KernelChEvents(0xca1u), 5u);
+
+  // An operation completed with fewer starts than announced channels (a KernelCh stopped twice): the starts
+  // after completion are announced channels and count themselves.
+  c.seq = 2;
+  c.nchannels = 2;
+  h = StartEvent(ctx, c);
+  ASSERT_NE(h, nullptr);
+  EventDesc p;
+  p.type = EventType::kProxyOp;
+  p.parent = h;
+  void* proxy = StartEvent(ctx, p);  // holds the op's slot past completion
+  ASSERT_NE(proxy, nullptr);
+  void* a = StartKernelCh(ctx, h, 3000);
+  StopEvent(a);
+  StopEvent(a);
+  StopEvent(h);  // the last vote: completes with one start seen
+  EXPECT_EQ(KernelChEvents(0xca1u), 6u);
+  void* b = StartKernelCh(ctx, h, 3001);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(KernelChEvents(0xca1u), 7u);
+  StopEvent(proxy);
+  Finalize(ctx);
+}
+
+// The latest channel end is kept exactly whichever threads record it: the thread that started the first
+// KernelCh keeps its own maximum without a locked instruction, the others CAS a shared one.
+TEST(NeutralApi, KernelChEndsRecordedOnSeveralThreads) {
+  void* ctx = InitComm(0xca2u, 0, 2);
+  for (int order = 0; order < 2; ++order) {
+    EventDesc c;
+    c.type = EventType::kColl;
+    c.has_seq = true;
+    c.seq = 1 + order;
+    c.func = "AllReduce";
+    c.datatype = "ncclFloat32";
+    c.count = 1024;
+    c.nchannels = 3;
+    void* h = StartEvent(ctx, c);
+    ASSERT_NE(h, nullptr);
+    StopEvent(h);
+    const uint64_t base = 1'000'000 * (order + 1);
+    void* k[3];
+    for (int ch = 0; ch < 3; ++ch) k[ch] = StartKernelCh(ctx, h, base + ch);  // this thread owns the op
+    // order 0: the latest end is recorded by another thread; order 1: by this one.
+    const uint64_t mine = base + (order == 0 ? 500 : 900), other = base + (order == 0 ? 900 : 500);
+    RecordEventState(k[0], StateUpdate{kStateKernelChStop, true, mine});
+    std::thread([&] { RecordEventState(k[1], StateUpdate{kStateKernelChStop, true, other}); }).join();
+    RecordEventState(k[2], StateUpdate{kStateKernelChStop, true, base + 100});
+    for (void* kh : k) StopEvent(kh);
+  }
+  ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+  const CommSnapshot* s = Find(snap, 0xca2u);
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->completed.size(), 2u);
+  for (const OpRecord& r : s->completed) {
+    EXPECT_EQ(r.timing_source, TimingSource::kGpu);
+    EXPECT_EQ(r.duration_ns, 900u);  // earliest start (base) to latest end (base + 900)
+    EXPECT_EQ(r.gpu_end_ns, r.gpu_start_ns + 900);
+  }
+  Finalize(ctx);
+}
+
 TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   ASSERT_EQ(Runtime::Instance().users(), 0) << "the stall timeout is read when the runtime starts";
   const std::string dir = std::filesystem::temp_directory_path() / ("ncclscope-stall-" + std::to_string(getpid()));
