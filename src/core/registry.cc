@@ -35,14 +35,14 @@ size_t CommRegistry::size() const {
   return sources_.size();
 }
 
-ProcessSnapshot CommRegistry::Snapshot() const {
+ProcessSnapshot CommRegistry::Snapshot(SnapshotScope scope) const {
   ProcessSnapshot out;
   out.pid = static_cast<int>(getpid());
   out.monotonic_ns = MonotonicNs();
   out.realtime_ns = RealtimeNs();
   AnnotatedLock lock(&mu_);
   out.comms.resize(sources_.size());
-  for (size_t i = 0; i < sources_.size(); ++i) sources_[i]->Fill(&out.comms[i]);
+  for (size_t i = 0; i < sources_.size(); ++i) sources_[i]->Fill(&out.comms[i], scope);
   if (process_ != nullptr) process_->FillProcess(&out);
   return out;
 }

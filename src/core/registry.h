@@ -16,12 +16,17 @@
 
 namespace ncclscope {
 
+// How much of each communicator a snapshot copies. Scrapes need totals and the in-flight operations, not
+// the flight recorder (2,048 records, about 300 KB per communicator at the default depth).
+enum class SnapshotScope { kFull, kWithoutRecorder };
+
 // Implemented by whoever owns a communicator's live state (the profiler's context).
 class CommSource {
  public:
   virtual ~CommSource() = default;
-  // Fills a consistent copy; called with the registry lock held, must not call back into it.
-  virtual void Fill(CommSnapshot* out) const = 0;
+  // Fills a consistent copy (`completed` left empty with kWithoutRecorder); called with the registry lock
+  // held, must not call back into it.
+  virtual void Fill(CommSnapshot* out, SnapshotScope scope = SnapshotScope::kFull) const = 0;
   // Stall watch: true (and `out` filled) when this source newly became stalled at `now_ns`.
   virtual bool CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) { return false; }
 };
@@ -46,7 +51,7 @@ class CommRegistry {
   size_t size() const;
 
   // A consistent copy of every live communicator, plus process-level counters.
-  ProcessSnapshot Snapshot() const;
+  ProcessSnapshot Snapshot(SnapshotScope scope = SnapshotScope::kFull) const;
   // Runs CheckStall on every source under the lock and returns the newly stalled ones.
   std::vector<CommSnapshot> CollectStalls(uint64_t now_ns, uint64_t timeout_ns);
 

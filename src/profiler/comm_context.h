@@ -79,7 +79,7 @@ class CommContext final : public CommSource {
   void CountEvent(EventType t) { events_[static_cast<int>(t)].fetch_add(1, std::memory_order_relaxed); }
 
   // Registry side.
-  void Fill(CommSnapshot* out) const override;
+  void Fill(CommSnapshot* out, SnapshotScope scope = SnapshotScope::kFull) const override;
   bool CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) override;
   // kernel_ch: the KernelCh count to report instead of the counter (Fill adds the in-flight operations').
   void FillCounters(std::map<std::string, uint64_t>* dropped, std::map<std::string, uint64_t>* events,

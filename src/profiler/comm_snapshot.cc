@@ -76,7 +76,7 @@ void CommContext::FillCounters(std::map<std::string, uint64_t>* dropped, std::ma
   }
 }
 
-void CommContext::Fill(CommSnapshot* out) const {
+void CommContext::Fill(CommSnapshot* out, SnapshotScope scope) const {
   const uint64_t now = MonotonicNs();
   // KernelCh events: those counted so far plus the announced channels started by operations still in
   // flight (not yet sealed by Complete). Read before the scan, with acquire: see Complete.
@@ -127,7 +127,7 @@ void CommContext::Fill(CommSnapshot* out) const {
   out->symmetric_barrier_ns = symmetric_barrier_ns_.Get();
   out->fr_depth = fr_.depth();
   out->fr_overwritten = fr_.overwritten();
-  out->completed = fr_.Snapshot();
+  if (scope == SnapshotScope::kFull) out->completed = fr_.Snapshot();
   out->in_flight.clear();
   for (uint32_t i = 0; i < ops_pool_.size(); ++i) {
     const Op& op = ops_pool_.at(i);

@@ -4,6 +4,8 @@
 //   StartStop: startEvent+stopEvent of a Coll that completes at stop (flight recorder + aggregates)
 //   Record:    recordEventState(KernelChStop) on a live KernelCh handle
 //   Collective32: one 32-channel collective at the default mask (Coll + 32 × KernelCh start/record/stop)
+//   Snapshot: one process snapshot of 9 communicators with full flight recorders, as the stall watch and
+//     dumps take it (full) and as a metrics scrape takes it (without_recorder)
 // Variants: 1 thread; 8 threads with separate contexts; 8 threads sharing one context while a
 // snapshot reader runs. Also prints the memory per communicator at defaults.
 #include <algorithm>
@@ -157,12 +159,43 @@ void BM_Collective32(benchmark::State& state, bool shared) {
   Report(state, per_op);
 }
 
+void BM_Snapshot(benchmark::State& state, ncclscope::SnapshotScope scope) {
+  static bool filled = false;
+  if (!filled) {  // every recorder full: the 9 contexts' depth in completed collectives each
+    for (void* ctx : g_ctx) {
+      for (uint64_t seq = 1; seq <= 4096; ++seq) {
+        auto d = CollDescr(seq, 0);
+        void* h = nullptr;
+        ncclProfiler_v5.startEvent(ctx, &h, &d);
+        ncclProfiler_v5.stopEvent(h);
+      }
+    }
+    filled = true;
+  }
+  std::vector<double> per_snapshot;
+  per_snapshot.reserve(1 << 16);
+  size_t records = 0;
+  for (auto _ : state) {
+    uint64_t t0 = NowNs();
+    ncclscope::ProcessSnapshot snap = ncclscope::CommRegistry::Instance().Snapshot(scope);
+    if (per_snapshot.size() < per_snapshot.capacity()) per_snapshot.push_back(static_cast<double>(NowNs() - t0));
+    records = 0;
+    for (const auto& c : snap.comms) records += c.completed.size();
+    benchmark::DoNotOptimize(snap);
+  }
+  state.counters["records"] = static_cast<double>(records);
+  Report(state, per_snapshot);
+}
+
 BENCHMARK_CAPTURE(BM_StartStop, separate, false)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK_CAPTURE(BM_StartStop, shared_with_reader, true)->Threads(8)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Record, separate, false)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Record, shared_with_reader, true)->Threads(8)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Collective32, separate, false)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Collective32, shared_with_reader, true)->Threads(8)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Snapshot, full, ncclscope::SnapshotScope::kFull)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Snapshot, without_recorder, ncclscope::SnapshotScope::kWithoutRecorder)
+    ->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -122,6 +122,42 @@ TEST(NeutralApi, ANameAtAReusedAddressIsParsedAgain) {
   Finalize(ctx);
 }
 
+// A scrape's snapshot (kWithoutRecorder) holds everything but the flight recorder: the same totals, in-flight
+// operations and counters as a full one.
+TEST(NeutralApi, SnapshotWithoutRecorderKeepsTotalsAndInFlight) {
+  void* ctx = InitComm(0x5c09e, 0, 2);
+  for (uint64_t seq = 0; seq < 5; ++seq) AllReduce(ctx, seq, 1024, 2, 1000 + seq * 100, 50);
+  EventDesc c;
+  c.type = EventType::kColl;
+  c.has_seq = true;
+  c.seq = 5;
+  c.func = "AllReduce";
+  c.datatype = "ncclFloat32";
+  c.count = 1024;
+  c.nchannels = 2;
+  void* open = StartEvent(ctx, c);  // stays in flight
+  ASSERT_NE(open, nullptr);
+  const ProcessSnapshot full = CommRegistry::Instance().Snapshot();
+  const ProcessSnapshot lean = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
+  const CommSnapshot* f = Find(full, 0x5c09e);
+  const CommSnapshot* l = Find(lean, 0x5c09e);
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(f->completed.size(), 5u);
+  EXPECT_TRUE(l->completed.empty());
+  ASSERT_EQ(l->ops.size(), f->ops.size());
+  EXPECT_EQ(l->ops[0].count, 5u);
+  EXPECT_EQ(l->ops[0].bytes, f->ops[0].bytes);
+  EXPECT_EQ(l->aggregates.size(), f->aggregates.size());
+  EXPECT_EQ(l->in_flight_count, 1);
+  ASSERT_EQ(l->in_flight.size(), 1u);
+  EXPECT_EQ(l->in_flight[0].seq, 5u);
+  EXPECT_EQ(l->events, f->events);
+  EXPECT_EQ(l->fr_depth, f->fr_depth);
+  StopEvent(open);
+  Finalize(ctx);
+}
+
 TEST(NeutralApi, CpuOnlyDurationsStayOutOfLatency) {
   void* ctx = InitComm(0xc9u, 0, 2);
   EventDesc c;

@@ -50,7 +50,7 @@ uint64_t Sum(const std::map<std::string, uint64_t>& by_reason) {
 }  // namespace
 
 void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
-  ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+  ProcessSnapshot snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
   // Destroyed communicators' final totals, newest first; a (comm, rank) that is live again, or retired twice,
   // is exported once (the exposition must not repeat a series).
   std::set<std::pair<uint64_t, int>> seen;
