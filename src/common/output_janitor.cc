@@ -2,6 +2,8 @@
 // 1 s) it marks this process alive on every output folder it writes to and removes the stale outputs of
 // owners that are gone (OutputDir::MaintainAll, common/output_dir.h). A runtime Service: its thread is
 // joined at the last finalize, after one more pass.
+#include "common/output_janitor.h"
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -10,7 +12,6 @@
 
 #include "common/output_dir.h"
 #include "common/params.h"
-#include "common/runtime.h"
 
 namespace ncclscope {
 namespace {
@@ -54,8 +55,11 @@ class OutputJanitor final : public Service {
   std::thread thread_;
 };
 
-OutputJanitor* g_janitor = new OutputJanitor();  // -z nodelete global, never destroyed
-ServiceRegistration g_registration(g_janitor);
-
 }  // namespace
+
+Service& OutputJanitorService() {
+  static OutputJanitor* janitor = new OutputJanitor();  // -z nodelete global, never destroyed
+  return *janitor;
+}
+
 }  // namespace ncclscope

@@ -48,6 +48,11 @@ void Runtime::Release(const char* who) {
   NCCLSCOPE_INFO(subsys::kInit, "runtime stopped after %s", who);
 }
 
+int Runtime::services() const {
+  AnnotatedLock lock(&mu_);
+  return num_services_;
+}
+
 int Runtime::users() const {
   AnnotatedLock lock(&mu_);
   return users_;

@@ -28,9 +28,11 @@ class Runtime {
  public:
   static Runtime& Instance();
 
-  // Services are registered once per process (they live in -z nodelete globals). A service
-  // registered while users exist is started at once.
+  // Services are registered once per process (they live in -z nodelete globals), all from
+  // InstallPluginServices (src/plugin). Registering one twice is a no-op. A service registered while
+  // users exist is started at once.
   void RegisterService(Service* service);
+  int services() const;
 
   // `who` names the user in the INFO log line ("profiler comm 0x…", "net ctx", …).
   void Acquire(const char* who);
@@ -49,12 +51,6 @@ class Runtime {
   static constexpr int kMaxServices = 8;
   Service* services_[kMaxServices] ABSL_GUARDED_BY(mu_) = {};
   int num_services_ ABSL_GUARDED_BY(mu_) = 0;
-};
-
-// RAII registration for a Service defined as a global in a module's .cc file.
-class ServiceRegistration {
- public:
-  explicit ServiceRegistration(Service* service) { Runtime::Instance().RegisterService(service); }
 };
 
 }  // namespace ncclscope

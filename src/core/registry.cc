@@ -62,6 +62,11 @@ void CommRegistry::AddDumpHook(CommDumpHook hook) {
   if (std::find(hooks_.begin(), hooks_.end(), hook) == hooks_.end()) hooks_.push_back(hook);
 }
 
+size_t CommRegistry::dump_hooks() const {
+  AnnotatedLock lock(&hooks_mu_);
+  return hooks_.size();
+}
+
 void CommRegistry::RunDumpHooks(const CommSnapshot& snap, DumpReason reason) const {
   std::vector<CommDumpHook> hooks;
   {

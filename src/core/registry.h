@@ -55,9 +55,11 @@ class CommRegistry {
   // Runs CheckStall on every source under the lock and returns the newly stalled ones.
   std::vector<CommSnapshot> CollectStalls(uint64_t now_ns, uint64_t timeout_ns);
 
-  // Hooks are process-wide and live for the process (the library is -z nodelete).
+  // Hooks are process-wide and live for the process (the library is -z nodelete); all are added by
+  // InstallPluginServices (src/plugin). Adding one twice is a no-op. They run in the order added.
   void AddDumpHook(CommDumpHook hook);
   void RunDumpHooks(const CommSnapshot& snap, DumpReason reason) const;
+  size_t dump_hooks() const;
 
  private:
   CommRegistry() = default;

@@ -15,7 +15,6 @@
 #include "core/registry.h"
 #include "common/tsan_lock.h"
 #include "profiler/comm_context.h"
-#include "profiler/stall_watch.h"
 
 namespace ncclscope::profiler {
 namespace {
@@ -138,7 +137,6 @@ Status Init(const InitArgs& args, void** context) {
   if (context == nullptr) return InvalidArgument("profiler init: NULL context pointer");
   *context = nullptr;
   SetNcclLogger(args.logger);
-  Runtime::Instance().RegisterService(&StallWatch::Instance());  // idempotent; also links it in
   RuntimeAcquire();
   CommContext* ctx = nullptr;
   try {

@@ -19,11 +19,6 @@ StallWatch& StallWatch::Instance() {
   return *watch;
 }
 
-namespace {
-// Registered once per process; the runtime starts it at the first init of each cycle.
-ServiceRegistration g_registration(&StallWatch::Instance());
-}  // namespace
-
 void StallWatch::Start() {
   {
     AnnotatedLock lock(&mu_);

@@ -26,6 +26,7 @@
 #include "exporters/prometheus/metrics_endpoint.h"
 #include "http_load.h"
 #include "log_capture.h"
+#include "plugin/plugin_services.h"
 
 namespace ncclscope {
 namespace {
@@ -62,6 +63,7 @@ class EndpointSecurityTest : public ::testing::Test {
   void SetUp() override {
     setenv("NCCLSCOPE_PROM_PORT", "0", 1);
     setenv("NCCLSCOPE_PROM_BIND", "127.0.0.1", 1);
+    InstallPluginServices();  // as NCCL's first init does: the runtime then runs the endpoint
     char dir[] = "/tmp/ncclscope-websec-XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
     dir_ = dir;

@@ -26,6 +26,7 @@
 #include "exporters/prometheus/textfile_writer.h"
 #include "http_get.h"
 #include "log_capture.h"
+#include "plugin/plugin_services.h"
 
 namespace ncclscope {
 namespace {
@@ -183,6 +184,7 @@ TEST(LabelPlacement, WithFileSdTheIdentityIsOnTheTargetAndNowhereInTheExposition
   setenv("NCCLSCOPE_SD_DIR", dir.c_str(), 1);
   setenv("NCCLSCOPE_PROM_PORT", "0", 1);
   setenv("NCCLSCOPE_PROM_BIND", "127.0.0.1", 1);
+  InstallPluginServices();  // as NCCL's first init does: the runtime then runs the endpoint
   Runtime::Instance().Acquire("file_sd test");
   const int port = MetricsEndpoint::Instance().port();
   ASSERT_GT(port, 0);

@@ -23,6 +23,7 @@
 #include "http_load.h"
 #include "profiler/profiler.h"
 #include "log_capture.h"
+#include "plugin/plugin_services.h"
 
 namespace ncclscope {
 namespace {
@@ -36,6 +37,7 @@ class MetricsEndpointTest : public ::testing::Test {
   void SetUp() override {
     setenv("NCCLSCOPE_PROM_PORT", "0", 1);
     setenv("NCCLSCOPE_PROM_BIND", "127.0.0.1", 1);
+    InstallPluginServices();  // as NCCL's first init does: the runtime then runs the endpoint
   }
 };
 

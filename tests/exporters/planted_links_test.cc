@@ -19,6 +19,7 @@
 #include "common/hex.h"
 #include "common/host.h"
 #include "core/registry.h"
+#include "plugin/plugin_services.h"
 #include "profiler/profiler.h"
 
 namespace ncclscope {
@@ -75,6 +76,7 @@ TEST(PlantedLinks, NoWriterFollowsALinkAtAnyNameItCouldUse) {
   }
   setenv("NCCLSCOPE_TRACE", "1", 1);
 
+  InstallPluginServices();  // every writer's hook and service, as NCCL's first init installs them
   int mask = 0;
   profiler::InitArgs args;
   args.comm_hash = hash;

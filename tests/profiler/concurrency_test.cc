@@ -8,6 +8,7 @@
 #include "common/runtime.h"
 #include "core/registry.h"
 #include "gtest/gtest.h"
+#include "plugin/plugin_services.h"
 #include "profiler/profiler.h"
 
 namespace ncclscope::profiler {
@@ -58,6 +59,8 @@ TEST(ProfilerConcurrency, ManyCommsCreatedAndDestroyedWhileEventsFlow) {
   constexpr int kThreads = 8, kCommsPerThread = 10, kOpsPerComm = 40;  // 80 communicators in all
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> snapshots{0};
+  // The services and dump hooks run as in a job: finalize dumps race the snapshot reader and the stall watch.
+  InstallPluginServices();
   // A long-lived communicator keeps the runtime up while others come and go.
   InitArgs base;
   base.comm_hash = 0xba5e;

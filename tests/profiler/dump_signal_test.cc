@@ -12,6 +12,7 @@
 
 #include "common/host.h"
 #include "dump_reader.h"
+#include "plugin/plugin_services.h"
 #include "profiler/profiler.h"
 
 namespace ncclscope::profiler {
@@ -22,6 +23,7 @@ TEST(DumpSignal, SigusrTwoDumpsEveryLiveCommunicator) {
   ASSERT_NE(mkdtemp(dir), nullptr);
   setenv("NCCLSCOPE_DUMP_DIR", dir, 1);
   unsetenv("NCCLSCOPE_DUMP_SIGNAL");
+  InstallPluginServices();  // the stall watch (it takes the signal) and the dump hooks
   void* ctx = nullptr;
   int mask = 0;
   InitArgs args;

@@ -15,6 +15,7 @@
 #include "dump_reader.h"
 #include "exporters/dump/comm_dump.h"
 #include "gtest/gtest.h"
+#include "plugin/plugin_services.h"
 #include "profiler/profiler.h"
 #include "profiler/stall_watch.h"
 
@@ -28,6 +29,7 @@ void* InitComm(uint64_t hash, int rank, int nranks, const char* name = "unit") {
   a.rank = rank;
   a.nranks = nranks;
   a.abi = "neutral";
+  InstallPluginServices();  // the stall watch and the dump hooks, as NCCL's first init installs them
   void* ctx = nullptr;
   EXPECT_TRUE(Init(a, &ctx).ok());
   return ctx;

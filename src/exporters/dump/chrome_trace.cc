@@ -163,8 +163,4 @@ void ChromeTraceHook(const CommSnapshot& snap, DumpReason reason) {
   }
 }
 
-namespace {
-const bool g_installed = (CommRegistry::Instance().AddDumpHook(&ChromeTraceHook), true);
-}  // namespace
-
 }  // namespace ncclscope::dump

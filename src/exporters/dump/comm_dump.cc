@@ -148,9 +148,4 @@ void CommDumpHook(const CommSnapshot& snap, DumpReason reason) {
   }
 }
 
-namespace {
-// Installed when the library loads; the hook list lives for the process (-z nodelete).
-const bool g_installed = (CommRegistry::Instance().AddDumpHook(&CommDumpHook), true);
-}  // namespace
-
 }  // namespace ncclscope::dump

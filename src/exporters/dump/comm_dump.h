@@ -30,7 +30,8 @@ Result<std::string> CommDumpBytes(const CommSnapshot& snap, DumpReason reason);
 // *path receives the file's path. No delay: the hook adds the random one.
 Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, DumpReason reason, std::string* path);
 // The registry hook: writes into NCCLSCOPE_DUMP_DIR when it is set, stall and request dumps after a random
-// 0-50 ms so that thousands of ranks do not create their files in the same millisecond. Installed at load time.
+// 0-50 ms so that thousands of ranks do not create their files in the same millisecond. Installed by
+// InstallPluginServices (src/plugin).
 void CommDumpHook(const CommSnapshot& snap, DumpReason reason);
 
 }  // namespace ncclscope::dump

@@ -152,8 +152,4 @@ void MetricsEndpoint::Stop() {
   server_.Stop();  // joins the server thread
 }
 
-namespace {
-ServiceRegistration g_registration(&MetricsEndpoint::Instance());
-}  // namespace
-
 }  // namespace ncclscope

@@ -18,6 +18,8 @@ std::deque<CommSnapshot>& Retired() {
   return *retired;
 }
 
+}  // namespace
+
 void KeepFinalTotals(const CommSnapshot& snap, DumpReason reason) {
   if (reason != DumpReason::kFinalize) return;
   CommSnapshot totals = snap;
@@ -30,10 +32,6 @@ void KeepFinalTotals(const CommSnapshot& snap, DumpReason reason) {
   Retired().push_back(std::move(totals));
   if (Retired().size() > kMaxRetiredComms) Retired().pop_front();
 }
-
-const bool g_installed = (CommRegistry::Instance().AddDumpHook(&KeepFinalTotals), true);
-
-}  // namespace
 
 std::vector<CommSnapshot> RetiredComms() {
   std::lock_guard<std::mutex> lock(Mu());

@@ -7,11 +7,15 @@
 
 #include <vector>
 
+#include "core/registry.h"
 #include "core/snapshot.h"
 
 namespace ncclscope {
 
 inline constexpr size_t kMaxRetiredComms = 64;
+
+// The dump hook that fills the list (at finalize only); installed by InstallPluginServices (src/plugin).
+void KeepFinalTotals(const CommSnapshot& snap, DumpReason reason);
 
 // The retired communicators, oldest first: totals only (no flight recorder, nothing in flight).
 std::vector<CommSnapshot> RetiredComms();

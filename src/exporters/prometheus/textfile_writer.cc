@@ -86,8 +86,4 @@ void TextfileWriter::Write() {
       name_, SerializeTextfile(CollectMetricFamilies(IdentityPlacement::kTextfile), Identity(), getpid()));
 }
 
-namespace {
-ServiceRegistration g_registration(&TextfileWriter::Instance());
-}  // namespace
-
 }  // namespace ncclscope

@@ -1,6 +1,7 @@
 #include "net/abi/shared_entry_points.h"
 
 #include "net/abi/adapter_common.h"
+#include "plugin/plugin_services.h"
 
 namespace ncclscope::net::abi::shared {
 
@@ -58,6 +59,7 @@ ncclscope_result_t LegacyInit(int abi_version, ncclscope_logger_t log, ncclscope
   SetNcclLogger(log);
   const std::string entry = "ncclNetPlugin_v" + std::to_string(abi_version) + ".init";
   return NetGate(entry.c_str(), [&] {
+    InstallPluginServices();  // this may be the process's first call into the plugin
     InitArgs a;
     a.abi_version = abi_version;
     a.logger = log;
@@ -98,6 +100,7 @@ ncclscope_result_t InitPerComm(int abi_version, void** ctx, uint64_t comm_id, nc
                                ncclscope_logger_t log, ncclscope_profiler_callback_t prof) {
   SetNcclLogger(log);
   return NetGate(abi_version == 12 ? "ncclNetPlugin_v12.init" : "ncclNetPlugin_v11.init", [&] {
+    InstallPluginServices();  // this may be the process's first call into the plugin
     InitArgs a;
     a.abi_version = abi_version;
     a.per_comm = true;

@@ -4,6 +4,7 @@
 // (src/net/abi/shared_entry_points.cc): the per-version files only translate.
 #include "common/gate.h"
 #include "ncclscope/abi/profiler.h"
+#include "plugin/plugin_services.h"
 #include "profiler/abi/translate.h"
 #include "profiler/profiler.h"
 
@@ -29,6 +30,7 @@ ncclscope_result_t InitV5Plus(const char* abi, void** context, uint64_t commId, 
                             const char* commName, int nNodes, int nranks, int rank, ncclscope_logger_t logfn) {
   const int mask_in = eActivationMask != nullptr ? *eActivationMask : 0;
   ncclscope_result_t rc = ProfilerInitGate("ncclProfiler init", [&] {
+    InstallPluginServices();  // this may be the process's first call into the plugin
     InitArgs a;
     a.comm_hash = commId;
     a.comm_name = commName;
