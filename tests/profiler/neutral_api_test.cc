@@ -13,6 +13,7 @@
 #include "common/runtime.h"
 #include "core/registry.h"
 #include "dump_reader.h"
+#include "exporters/dump/chrome_trace.h"
 #include "exporters/dump/comm_dump.h"
 #include "gtest/gtest.h"
 #include "plugin/plugin_services.h"
@@ -309,6 +310,7 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   std::filesystem::remove_all(dir);
   setenv("NCCLSCOPE_DUMP_DIR", dir.c_str(), 1);
   setenv("NCCLSCOPE_STALL_TIMEOUT_S", "1", 1);
+  setenv("NCCLSCOPE_TRACE", "1", 1);
   void* ctx = InitComm(0x57a11, 3, 8, "stall");
   EventDesc c;
   c.type = EventType::kColl;
@@ -340,6 +342,13 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
     EXPECT_EQ(j["flight_recorder"]["in_flight"][0]["func"], "ReduceScatter");
     EXPECT_GE(j["flight_recorder"]["in_flight"][0]["age_ns"].get<uint64_t>(), 1'000'000'000u);
   }
+  // Its trace is written next to it (the trace hook runs after the dump hook).
+  const std::string trace = dir + "/" + HostName() + "/" + dump::ChromeTraceName(0x57a11, 3);
+  while (!std::filesystem::exists(trace) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(std::filesystem::exists(trace)) << trace;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/" + dump::ChromeTraceName(0x57a11, 3)));
   const CommSnapshot* s = nullptr;
   ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
   s = Find(snap, 0x57a11);
@@ -360,6 +369,7 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   EXPECT_EQ(StallWatch::Instance().ticks(), ticks) << "the watchdog still runs after the last finalize";
   std::printf("finalize of the last communicator: %.3f ms\n", fin_ms);
   unsetenv("NCCLSCOPE_STALL_TIMEOUT_S");
+  unsetenv("NCCLSCOPE_TRACE");
   unsetenv("NCCLSCOPE_DUMP_DIR");
   std::filesystem::remove_all(dir);
 }

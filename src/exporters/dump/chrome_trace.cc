@@ -155,9 +155,12 @@ void ChromeTraceHook(const CommSnapshot& snap, DumpReason reason) {
     const std::string& dir = Params().Str(ParamId::kDumpDir);
     if (dir.empty() || !Params().Bool(ParamId::kTrace)) return;
     if (reason == DumpReason::kFinalize && !Params().Bool(ParamId::kDumpOnFinalize)) return;
-    // A failure is reported once by the writer, naming the file.
-    (void)WriteFileAtomically(dir, ChromeTraceName(snap.comm_hash, snap.rank),
-                              CommSnapshotToChromeTrace(snap).dump() + "\n");
+    // Next to its dump: stall and request traces in the host's subfolder, as their dumps. A failure is
+    // reported once by the writer, naming the file.
+    const std::string name = ChromeTraceName(snap.comm_hash, snap.rank);
+    const std::string sub = CommDumpSubdir(reason);
+    const std::string bytes = CommSnapshotToChromeTrace(snap).dump() + "\n";
+    (void)(sub.empty() ? WriteFileAtomically(dir, name, bytes) : WriteFileAtomicallyIn(dir, sub, name, bytes));
   } catch (const std::exception& e) {
     NCCLSCOPE_WARN(subsys::kProfile, "ncclscope: trace not written: %s", e.what());
   }
