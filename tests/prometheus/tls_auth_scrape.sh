@@ -14,6 +14,7 @@ sim=$1 libdir=$2
 for tool in prometheus openssl curl; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (scripts/install-deps.sh installs it)"; exit 77; }
 done
+source "$(dirname "$0")/prom_lib.sh"
 work=$(mktemp -d /tmp/ncclscope-tls-XXXXXX)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
@@ -69,23 +70,8 @@ scrape_configs:
     scheme: http
     file_sd_configs: [{files: ['$work/sd/*.json'], refresh_interval: 1s}]
 YML
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-port=""
-for attempt in 1 2 3 4 5; do
-  candidate=$(free_port)
-  prometheus --config.file=prometheus.yml --storage.tsdb.path=data --web.listen-address="127.0.0.1:$candidate" \
-    >prometheus.log 2>&1 &
-  prom=$!
-  for _ in $(seq 1 100); do
-    if curl -sf "http://127.0.0.1:$candidate/-/ready" >/dev/null 2>&1; then port=$candidate; break; fi
-    kill -0 "$prom" 2>/dev/null || break
-    sleep 0.2
-  done
-  if [ -n "$port" ]; then pids+=("$prom"); break; fi
-  kill "$prom" 2>/dev/null || true; wait "$prom" 2>/dev/null || true
-  echo "Prometheus did not come up on port $candidate (attempt $attempt): $(tail -1 prometheus.log)"
-done
-[ -n "$port" ] || { echo "FAIL: Prometheus would not start"; tail -20 prometheus.log; exit 1; }
+start_prometheus "$work" || exit 1
+pids+=("$prom_pid")
 
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 NCCLSCOPE_PROM_WEB_CONFIG="$work/web.yml" NCCLSCOPE_SD_DIR="$work/sd" NCCLSCOPE_PROM_PORT=0 \
