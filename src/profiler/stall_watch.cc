@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/params.h"
+#include "common/random.h"
 #include "core/registry.h"
 #include "common/tsan_lock.h"
 #include "profiler/dump_signal.h"
@@ -59,6 +60,17 @@ void StallWatch::DumpOtherComms(const std::vector<CommSnapshot>& stalled) {
   }
 }
 
+// A stall is seen by every rank of a job within one tick: one random 0-50 ms before each batch of dumps spreads
+// a whole job's file creates on shared storage. Once per batch, not per dump: a process with many communicators
+// would otherwise hold a last finalize behind 25 ms per communicator. A stop cuts the wait short.
+void StallWatch::SpreadCreates() {
+  AnnotatedLock lock(&mu_);
+  if (stop_) return;
+  NCCLSCOPE_TSAN_RELEASE(&mu_);
+  cv_.WaitWithTimeout(&mu_, absl::Microseconds(static_cast<int64_t>(RandomU64() % 50001)));
+  NCCLSCOPE_TSAN_ACQUIRE(&mu_);
+}
+
 void StallWatch::Run() {
   pthread_setname_np(pthread_self(), "ncclscope-stall");
   const uint64_t timeout_ns = static_cast<uint64_t>(Params().Int(ParamId::kStallTimeoutS)) * 1'000'000'000ull;
@@ -75,9 +87,11 @@ void StallWatch::Run() {
     }
     // Dumps run outside every lock of ours except the hooks' own.
     std::vector<CommSnapshot> stalled = CommRegistry::Instance().CollectStalls(MonotonicNs(), timeout_ns);
+    const bool requested = TakeDumpRequest();
+    if (!stalled.empty() || requested) SpreadCreates();
     for (const CommSnapshot& snap : stalled) CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kStall);
     if (!stalled.empty()) DumpOtherComms(stalled);
-    if (TakeDumpRequest()) {
+    if (requested) {
       const ProcessSnapshot all = CommRegistry::Instance().Snapshot();
       for (const CommSnapshot& snap : all.comms) CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kRequest);
       NCCLSCOPE_INFO(subsys::kProfile, "dumped %zu communicators on request", all.comms.size());

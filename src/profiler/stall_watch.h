@@ -31,6 +31,7 @@ class StallWatch final : public Service {
 
  private:
   void Run();
+  void SpreadCreates();
   static void DumpOtherComms(const std::vector<CommSnapshot>& stalled);
   mutable absl::Mutex mu_;
   absl::CondVar cv_;

@@ -3,8 +3,6 @@
 #include <dlfcn.h>
 
 #include <atomic>
-#include <chrono>
-#include <thread>
 
 #include "common/hex.h"
 #include "common/host.h"
@@ -12,7 +10,6 @@
 #include "common/output_dir.h"
 #include "common/params.h"
 #include "common/process_identity.h"
-#include "common/random.h"
 #include "core/net_errors.h"
 #include "exporters/dump/comm_dump_json.h"
 #include "exporters/dump/gzip_member.h"
@@ -135,9 +132,6 @@ void CommDumpHook(const CommSnapshot& snap, DumpReason reason) {
     const std::string& dir = Params().Str(ParamId::kDumpDir);
     if (dir.empty()) return;
     if (reason == DumpReason::kFinalize && !Params().Bool(ParamId::kDumpOnFinalize)) return;
-    if (reason != DumpReason::kFinalize) {  // spread a whole job's simultaneous creates over 50 ms
-      std::this_thread::sleep_for(std::chrono::microseconds(RandomU64() % 50001));
-    }
     std::string path;
     Status s = WriteCommDump(snap, dir, reason, &path);
     if (s.ok()) {  // a failure has been reported once, naming the file

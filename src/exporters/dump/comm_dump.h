@@ -27,11 +27,10 @@ std::string CommDumpSubdir(DumpReason reason);
 // and, for a stall, at most NCCLSCOPE_DUMP_STALL_RECORDS completed records.
 Result<std::string> CommDumpBytes(const CommSnapshot& snap, DumpReason reason);
 // Writes the dump into `dir` (created if missing), or its per-host folder for stall and request dumps;
-// *path receives the file's path. No delay: the hook adds the random one.
+// *path receives the file's path. No delay: the stall watch waits a random 0-50 ms before each batch.
 Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, DumpReason reason, std::string* path);
-// The registry hook: writes into NCCLSCOPE_DUMP_DIR when it is set, stall and request dumps after a random
-// 0-50 ms so that thousands of ranks do not create their files in the same millisecond. Installed by
-// InstallPluginServices (src/plugin).
+// The registry hook: writes into NCCLSCOPE_DUMP_DIR when it is set (stall and request dumps into the host's
+// subfolder). Installed by InstallPluginServices (src/plugin).
 void CommDumpHook(const CommSnapshot& snap, DumpReason reason);
 
 }  // namespace ncclscope::dump
