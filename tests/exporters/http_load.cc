@@ -24,9 +24,10 @@ int MsLeft(Clock::time_point deadline) {
 
 }  // namespace
 
-int ConnectLoopback(int port) {
+int ConnectLoopback(int port, int rcvbuf) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));  // before connect: the window
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));

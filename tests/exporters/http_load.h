@@ -15,7 +15,8 @@
 namespace ncclscope::testing {
 
 // A blocking TCP connection to 127.0.0.1:port, or -1.
-int ConnectLoopback(int port);
+// rcvbuf > 0: the client's receive buffer, set before connecting (it bounds what a peer can push unread).
+int ConnectLoopback(int port, int rcvbuf = 0);
 
 // Sends `request` as is and reads until the server closes (or `timeout`). Returns the raw response.
 std::string RawRequest(int port, const std::string& request,
