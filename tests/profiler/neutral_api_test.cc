@@ -36,16 +36,22 @@ void* InitComm(uint64_t hash, int rank, int nranks, const char* name = "unit") {
   return ctx;
 }
 
-// One AllReduce with `nch` KernelCh events; returns nothing, completes the op.
-void AllReduce(void* ctx, uint64_t seq, size_t count, int nch, uint64_t gpu0, uint64_t dur) {
+// A Coll event of `func`, seq `seq`, `count` elements of `datatype`, announcing `nch` channels.
+EventDesc Coll(uint64_t seq, const char* func, size_t count, int nch, const char* datatype = "ncclFloat32") {
   EventDesc c;
   c.type = EventType::kColl;
   c.has_seq = true;
   c.seq = seq;
-  c.func = "AllReduce";
-  c.datatype = "ncclFloat32";
+  c.func = func;
+  c.datatype = datatype;
   c.count = count;
   c.nchannels = nch;
+  return c;
+}
+
+// One AllReduce with `nch` KernelCh events; returns nothing, completes the op.
+void AllReduce(void* ctx, uint64_t seq, size_t count, int nch, uint64_t gpu0, uint64_t dur) {
+  EventDesc c = Coll(seq, "AllReduce", count, nch);
   c.algo = "RING";
   c.proto = "LL128";
   void* h = StartEvent(ctx, c);
@@ -102,13 +108,7 @@ TEST(NeutralApi, ANameAtAReusedAddressIsParsedAgain) {
   auto run = [&](const char* f, const char* t, uint64_t seq) {
     std::snprintf(func, sizeof(func), "%s", f);
     std::snprintf(dtype, sizeof(dtype), "%s", t);
-    EventDesc c;
-    c.type = EventType::kColl;
-    c.has_seq = true;
-    c.seq = seq;
-    c.func = func;
-    c.datatype = dtype;
-    c.count = 1000;
+    EventDesc c = Coll(seq, func, 1000, 0, dtype);
     StopEvent(StartEvent(ctx, c));  // no channels: completes at enqueue
   };
   run("AllReduce", "ncclFloat32", 0);
@@ -130,14 +130,7 @@ TEST(NeutralApi, ANameAtAReusedAddressIsParsedAgain) {
 TEST(NeutralApi, SnapshotWithoutRecorderKeepsTotalsAndInFlight) {
   void* ctx = InitComm(0x5c09e, 0, 2);
   for (uint64_t seq = 0; seq < 5; ++seq) AllReduce(ctx, seq, 1024, 2, 1000 + seq * 100, 50);
-  EventDesc c;
-  c.type = EventType::kColl;
-  c.has_seq = true;
-  c.seq = 5;
-  c.func = "AllReduce";
-  c.datatype = "ncclFloat32";
-  c.count = 1024;
-  c.nchannels = 2;
+  EventDesc c = Coll(5, "AllReduce", 1024, 2);
   void* open = StartEvent(ctx, c);  // stays in flight
   ASSERT_NE(open, nullptr);
   const ProcessSnapshot full = CommRegistry::Instance().Snapshot();
@@ -163,14 +156,8 @@ TEST(NeutralApi, SnapshotWithoutRecorderKeepsTotalsAndInFlight) {
 
 TEST(NeutralApi, CpuOnlyDurationsStayOutOfLatency) {
   void* ctx = InitComm(0xc9u, 0, 2);
-  EventDesc c;
-  c.type = EventType::kColl;
-  c.has_seq = true;
-  c.seq = 1;
-  c.func = "Broadcast";
-  c.datatype = "ncclInt8";
-  c.count = 4096;
-  c.nchannels = 0;  // no KernelCh expected: completes at enqueue with a CPU duration
+  // No KernelCh expected: completes at enqueue with a CPU duration.
+  EventDesc c = Coll(1, "Broadcast", 4096, 0, "ncclInt8");
   StopEvent(StartEvent(ctx, c));
   ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
   const CommSnapshot* s = Find(snap, 0xc9u);
@@ -206,14 +193,7 @@ void* StartKernelCh(void* ctx, void* parent, uint64_t ptimer) {
 // start must show exactly once, at every moment.
 TEST(NeutralApi, KernelChEventsCountedOnceInFlightAndAfter) {
   void* ctx = InitComm(0xca1u, 0, 2);
-  EventDesc c;
-  c.type = EventType::kColl;
-  c.has_seq = true;
-  c.seq = 1;
-  c.func = "AllReduce";
-  c.datatype = "ncclFloat32";
-  c.count = 1024;
-  c.nchannels = 3;
+  EventDesc c = Coll(1, "AllReduce", 1024, 3);
   void* h = StartEvent(ctx, c);
   ASSERT_NE(h, nullptr);
   StopEvent(h);
@@ -271,14 +251,7 @@ TEST(NeutralApi, KernelChEventsCountedOnceInFlightAndAfter) {
 TEST(NeutralApi, KernelChEndsRecordedOnSeveralThreads) {
   void* ctx = InitComm(0xca2u, 0, 2);
   for (int order = 0; order < 2; ++order) {
-    EventDesc c;
-    c.type = EventType::kColl;
-    c.has_seq = true;
-    c.seq = 1 + order;
-    c.func = "AllReduce";
-    c.datatype = "ncclFloat32";
-    c.count = 1024;
-    c.nchannels = 3;
+    EventDesc c = Coll(1 + order, "AllReduce", 1024, 3);
     void* h = StartEvent(ctx, c);
     ASSERT_NE(h, nullptr);
     StopEvent(h);
@@ -312,14 +285,7 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   setenv("NCCLSCOPE_STALL_TIMEOUT_S", "1", 1);
   setenv("NCCLSCOPE_TRACE", "1", 1);
   void* ctx = InitComm(0x57a11, 3, 8, "stall");
-  EventDesc c;
-  c.type = EventType::kColl;
-  c.has_seq = true;
-  c.seq = 41;
-  c.func = "ReduceScatter";
-  c.datatype = "ncclFloat32";
-  c.count = 1024;
-  c.nchannels = 2;
+  EventDesc c = Coll(41, "ReduceScatter", 1024, 2);
   void* h = StartEvent(ctx, c);
   StopEvent(h);  // enqueued; its kernel never reports
   // Stall dumps go to the host's folder (docs/dump-format.md).
