@@ -380,7 +380,9 @@ void RunScenario(const char* symbol, const char* abi) {
   const auto& dropped = j["dropped"];
   EXPECT_EQ(dropped.value("unknown_state", 0), 1);
   EXPECT_EQ(dropped.value("foreign_parent", 0), 1);  // the PXN KernelCh
-  if (sizeof(Descr::type) > 1) EXPECT_EQ(dropped.value("unknown_type", 0), 1);
+  if (sizeof(Descr::type) > 1) {
+    EXPECT_EQ(dropped.value("unknown_type", 0), 1);
+  }
   EXPECT_EQ(j["events"].value("KernelCh", 0), 2 * 2 + 2 + 3 + 1 + 1);  // per op channels + stuck + PXN
   std::filesystem::remove_all(dir);
 }
