@@ -2,7 +2,10 @@
 
 #include <mutex>
 
+#include "common/clock.h"
+#include "common/log.h"
 #include "common/output_janitor.h"
+#include "common/params.h"
 #include "common/runtime.h"
 #include "core/registry.h"
 #include "profiler/stall_watch.h"
@@ -51,6 +54,8 @@ void InstallPluginServices() {
   static std::once_flag once;  // -z nodelete: once per process, whatever the number of init/finalize cycles
   // Hooks before services: a service started here (when a user already holds the runtime) may dump at once.
   std::call_once(once, [] {
+    const std::string clock = EnableTscClock(Params().Str(ParamId::kHostClock));
+    NCCLSCOPE_INFO(subsys::kInit, "ncclscope: event times from %s", clock.c_str());
     InstallDumpHooks();
     RegisterServices();
   });
