@@ -2,11 +2,7 @@
 
 namespace ncclscope {
 
-CommAggregates::CommAggregates() : cells_(new Cell[kCells]) {
-  for (int i = 0; i < kCells; ++i) {
-    for (auto& b : cells_[i].buckets) b.store(0, std::memory_order_relaxed);  // also pre-faults
-  }
-}
+CommAggregates::CommAggregates() : cells_(new Cell[kCells]) {}  // value-initialised: also pre-faults
 
 uint32_t CommAggregates::Key(OpKind kind, Func func, Algo algo, Proto proto, int size_class) {
   // 1 + (kind:1 | func:5 | algo:4 | proto:3 | size:7) so that 0 stays "free".
@@ -19,7 +15,7 @@ uint32_t CommAggregates::Key(OpKind kind, Func func, Algo algo, Proto proto, int
 }
 
 void CommAggregates::Record(OpKind kind, Func func, Algo algo, Proto proto, uint64_t bytes,
-                            uint64_t bus_bytes, uint64_t duration_ns, bool latency) {
+                            uint64_t bus_bytes, uint64_t duration_ns, bool latency, bool lane_owner) {
   const uint32_t key = Key(kind, func, algo, proto, SizeClass(bytes));
   uint32_t h = key * 2654435761u;
   for (int probe = 0; probe < kCells; ++probe) {
@@ -34,16 +30,16 @@ void CommAggregates::Record(OpKind kind, Func func, Algo algo, Proto proto, uint
       }
     }
     if (cur != key) continue;
-    c.count.fetch_add(1, std::memory_order_relaxed);
-    c.bytes.fetch_add(bytes, std::memory_order_relaxed);
-    c.bus_bytes.fetch_add(bus_bytes, std::memory_order_relaxed);
+    c.count.Add(1, lane_owner);
+    c.bytes.Add(bytes, lane_owner);
+    c.bus_bytes.Add(bus_bytes, lane_owner);
     if (latency) {
-      c.latency_count.fetch_add(1, std::memory_order_relaxed);
-      c.latency_sum_ns.fetch_add(duration_ns, std::memory_order_relaxed);
-      c.buckets[LatencyBucket(duration_ns)].fetch_add(1, std::memory_order_relaxed);
+      c.latency_count.Add(1, lane_owner);
+      c.latency_sum_ns.Add(duration_ns, lane_owner);
+      c.buckets[LatencyBucket(duration_ns)].Add(1, lane_owner);
     } else {
-      c.cpu_count.fetch_add(1, std::memory_order_relaxed);
-      c.cpu_sum_ns.fetch_add(duration_ns, std::memory_order_relaxed);
+      c.cpu_count.Add(1, lane_owner);
+      c.cpu_sum_ns.Add(duration_ns, lane_owner);
     }
     return;
   }
@@ -63,14 +59,14 @@ std::vector<AggregateCell> CommAggregates::Snapshot() const {
     a.algo = static_cast<Algo>((k >> 10) & 0xf);
     a.func = static_cast<Func>((k >> 14) & 0x1f);
     a.kind = static_cast<OpKind>((k >> 19) & 0x1);
-    a.count = c.count.load(std::memory_order_relaxed);
-    a.bytes = c.bytes.load(std::memory_order_relaxed);
-    a.bus_bytes = c.bus_bytes.load(std::memory_order_relaxed);
-    a.latency_count = c.latency_count.load(std::memory_order_relaxed);
-    a.latency_sum_ns = c.latency_sum_ns.load(std::memory_order_relaxed);
-    a.cpu_count = c.cpu_count.load(std::memory_order_relaxed);
-    a.cpu_sum_ns = c.cpu_sum_ns.load(std::memory_order_relaxed);
-    for (int b = 0; b < kLatencyBuckets; ++b) a.latency_buckets[b] = c.buckets[b].load(std::memory_order_relaxed);
+    a.count = c.count.Get();
+    a.bytes = c.bytes.Get();
+    a.bus_bytes = c.bus_bytes.Get();
+    a.latency_count = c.latency_count.Get();
+    a.latency_sum_ns = c.latency_sum_ns.Get();
+    a.cpu_count = c.cpu_count.Get();
+    a.cpu_sum_ns = c.cpu_sum_ns.Get();
+    for (int b = 0; b < kLatencyBuckets; ++b) a.latency_buckets[b] = c.buckets[b].Get();
     out.push_back(a);
   }
   return out;

@@ -1,7 +1,8 @@
 // CommAggregates: per-communicator counters by kind/function × algorithm/protocol × power-of-two
 // size class, with a log2-bucketed latency histogram per cell. Cells live in a fixed open-addressed
 // table allocated at construction; the event path claims a cell with one CAS on its key and then
-// only does relaxed fetch_adds, so it never locks or allocates. When the table is full the sample
+// only adds: plain load and store on the lane owner's lane (see LanedCounter), relaxed fetch_adds on the
+// shared one, so it never locks or allocates. When the table is full the sample
 // is dropped and counted (dropped_full()). Readers copy every counter with relaxed loads; a
 // snapshot taken while an operation is being recorded may show that one operation's count without
 // its duration, never a torn value.
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/log2_histogram.h"
+#include "core/relaxed.h"
 #include "core/snapshot.h"
 
 namespace ncclscope {
@@ -27,8 +29,9 @@ class CommAggregates {
   CommAggregates& operator=(const CommAggregates&) = delete;
 
   // One completed operation. `latency` true: duration_ns is a GPU or proxy latency; false: CPU only.
+  // `lane_owner`: the caller is the one thread that completes with plain stores (see LanedCounter).
   void Record(OpKind kind, Func func, Algo algo, Proto proto, uint64_t bytes, uint64_t bus_bytes,
-              uint64_t duration_ns, bool latency);
+              uint64_t duration_ns, bool latency, bool lane_owner);
 
   std::vector<AggregateCell> Snapshot() const;
   uint64_t dropped_full() const { return dropped_full_.load(std::memory_order_relaxed); }
@@ -39,10 +42,10 @@ class CommAggregates {
  private:
   struct alignas(64) Cell {
     std::atomic<uint32_t> key{0};  // 0 = free
-    std::atomic<uint64_t> count{0}, bytes{0}, bus_bytes{0};
-    std::atomic<uint64_t> latency_count{0}, latency_sum_ns{0};
-    std::atomic<uint64_t> cpu_count{0}, cpu_sum_ns{0};
-    std::atomic<uint64_t> buckets[kLatencyBuckets];
+    LanedCounter<uint64_t> count, bytes, bus_bytes;
+    LanedCounter<uint64_t> latency_count, latency_sum_ns;
+    LanedCounter<uint64_t> cpu_count, cpu_sum_ns;
+    LanedCounter<uint64_t> buckets[kLatencyBuckets];
   };
   static uint32_t Key(OpKind kind, Func func, Algo algo, Proto proto, int size_class);
 

@@ -72,6 +72,8 @@ class CommContext final : public CommSource {
 
   // Event path. Start returns the handle for NCCL (nullptr: dropped, counted).
   void* Start(const EventDesc& d);
+  // A KernelCh event, started without a neutral description (see profiler::StartKernelChannel).
+  void* StartKernelChannel(void* parent, uint64_t ptimer) { return StartKernelCh(parent, ptimer); }
   static void Stop(void* handle);
   static void Record(void* handle, const StateUpdate& u);
 
@@ -96,7 +98,8 @@ class CommContext final : public CommSource {
 
  private:
   void* StartOp(const EventDesc& d);
-  void* StartKernelCh(const EventDesc& d);
+  // KernelCh: no slot of its own (see pools.h); `ptimer` 0 when NCCL gave none.
+  void* StartKernelCh(void* parent, uint64_t ptimer);
   // v7 KernelPhase under a live KernelCh handle: a child slot holding a reference on the op's slot.
   void* StartKernelPhase(const EventDesc& d);
   // The op slot a KernelCh handle names, if that op is still live (counts the drop otherwise).
@@ -135,9 +138,14 @@ class CommContext final : public CommSource {
   FlightRecorder fr_;
   CommAggregates agg_;
   std::unique_ptr<std::atomic<uint32_t>[]> p2p_seq_;  // [peer * 2 + is_send]
-  RelaxedAtomic<uint64_t> last_seq_[2][static_cast<int>(Func::kCount)];
-  RelaxedAtomic<uint64_t> op_count_[2][static_cast<int>(Func::kCount)];
-  RelaxedAtomic<uint64_t> op_bytes_[2][static_cast<int>(Func::kCount)];
+  // Counters' own lanes (LanedCounter) belong to one thread each: the first to start an operation here
+  // (last_seq_) and the first to complete one (op_count_, op_bytes_, agg_). Claimed once, never released.
+  double bus_factor_[static_cast<int>(Func::kCount)];  // BusBwFactor per function at this size (a division)
+  alignas(64) std::atomic<uintptr_t> start_lane_{0};
+  std::atomic<uintptr_t> complete_lane_{0};
+  LanedMax<uint64_t> last_seq_[2][static_cast<int>(Func::kCount)];
+  LanedCounter<uint64_t> op_count_[2][static_cast<int>(Func::kCount)];
+  LanedCounter<uint64_t> op_bytes_[2][static_cast<int>(Func::kCount)];
   struct TagCell {
     std::atomic<uint64_t> tag{0};  // 0: free; claimed once by CAS, never released
     RelaxedAtomic<uint64_t> ops, bytes;

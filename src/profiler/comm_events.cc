@@ -3,9 +3,9 @@
 #include "profiler/comm_context.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "common/clock.h"
+#include "profiler/literal_cache.h"
 
 namespace ncclscope::profiler {
 namespace {
@@ -29,30 +29,18 @@ inline uintptr_t ThreadToken() {
 #endif
 }
 
-// NCCL's func/datatype/algo/proto strings are static literals: remember each pointer's parse in a
-// direct-mapped cache (pointer << 8 | value in one atomic word, so a hit is always consistent) and
-// skip the strcmp chains on the event path.
-template <class T, T (*Parse)(const char*), const char* (*Name)(T)>
-T CachedParse(const char* s) {
-  static std::atomic<uint64_t> cache[64];
-  if (s == nullptr) return Parse(s);
-  const auto p = reinterpret_cast<uint64_t>(s);
-  std::atomic<uint64_t>& e = cache[(p >> 3) & 63];
-  const uint64_t v = e.load(std::memory_order_relaxed);
-  // A hit is confirmed against the cached value's own name: an address that now holds another string (a
-  // reloaded library, a caller's buffer reused) is parsed again rather than misreported.
-  if ((v >> 8) == p && std::strcmp(s, Name(static_cast<T>(v & 0xff))) == 0) return static_cast<T>(v & 0xff);
-  T parsed = Parse(s);
-  if (p < (1ull << 56) && std::strcmp(s, Name(parsed)) == 0) {
-    e.store((p << 8) | static_cast<uint64_t>(parsed), std::memory_order_relaxed);
-  }
-  return parsed;
+// Whether this thread owns the lane `owner` names (see LanedCounter): it does if it claimed it first.
+bool OwnsLane(std::atomic<uintptr_t>* owner) {
+  const uintptr_t me = ThreadToken();
+  uintptr_t cur = owner->load(std::memory_order_relaxed);
+  return cur == me || (cur == 0 && owner->compare_exchange_strong(cur, me, std::memory_order_relaxed));
 }
 
 }  // namespace
 
 void* CommContext::Start(const EventDesc& d) {
-  if (d.type == EventType::kKernelCh) return StartKernelCh(d);  // counts its events itself, mostly in bulk
+  // KernelCh counts its events itself, mostly in bulk.
+  if (d.type == EventType::kKernelCh) return StartKernelCh(d.parent, d.has_ptimer ? d.ptimer : 0);
   CountEvent(d.type);
   switch (d.type) {
     case EventType::kColl:
@@ -97,15 +85,16 @@ void* CommContext::StartOp(const EventDesc& d) {
   const int type_size = DatatypeSizeOf(CachedParse<uint8_t, ParseDatatype, DatatypeName>(d.datatype));
   const bool is_send = !is_coll && func == Func::kSend;
   uint64_t seq;
+  const bool lane = OwnsLane(&start_lane_);
   if (is_coll) {
     seq = d.seq;
-    last_seq_[0][static_cast<int>(func)].Max(seq);
+    last_seq_[0][static_cast<int>(func)].Max(seq, lane);
   } else {
     int peer = d.root_or_peer;
     size_t index = (peer >= 0 && peer < info_.nranks) ? 2 * static_cast<size_t>(peer) + is_send
                                                       : 2 * static_cast<size_t>(info_.nranks) + is_send;
     seq = p2p_seq_[index].fetch_add(1, std::memory_order_relaxed) + 1;
-    last_seq_[1][static_cast<int>(func)].Max(seq);
+    last_seq_[1][static_cast<int>(func)].Max(seq, lane);
   }
   const int nch = d.nchannels > 0 ? d.nchannels : 0;
   const bool kernel_mode = (cfg_.event_mask & kMaskKernelCh) != 0 && nch > 0;
@@ -225,9 +214,9 @@ static EventSlot* LiveOpSlot(const FixedPool<EventSlot>& pool, void* handle, boo
 // KernelCh events are counted in events_ here only when they are not an announced channel of an operation
 // that is still in flight; those are counted in bulk from kernel_started when the operation completes (and
 // while it is in flight by Fill), which saves a locked add on a shared counter per channel.
-void* CommContext::StartKernelCh(const EventDesc& d) {
+void* CommContext::StartKernelCh(void* parent, uint64_t ptimer) {
   Drop why;
-  EventSlot* p = LiveOpSlot(events_pool_, d.parent, /*kernel=*/false, &why);
+  EventSlot* p = LiveOpSlot(events_pool_, parent, /*kernel=*/false, &why);
   if (p == nullptr) {
     CountEvent(EventType::kKernelCh);
     CountDrop(why);
@@ -239,24 +228,24 @@ void* CommContext::StartKernelCh(const EventDesc& d) {
   const uint16_t k = seen & ~Op::kKernelSealed;
   bool own_ref = !op->kernel_mode.Get() || k > op->channels.Get();
   if (own_ref || (seen & Op::kKernelSealed) != 0) CountEvent(EventType::kKernelCh);
-  if (own_ref && AcquireParent(d.parent) == nullptr) return nullptr;
+  if (own_ref && AcquireParent(parent) == nullptr) return nullptr;
   if (k == 1) {
     op->kernel_owner.Set(ThreadToken());
     op->op_state.Max(static_cast<uint8_t>(OpState::kKernelStarted));
     // A host clock read costs 25-130 ns in a VM (kvm-clock fences the pipeline): with a GPU timer and a
     // calibrated offset the host time is derived, and the GPU-to-host offset is re-sampled every 16th op.
-    const bool has_gpu = d.has_ptimer && d.ptimer != 0;
+    const bool has_gpu = ptimer != 0;
     const int64_t cur = gpu_offset_.load(std::memory_order_relaxed);
     if (has_gpu && cur != INT64_MAX && op->arrival.Get() % 16 != 0) {
-      op->host_kernel_start.Set(d.ptimer + static_cast<uint64_t>(cur));
+      op->host_kernel_start.Set(ptimer + static_cast<uint64_t>(cur));
     } else {
       const uint64_t now = MonotonicNs();
       op->host_kernel_start.Set(now);
-      if (has_gpu) CalibrateGpuOffset(static_cast<int64_t>(now - d.ptimer));
+      if (has_gpu) CalibrateGpuOffset(static_cast<int64_t>(now - ptimer));
     }
   }
-  if (d.has_ptimer && d.ptimer != 0) op->gpu_start.Min(d.ptimer);
-  return EncodeHandle(p, HandleGen(d.parent), /*kernel=*/true, own_ref);
+  if (ptimer != 0) op->gpu_start.Min(ptimer);
+  return EncodeHandle(p, HandleGen(parent), /*kernel=*/true, own_ref);
 }
 
 // KernelPhase (v7): NCCL starts it under a live KernelCh and stops it just before that KernelCh stops, so
@@ -446,11 +435,12 @@ void CommContext::Complete(Op* op, uint64_t now) {
     rec.duration_ns = rec.enqueued_ns > rec.start_ns ? rec.enqueued_ns - rec.start_ns : 0;
   }
   const int k = static_cast<int>(rec.kind), f = static_cast<int>(rec.func);
-  op_count_[k][f].Add(1);
-  op_bytes_[k][f].Add(rec.bytes);
-  const auto bus = static_cast<uint64_t>(static_cast<double>(rec.bytes) * BusBwFactor(rec.func, info_.nranks));
+  const bool lane = OwnsLane(&complete_lane_);
+  op_count_[k][f].Add(1, lane);
+  op_bytes_[k][f].Add(rec.bytes, lane);
+  const auto bus = static_cast<uint64_t>(static_cast<double>(rec.bytes) * bus_factor_[f]);
   agg_.Record(rec.kind, rec.func, rec.algo, rec.proto, rec.bytes, bus, rec.duration_ns,
-              rec.timing_source != TimingSource::kCpu);
+              rec.timing_source != TimingSource::kCpu, lane);
   if (rec.user_tag != 0) CountTag(rec.user_tag, rec.bytes);
   if (rec.phase_ns[0] != 0 || rec.phase_ns[1] != 0 || rec.phase_ns[2] != 0) {
     phase_ops_.Add(1);

@@ -206,6 +206,11 @@ void* StartEvent(void* context, const EventDesc& d) {
   return c->Start(d);
 }
 
+void* StartKernelChannel(void* context, void* parent, uint64_t ptimer) {
+  CommContext* c = Resolve(context);
+  return c != nullptr ? c->StartKernelChannel(parent, ptimer) : nullptr;
+}
+
 void StopEvent(void* handle) { CommContext::Stop(handle); }
 
 void RecordEventState(void* handle, const StateUpdate& u) { CommContext::Record(handle, u); }

@@ -29,6 +29,9 @@ struct InitArgs {
 Status Init(const InitArgs& args, void** context);
 // Returns NCCL's handle for the new event, or nullptr (dropped and counted, or not tracked).
 void* StartEvent(void* context, const EventDesc& d);
+// StartEvent for a KernelCh, the most frequent event (one per channel per operation), without building an
+// EventDesc: its parent handle and GPU start timer (0: none).
+void* StartKernelChannel(void* context, void* parent, uint64_t ptimer);
 void StopEvent(void* handle);
 void RecordEventState(void* handle, const StateUpdate& u);
 // Writes the final dump, unregisters, releases the runtime (the last one joins the stall watch).

@@ -114,13 +114,20 @@ const ncclscope_profiler_v5_t* Slots() { return static_cast<const ncclscope_prof
 
 }  // namespace
 
-bool Active() {
+namespace detail {
+
+std::atomic<int> g_active{kUnknown};
+
+bool LoadOnce() {
   static const bool active = [] {
     g_chained = Load();
+    g_active.store(g_chained != nullptr ? kOn : kOff, std::memory_order_release);  // after g_chained is set
     return g_chained != nullptr;
   }();
   return active;
 }
+
+}  // namespace detail
 
 void* WrapInit(void* our_ctx, int* mask, uint64_t comm_id, const char* comm_name, int nnodes, int nranks, int rank,
                ncclscope_logger_t logfn) {

@@ -15,14 +15,25 @@
 #ifndef NCCLSCOPE_PROFILER_ABI_CHAIN_H_
 #define NCCLSCOPE_PROFILER_ABI_CHAIN_H_
 
+#include <atomic>
 #include <cstdint>
 
 #include "ncclscope/abi/profiler.h"
 
 namespace ncclscope::profiler::abi::chain {
 
-// True when NCCLSCOPE_PROFILER_CHAIN names a plugin that loaded (tried once, at the first call).
-bool Active();
+namespace detail {
+enum : int { kUnknown = 0, kOff = 1, kOn = 2 };
+extern std::atomic<int> g_active;  // kUnknown until the first call has tried to load the plugin
+bool LoadOnce();
+}  // namespace detail
+
+// True when NCCLSCOPE_PROFILER_CHAIN names a plugin that loaded (tried once, at the first call). Inline: every
+// event entry point asks it.
+inline bool Active() {
+  const int state = detail::g_active.load(std::memory_order_acquire);
+  return state != detail::kUnknown ? state == detail::kOn : detail::LoadOnce();
+}
 
 // After our own init succeeded: the chained plugin's init with the same arguments; returns the context NCCL
 // gets (ours and theirs) and ORs the chained plugin's mask into *mask.

@@ -104,6 +104,13 @@ template <class Descr>
 ncclscope_result_t StartOurs(int v, const char* entry, void (*translate)(const Descr*, EventDesc*), void* context,
                              void** eHandle, Descr* eDescr) {
   record::Recorder* r = record::Recorder::Get();
+  if (r == nullptr && eHandle != nullptr && eDescr != nullptr && eDescr->type == NCCLSCOPE_PROFILE_KERNEL_CH) {
+    // 32 per collective at the default mask: straight to its operation, without a neutral description.
+    return ProfilerEventGate(entry, [&] {
+      *eHandle = nullptr;
+      *eHandle = StartKernelChannel(context, eDescr->parentObj, eDescr->kernelCh.pTimer);
+    });
+  }
   ncclscope_result_t rc = ProfilerEventGate(entry, [&] {
     if (eHandle == nullptr) return;
     *eHandle = nullptr;
