@@ -70,9 +70,10 @@ json NcclVersion() {
 
 json IdentityJson() {
   const ProcessIdentity& id = Identity();
+  const int world_size = WorldSizeFromEnv();
   return {{"global_rank", IntOrNull(id.global_rank)},
           {"local_rank", IntOrNull(id.local_rank)},
-          {"world_size", WorldSizeFromEnv() > 0 ? json(WorldSizeFromEnv()) : json(nullptr)},
+          {"world_size", world_size > 0 ? json(world_size) : json(nullptr)},
           {"gpu_uuid", id.gpu_uuid.empty() ? json(nullptr) : json(id.gpu_uuid)},
           {"nccl_version", NcclVersion()}};
 }
