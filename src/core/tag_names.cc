@@ -1,9 +1,11 @@
 #include "core/tag_names.h"
 
 #include <fstream>
-#include <sstream>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "common/log.h"
 #include "common/params.h"
 
@@ -11,12 +13,6 @@ namespace ncclscope {
 namespace {
 
 constexpr size_t kMaxNameLength = 64;
-
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
 
 bool ValidName(const std::string& name) {
   if (name.empty() || name.size() > kMaxNameLength) return false;
@@ -32,7 +28,9 @@ bool ValidName(const std::string& name) {
 std::string AddPair(const std::string& pair, TagNameMap* out) {
   const size_t eq = pair.find('=');
   if (eq == std::string::npos) return "want VALUE=NAME";
-  const std::string value = Trim(pair.substr(0, eq)), name = Trim(pair.substr(eq + 1));
+  const absl::string_view whole = pair;
+  const std::string value(absl::StripAsciiWhitespace(whole.substr(0, eq)));
+  const std::string name(absl::StripAsciiWhitespace(whole.substr(eq + 1)));
   int64_t v = 0;
   if (!ParseInt(value.c_str(), &v) || v <= 0) {
     return "VALUE must be an integer from 1 to 2^63-1, decimal or 0x hex (0 is untagged; NCCL reserves the top bit)";
@@ -55,13 +53,12 @@ TagNameMap ParseTagNames(const std::string& text, const std::function<void(const
       return out;
     }
     for (std::string line; std::getline(f, line);) {
-      line = Trim(line.substr(0, line.find('#')));
-      if (!line.empty()) pairs.push_back(line);
+      const absl::string_view pair = absl::StripAsciiWhitespace(absl::string_view(line).substr(0, line.find('#')));
+      if (!pair.empty()) pairs.emplace_back(pair);
     }
   } else {
-    std::stringstream ss(text);
-    for (std::string item; std::getline(ss, item, ',');) {
-      if (!Trim(item).empty()) pairs.push_back(Trim(item));
+    for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+      pairs.emplace_back(absl::StripAsciiWhitespace(item));
     }
   }
   for (const std::string& pair : pairs) {

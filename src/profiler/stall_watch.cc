@@ -65,10 +65,19 @@ void StallWatch::DumpOtherComms(const std::vector<CommSnapshot>& stalled) {
 // would otherwise hold a last finalize behind 25 ms per communicator. A stop cuts the wait short.
 void StallWatch::SpreadCreates() {
   AnnotatedLock lock(&mu_);
-  if (stop_) return;
-  NCCLSCOPE_TSAN_RELEASE(&mu_);
-  cv_.WaitWithTimeout(&mu_, absl::Microseconds(static_cast<int64_t>(RandomU64() % 50001)));
-  NCCLSCOPE_TSAN_ACQUIRE(&mu_);
+  WaitUnlessStopped(absl::Microseconds(static_cast<int64_t>(RandomU64() % 50001)));
+}
+
+// The caller holds mu_ across the call so that what it reads or bumps next (tick_ns_, ticks_) stays in the
+// same critical section as the wait. WaitWithTimeout unlocks mu_ behind TSan's back: the release/acquire
+// pair tells it so, as AnnotatedLock does for the lock itself.
+bool StallWatch::WaitUnlessStopped(absl::Duration timeout) {
+  if (!stop_) {
+    NCCLSCOPE_TSAN_RELEASE(&mu_);
+    cv_.WaitWithTimeout(&mu_, timeout);
+    NCCLSCOPE_TSAN_ACQUIRE(&mu_);
+  }
+  return stop_;
 }
 
 void StallWatch::Run() {
@@ -77,12 +86,7 @@ void StallWatch::Run() {
   for (;;) {
     {
       AnnotatedLock lock(&mu_);
-      if (!stop_) {
-        NCCLSCOPE_TSAN_RELEASE(&mu_);
-        cv_.WaitWithTimeout(&mu_, absl::Nanoseconds(tick_ns_));
-        NCCLSCOPE_TSAN_ACQUIRE(&mu_);
-      }
-      if (stop_) return;
+      if (WaitUnlessStopped(absl::Nanoseconds(tick_ns_))) return;
       ++ticks_;
     }
     // Dumps run outside every lock of ours except the hooks' own.

@@ -13,6 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "core/snapshot.h"
 #include "common/runtime.h"
 
@@ -32,6 +33,9 @@ class StallWatch final : public Service {
  private:
   void Run();
   void SpreadCreates();
+  // Waits on cv_ for up to `timeout` unless a stop is already asked; Stop() cuts the wait short.
+  // Returns whether a stop has been asked.
+  bool WaitUnlessStopped(absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void DumpOtherComms(const std::vector<CommSnapshot>& stalled);
   mutable absl::Mutex mu_;
   absl::CondVar cv_;

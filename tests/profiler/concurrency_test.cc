@@ -7,6 +7,7 @@
 
 #include "common/runtime.h"
 #include "core/registry.h"
+#include "event_desc_builders.h"
 #include "gtest/gtest.h"
 #include "plugin/plugin_services.h"
 #include "profiler/profiler.h"
@@ -15,14 +16,7 @@ namespace ncclscope::profiler {
 namespace {
 
 void OneCollective(void* ctx, uint64_t seq, int nch) {
-  EventDesc c;
-  c.type = EventType::kColl;
-  c.has_seq = true;
-  c.seq = seq;
-  c.func = (seq & 1) ? "AllReduce" : "AllGather";
-  c.datatype = "ncclFloat32";
-  c.count = 1024 * (seq % 7 + 1);
-  c.nchannels = nch;
+  EventDesc c = Coll(seq, (seq & 1) ? "AllReduce" : "AllGather", 1024 * (seq % 7 + 1), nch);
   c.algo = "RING";
   c.proto = "SIMPLE";
   void* h = StartEvent(ctx, c);
@@ -138,14 +132,7 @@ TEST(ProfilerConcurrency, OneOperationsChannelsOnSeveralThreads) {
     }
   });
   for (int i = 1; i <= kOps; ++i) {
-    EventDesc c;
-    c.type = EventType::kColl;
-    c.has_seq = true;
-    c.seq = i;
-    c.func = "AllReduce";
-    c.datatype = "ncclFloat32";
-    c.count = 1024;
-    c.nchannels = kChannels;
+    const EventDesc c = Coll(i, "AllReduce", 1024, kChannels);
     void* h = StartEvent(ctx, c);
     ASSERT_NE(h, nullptr);
     const uint64_t base = 1'000'000ull * i;
@@ -270,14 +257,7 @@ TEST(ProfilerConcurrency, SharedProfilerThreadAcrossCommunicators) {
   for (int c = 0; c < 2; ++c) {
     comm_threads.emplace_back([&, c] {
       for (int i = 1; i <= kOps; ++i) {
-        EventDesc d;
-        d.type = EventType::kColl;
-        d.has_seq = true;
-        d.seq = i;
-        d.func = "AllReduce";
-        d.datatype = "ncclFloat32";
-        d.count = 1024;
-        d.nchannels = kChannels;
+        EventDesc d = Coll(i, "AllReduce", 1024, kChannels);
         d.symmetric = true;
         d.user_tag = 7;
         std::unique_lock<std::mutex> life(mu, std::defer_lock);

@@ -13,6 +13,7 @@
 #include "common/runtime.h"
 #include "core/registry.h"
 #include "dump_reader.h"
+#include "event_desc_builders.h"
 #include "exporters/dump/chrome_trace.h"
 #include "exporters/dump/comm_dump.h"
 #include "gtest/gtest.h"
@@ -34,19 +35,6 @@ void* InitComm(uint64_t hash, int rank, int nranks, const char* name = "unit") {
   void* ctx = nullptr;
   EXPECT_TRUE(Init(a, &ctx).ok());
   return ctx;
-}
-
-// A Coll event of `func`, seq `seq`, `count` elements of `datatype`, announcing `nch` channels.
-EventDesc Coll(uint64_t seq, const char* func, size_t count, int nch, const char* datatype = "ncclFloat32") {
-  EventDesc c;
-  c.type = EventType::kColl;
-  c.has_seq = true;
-  c.seq = seq;
-  c.func = func;
-  c.datatype = datatype;
-  c.count = count;
-  c.nchannels = nch;
-  return c;
 }
 
 // One AllReduce with `nch` KernelCh events; returns nothing, completes the op.

@@ -32,7 +32,8 @@ nlohmann::json OpArgs(const OpRecord& r) {
   }
   if (r.user_tag != 0) {  // v7: the caller's tag, and the name NCCLSCOPE_TAG_NAMES gives it
     a["tag"] = "0x" + Hex16(r.user_tag);
-    if (!TagName(r.user_tag).empty()) a["tag_name"] = TagName(r.user_tag);
+    const std::string& name = TagName(r.user_tag);
+    if (!name.empty()) a["tag_name"] = name;
   }
   return a;
 }

@@ -2,14 +2,17 @@
 
 #include <dlfcn.h>
 
-#include <atomic>
+#include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/hex.h"
 #include "common/host.h"
 #include "common/log.h"
 #include "common/output_dir.h"
 #include "common/params.h"
 #include "common/process_identity.h"
+#include "common/tsan_lock.h"
 #include "core/net_errors.h"
 #include "exporters/dump/comm_dump_json.h"
 #include "exporters/dump/gzip_member.h"
@@ -51,28 +54,31 @@ std::string LookUpNcclVersion() {
 }
 
 // Kept once found: NCCL stays loaded, and a stall dumps many communicators at once. Not found (no NCCL in
-// the process yet) is looked up again at the next dump. Never destroyed: dumps may run during exit.
+// the process yet) is looked up again at the next dump. The lookup (dlsym and dlopen take the loader's lock)
+// runs outside our lock, so the two never nest. Never destroyed: dumps may run during exit.
 json NcclVersion() {
-  static std::atomic<const std::string*> found{nullptr};
-  const std::string* version = found.load(std::memory_order_acquire);
-  if (version == nullptr) {
-    std::string v = LookUpNcclVersion();
-    if (v.empty()) return json(nullptr);
-    const std::string* mine = new std::string(std::move(v));
-    if (found.compare_exchange_strong(version, mine, std::memory_order_acq_rel)) {
-      version = mine;
-    } else {
-      delete mine;  // another dump found it first; `version` is now that one
-    }
+  struct Cache {
+    absl::Mutex mu;
+    std::string version ABSL_GUARDED_BY(mu);  // "" until found
+  };
+  static Cache* cache = new Cache();
+  {
+    AnnotatedLock lock(&cache->mu);
+    if (!cache->version.empty()) return json(cache->version);
   }
-  return json(*version);
+  std::string version = LookUpNcclVersion();
+  if (version.empty()) return json(nullptr);
+  AnnotatedLock lock(&cache->mu);
+  if (cache->version.empty()) cache->version = std::move(version);  // else another dump found it first
+  return json(cache->version);
 }
 
 json IdentityJson() {
   const ProcessIdentity& id = Identity();
+  const int world_size = WorldSizeFromEnv();
   return {{"global_rank", IntOrNull(id.global_rank)},
           {"local_rank", IntOrNull(id.local_rank)},
-          {"world_size", WorldSizeFromEnv() > 0 ? json(WorldSizeFromEnv()) : json(nullptr)},
+          {"world_size", world_size > 0 ? json(world_size) : json(nullptr)},
           {"gpu_uuid", id.gpu_uuid.empty() ? json(nullptr) : json(id.gpu_uuid)},
           {"nccl_version", NcclVersion()}};
 }
