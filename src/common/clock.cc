@@ -52,7 +52,11 @@ uint64_t Reanchor() {
   const uint64_t max_pair = cur.span != 0 ? cur.span / 20000 : kMaxPairTicksUncalibrated;
   if (b - a > max_pair) return cur.span != 0 ? At(cur, b) : now;  // interrupted: the next read tries again
   const uint64_t tsc = a + (b - a) / 2;
-  if (prev_ns == 0 || tsc <= prev_tsc || (cur.span == 0 && now - prev_ns < kCalibrateNs)) {
+  // Not due yet: a reader whose TSC read came just before the last re-anchor, or that met the lock mid-write,
+  // lands here. Fitting now would measure the rate over microseconds, and one pair's jitter would tilt the
+  // line by a percent for the next 50 ms.
+  if (cur.span != 0 && b - cur.tsc0 < cur.span) return At(cur, b);
+  if (prev_ns == 0 || tsc <= prev_tsc || now - prev_ns < kCalibrateNs) {
     if (prev_ns == 0 || tsc <= prev_tsc) prev_tsc = tsc, prev_ns = now;
     return cur.span != 0 ? At(cur, b) : now;
   }
@@ -88,8 +92,10 @@ uint64_t SlowMonotonicNs() {
 
 }  // namespace clock_internal
 
+namespace {
 // Further off than this (a suspended VM, a clock set), the line jumps to CLOCK_MONOTONIC instead of slewing.
 constexpr int64_t kMaxSlewNs = 1'000'000;
+}  // namespace
 
 TscFit FitTscLine(uint64_t prev_tsc, uint64_t prev_ns, uint64_t tsc, uint64_t ns, const TscFit& cur,
                   uint64_t interval_ns) {
