@@ -21,9 +21,9 @@ constexpr uint64_t kMaxPairTicksUncalibrated = 1u << 13;
 std::atomic<bool> busy{false};
 uint64_t prev_tsc = 0, prev_ns = 0;  // the last real (TSC, CLOCK_MONOTONIC) pair
 
-TscFit CurrentLine() {
-  return {g_line.tsc0.load(std::memory_order_relaxed), g_line.ns0.load(std::memory_order_relaxed),
-          g_line.mult.load(std::memory_order_relaxed), g_line.span.load(std::memory_order_relaxed), false};
+TscFit CurrentLine() {  // acquire loads: see LineNs
+  return {g_line.tsc0.load(std::memory_order_acquire), g_line.ns0.load(std::memory_order_acquire),
+          g_line.mult.load(std::memory_order_acquire), g_line.span.load(std::memory_order_acquire), false};
 }
 
 uint64_t At(const TscFit& line, uint64_t tsc) {  // the line extended beyond its span, never before tsc0
@@ -33,12 +33,12 @@ uint64_t At(const TscFit& line, uint64_t tsc) {  // the line extended beyond its
 
 void Publish(const TscFit& line) {
   const uint32_t s = g_line.seq.load(std::memory_order_relaxed);
+  // Release stores: a reader that sees any new field also sees the odd seq at its second read of it.
   g_line.seq.store(s + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  g_line.tsc0.store(line.tsc0, std::memory_order_relaxed);
-  g_line.ns0.store(line.ns0, std::memory_order_relaxed);
-  g_line.mult.store(line.mult, std::memory_order_relaxed);
-  g_line.span.store(line.span, std::memory_order_relaxed);
+  g_line.tsc0.store(line.tsc0, std::memory_order_release);
+  g_line.ns0.store(line.ns0, std::memory_order_release);
+  g_line.mult.store(line.mult, std::memory_order_release);
+  g_line.span.store(line.span, std::memory_order_release);
   g_line.seq.store(s + 2, std::memory_order_release);
 }
 
@@ -78,7 +78,6 @@ uint64_t SlowMonotonicNs() {
     // Another thread is re-anchoring: extend the current line (continuous with what it returns next).
     const uint32_t s = g_line.seq.load(std::memory_order_acquire);
     const TscFit cur = CurrentLine();
-    std::atomic_thread_fence(std::memory_order_acquire);
     if ((s & 1) == 0 && g_line.seq.load(std::memory_order_relaxed) == s && cur.span != 0) {
       return At(cur, __rdtsc());
     }

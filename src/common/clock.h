@@ -5,8 +5,8 @@
 // clock_gettime costs 25-130 ns in a VM against ~12 ns for rdtsc, and the event path reads the clock once
 // or twice per operation. The TSC line is re-anchored to CLOCK_MONOTONIC at its first read after every
 // 50 ms and slewed, not stepped, towards it, so it stays within a few microseconds of CLOCK_MONOTONIC
-// (values are comparable across processes, and with clock samples) and never runs backwards in normal
-// operation. Until EnableTscClock() (plugin init), and where the TSC is not the kernel's clocksource, it
+// (values are comparable across processes, and with clock samples). It runs backwards only by that distance,
+// when a reader switches between the line and clock_gettime (in the first 50 ms, or meeting a re-anchor). Until EnableTscClock() (plugin init), and where the TSC is not the kernel's clocksource, it
 // is clock_gettime itself. Safe on any thread, in CUDA host callbacks and in signal handlers.
 #ifndef NCCLSCOPE_COMMON_CLOCK_H_
 #define NCCLSCOPE_COMMON_CLOCK_H_
@@ -52,13 +52,14 @@ struct alignas(64) TscLine {
 };
 extern TscLine g_line;
 
+// The fields are read with acquire loads (plain loads on x86-64), which keep the second read of seq after
+// them without a fence (ThreadSanitizer does not model fences).
 inline bool LineNs(uint64_t tsc, uint64_t* ns) {
   const uint32_t s = g_line.seq.load(std::memory_order_acquire);
-  const uint64_t t0 = g_line.tsc0.load(std::memory_order_relaxed);
-  const uint64_t n0 = g_line.ns0.load(std::memory_order_relaxed);
-  const uint64_t m = g_line.mult.load(std::memory_order_relaxed);
-  const uint64_t span = g_line.span.load(std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_acquire);
+  const uint64_t t0 = g_line.tsc0.load(std::memory_order_acquire);
+  const uint64_t n0 = g_line.ns0.load(std::memory_order_acquire);
+  const uint64_t m = g_line.mult.load(std::memory_order_acquire);
+  const uint64_t span = g_line.span.load(std::memory_order_acquire);
   if ((s & 1) != 0 || g_line.seq.load(std::memory_order_relaxed) != s) return false;
   const uint64_t d = tsc - t0;  // wraps (huge) when tsc was read before another thread's re-anchor
   if (d >= span) return false;
@@ -80,6 +81,10 @@ inline uint64_t MonotonicNs() {
 #endif
   return SystemMonotonicNs();
 }
+
+// now - start, or 0 when `start` was read later (on another thread, or across a switch between the line and
+// clock_gettime): a duration never wraps to 2^64.
+inline uint64_t ElapsedNs(uint64_t start, uint64_t now) { return now > start ? now - start : 0; }
 
 // Turns the TSC line on when `mode` allows it ("auto": where the kernel's clocksource is the TSC; "system":
 // never) and the platform has one. Returns what MonotonicNs() reads, for the log.

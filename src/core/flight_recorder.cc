@@ -17,9 +17,10 @@ void FlightRecorder::Append(const OpRecord& rec) {
   Slot& s = slots_[index % static_cast<uint64_t>(depth_)];
   uint64_t words[kWords] = {};
   std::memcpy(words, &rec, sizeof(rec));
+  // A sequence lock without fences (ThreadSanitizer does not model them): release stores of the words, so a
+  // reader that sees any new word also sees the odd seq when it reads seq again. Plain stores on x86-64.
   s.seq.store(2 * index + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  for (size_t i = 0; i < kWords; ++i) s.words[i].store(words[i], std::memory_order_relaxed);
+  for (size_t i = 0; i < kWords; ++i) s.words[i].store(words[i], std::memory_order_release);
   s.seq.store(2 * index + 2, std::memory_order_release);
 }
 
@@ -33,8 +34,8 @@ std::vector<OpRecord> FlightRecorder::Snapshot() const {
     uint64_t words[kWords];
     uint64_t before = s.seq.load(std::memory_order_acquire);
     if (before != 2 * index + 2) continue;  // still being written, or already overwritten
-    for (size_t i = 0; i < kWords; ++i) words[i] = s.words[i].load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
+    // Acquire loads keep the second read of seq after them.
+    for (size_t i = 0; i < kWords; ++i) words[i] = s.words[i].load(std::memory_order_acquire);
     if (s.seq.load(std::memory_order_relaxed) != before) continue;
     OpRecord rec;
     std::memcpy(&rec, words, sizeof(rec));

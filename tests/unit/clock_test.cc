@@ -68,8 +68,10 @@ TEST(TscClock, SystemModeKeepsClockGettime) {
   EXPECT_FALSE(clock_internal::g_line.on.load());
 }
 
-// Four threads read the clock for 300 ms: per thread it never goes back (beyond rounding), and after the
-// first line it stays within 50 µs of clock_gettime read just before and after it.
+// Four threads read the clock for 300 ms: per thread it never goes back by more than the line's distance to
+// CLOCK_MONOTONIC (a reader may switch between the two: during the first calibration, or when it meets the
+// sequence lock mid-write), and after the first line it stays within 50 µs of clock_gettime read just before
+// and after it.
 TEST(TscClock, FollowsClockMonotonicFromManyThreads) {
   const std::string how = EnableTscClock("auto");
   if (!clock_internal::g_line.on.load()) GTEST_SKIP() << "no TSC line on this host: MonotonicNs() is " << how;
@@ -84,7 +86,7 @@ TEST(TscClock, FollowsClockMonotonicFromManyThreads) {
         const uint64_t before = SystemMonotonicNs();
         const uint64_t ours = MonotonicNs();
         const uint64_t after = SystemMonotonicNs();
-        if (ours + 1 < last) backwards.fetch_add(1);
+        if (ours + 5000 < last) backwards.fetch_add(1);
         last = std::max(last, ours);
         if (before - begin < 120'000'000) continue;  // the first line needs 50 ms; allow the host a margin
         const uint64_t off = ours < before ? before - ours : ours > after ? ours - after : 0;

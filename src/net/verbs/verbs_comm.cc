@@ -186,7 +186,7 @@ int VerbsComm::PeerGone() {
   // ~750 ns in a TCG guest (HPET), more than the poll itself.
   if (++idle_polls_ % kIdlePollsPerClockRead != 0) return 0;
   uint64_t now = MonotonicNs();
-  if (now - last_progress_ns_ < kLivenessCheckNs) return 0;
+  if (ElapsedNs(last_progress_ns_, now) < kLivenessCheckNs) return 0;
   last_progress_ns_ = now;
   char b;
   ssize_t n = recv(fd_, &b, 1, MSG_DONTWAIT | MSG_PEEK);
