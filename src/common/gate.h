@@ -67,7 +67,7 @@ ncclscope_result_t ProfilerInitGate(const char* entry, Body&& body) noexcept {
 
 // Profiler event entry points and finalize: never an error. `body` returns void.
 template <class Body>
-ncclscope_result_t ProfilerEventGate(const char* entry, Body&& body) noexcept {
+[[gnu::always_inline]] inline ncclscope_result_t ProfilerEventGate(const char* entry, Body&& body) noexcept {
   try {
     body();
   } catch (const std::exception& e) {
