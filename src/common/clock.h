@@ -6,8 +6,9 @@
 // or twice per operation. The TSC line is re-anchored to CLOCK_MONOTONIC at its first read after every
 // 50 ms and slewed, not stepped, towards it, so it stays within a few microseconds of CLOCK_MONOTONIC
 // (values are comparable across processes, and with clock samples). It runs backwards only by that distance,
-// when a reader switches between the line and clock_gettime (in the first 50 ms, or meeting a re-anchor). Until EnableTscClock() (plugin init), and where the TSC is not the kernel's clocksource, it
-// is clock_gettime itself. Safe on any thread, in CUDA host callbacks and in signal handlers.
+// when a reader switches between the line and clock_gettime (in the first 50 ms, or meeting a re-anchor).
+// Until EnableTscClock() (plugin init), and where the TSC is not the kernel's clocksource, it is
+// clock_gettime itself. Safe on any thread, in CUDA host callbacks and in signal handlers.
 #ifndef NCCLSCOPE_COMMON_CLOCK_H_
 #define NCCLSCOPE_COMMON_CLOCK_H_
 
