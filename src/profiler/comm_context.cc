@@ -20,7 +20,9 @@ CommContext::CommContext(const CommInfo& info, const ContextConfig& cfg, bool is
       p2p_seq_(new std::atomic<uint32_t>[2 * static_cast<size_t>(info.nranks > 0 ? info.nranks : 1) + 2]) {
   size_t n = 2 * static_cast<size_t>(info.nranks > 0 ? info.nranks : 1) + 2;
   for (size_t i = 0; i < n; ++i) p2p_seq_[i].store(0, std::memory_order_relaxed);
-  for (int f = 0; f < static_cast<int>(Func::kCount); ++f) bus_factor_[f] = BusBwFactor(static_cast<Func>(f), info.nranks);
+  for (int f = 0; f < static_cast<int>(Func::kCount); ++f) {
+    bus_factor_[f] = BusBwFactor(static_cast<Func>(f), info.nranks);
+  }
 }
 
 CommContext::~CommContext() = default;
