@@ -21,16 +21,6 @@ constexpr uint64_t kMaxPairTicksUncalibrated = 1u << 13;
 std::atomic<bool> busy{false};
 uint64_t prev_tsc = 0, prev_ns = 0;  // the last real (TSC, CLOCK_MONOTONIC) pair
 
-TscFit CurrentLine() {  // acquire loads: see LineNs
-  return {g_line.tsc0.load(std::memory_order_acquire), g_line.ns0.load(std::memory_order_acquire),
-          g_line.mult.load(std::memory_order_acquire), g_line.span.load(std::memory_order_acquire), false};
-}
-
-uint64_t At(const TscFit& line, uint64_t tsc) {  // the line extended beyond its span, never before tsc0
-  const uint64_t d = tsc > line.tsc0 ? tsc - line.tsc0 : 0;
-  return line.ns0 + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * line.mult) >> 32);
-}
-
 void Publish(const TscFit& line) {
   const uint32_t s = g_line.seq.load(std::memory_order_relaxed);
   // Release stores: a reader that sees any new field also sees the odd seq at its second read of it.
@@ -45,26 +35,27 @@ void Publish(const TscFit& line) {
 #if NCCLSCOPE_HAVE_TSC_CLOCK
 // Under `busy`: take a fresh pair and fit the next line through it. Returns the time now.
 uint64_t Reanchor() {
-  const TscFit cur = CurrentLine();
+  TscFit cur;
+  ReadLine(&cur);  // always consistent: under `busy`, this thread is the only writer
   const uint64_t a = __rdtsc();
   const uint64_t now = SystemMonotonicNs();
   const uint64_t b = __rdtsc();
   const uint64_t max_pair = cur.span != 0 ? cur.span / 20000 : kMaxPairTicksUncalibrated;
-  if (b - a > max_pair) return cur.span != 0 ? At(cur, b) : now;  // interrupted: the next read tries again
+  if (b - a > max_pair) return cur.span != 0 ? cur.At(b) : now;  // interrupted: the next read tries again
   const uint64_t tsc = a + (b - a) / 2;
   // Not due yet: a reader whose TSC read came just before the last re-anchor, or that met the lock mid-write,
   // lands here. Fitting now would measure the rate over microseconds, and one pair's jitter would tilt the
   // line by a percent for the next 50 ms.
-  if (cur.span != 0 && b - cur.tsc0 < cur.span) return At(cur, b);
+  if (cur.span != 0 && b - cur.tsc0 < cur.span) return cur.At(b);
   if (prev_ns == 0 || tsc <= prev_tsc || now - prev_ns < kCalibrateNs) {
     if (prev_ns == 0 || tsc <= prev_tsc) prev_tsc = tsc, prev_ns = now;
-    return cur.span != 0 ? At(cur, b) : now;
+    return cur.span != 0 ? cur.At(b) : now;
   }
   const TscFit next = FitTscLine(prev_tsc, prev_ns, tsc, now, cur, kReanchorNs);
   Publish(next);
   prev_tsc = tsc;
   prev_ns = now;
-  return At(next, b);
+  return next.At(b);
 }
 #endif
 
@@ -76,11 +67,8 @@ uint64_t SlowMonotonicNs() {
 #else
   if (busy.exchange(true, std::memory_order_acquire)) {
     // Another thread is re-anchoring: extend the current line (continuous with what it returns next).
-    const uint32_t s = g_line.seq.load(std::memory_order_acquire);
-    const TscFit cur = CurrentLine();
-    if ((s & 1) == 0 && g_line.seq.load(std::memory_order_relaxed) == s && cur.span != 0) {
-      return At(cur, __rdtsc());
-    }
+    TscFit cur;
+    if (ReadLine(&cur) && cur.span != 0) return cur.At(__rdtsc());
     return SystemMonotonicNs();
   }
   const uint64_t now = Reanchor();
@@ -104,7 +92,7 @@ TscFit FitTscLine(uint64_t prev_tsc, uint64_t prev_ns, uint64_t tsc, uint64_t ns
   const auto span = static_cast<uint64_t>((static_cast<u128>(interval_ns) << 32) / (rate != 0 ? rate : 1));
   TscFit step{tsc, ns, rate, span, true};
   if (cur.span == 0 || tsc < cur.tsc0 || rate == 0) return step;
-  const uint64_t expected = cur.ns0 + static_cast<uint64_t>((static_cast<u128>(tsc - cur.tsc0) * cur.mult) >> 32);
+  const uint64_t expected = cur.At(tsc);
   const int64_t error = static_cast<int64_t>(ns - expected);  // > 0: the line is behind CLOCK_MONOTONIC
   if (error > kMaxSlewNs || error < -kMaxSlewNs) return step;
   // Continue from where the line is now, at a slope that closes the error over the next interval.

@@ -39,6 +39,17 @@ inline uint64_t RealtimeNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// A line ns = ns0 + ((tsc - tsc0) * mult) >> 32, valid for tsc0 <= tsc < tsc0 + span (span 0: no line).
+struct TscFit {
+  uint64_t tsc0, ns0, mult, span;
+  bool stepped;  // the line jumped to the pair instead of slewing towards it
+  // The line at `tsc`, extended beyond its span if need be, and never before tsc0.
+  uint64_t At(uint64_t tsc) const {
+    const uint64_t d = tsc > tsc0 ? tsc - tsc0 : 0;
+    return ns0 + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * mult) >> 32);
+  }
+};
+
 namespace clock_internal {
 
 // ns = ns0 + ((tsc - tsc0) * mult) >> 32 for tsc0 <= tsc < tsc0 + span; published under a sequence
@@ -53,18 +64,24 @@ struct alignas(64) TscLine {
 };
 extern TscLine g_line;
 
-// The fields are read with acquire loads (plain loads on x86-64), which keep the second read of seq after
-// them without a fence (ThreadSanitizer does not model fences).
-inline bool LineNs(uint64_t tsc, uint64_t* ns) {
+// One consistent read of the line; false while another thread rewrites it. The fields are read with acquire
+// loads (plain loads on x86-64), which keep the second read of seq after them without a fence
+// (ThreadSanitizer does not model fences).
+inline bool ReadLine(TscFit* line) {
   const uint32_t s = g_line.seq.load(std::memory_order_acquire);
-  const uint64_t t0 = g_line.tsc0.load(std::memory_order_acquire);
-  const uint64_t n0 = g_line.ns0.load(std::memory_order_acquire);
-  const uint64_t m = g_line.mult.load(std::memory_order_acquire);
-  const uint64_t span = g_line.span.load(std::memory_order_acquire);
-  if ((s & 1) != 0 || g_line.seq.load(std::memory_order_relaxed) != s) return false;
-  const uint64_t d = tsc - t0;  // wraps (huge) when tsc was read before another thread's re-anchor
-  if (d >= span) return false;
-  *ns = n0 + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * m) >> 32);
+  line->tsc0 = g_line.tsc0.load(std::memory_order_acquire);
+  line->ns0 = g_line.ns0.load(std::memory_order_acquire);
+  line->mult = g_line.mult.load(std::memory_order_acquire);
+  line->span = g_line.span.load(std::memory_order_acquire);
+  return (s & 1) == 0 && g_line.seq.load(std::memory_order_relaxed) == s;
+}
+
+inline bool LineNs(uint64_t tsc, uint64_t* ns) {
+  TscFit line;
+  if (!ReadLine(&line)) return false;
+  // tsc - tsc0 wraps (huge) when tsc was read before another thread's re-anchor
+  if (tsc - line.tsc0 >= line.span) return false;
+  *ns = line.At(tsc);
   return true;
 }
 
@@ -93,11 +110,7 @@ std::string EnableTscClock(const std::string& mode);
 // Back to clock_gettime (tests).
 void DisableTscClock();
 
-// The line's arithmetic, exposed for tests: the next line through a fresh (tsc, CLOCK_MONOTONIC) pair.
-struct TscFit {
-  uint64_t tsc0, ns0, mult, span;
-  bool stepped;  // the line jumped to the pair instead of slewing towards it
-};
+// The next line through a fresh (tsc, CLOCK_MONOTONIC) pair, exposed for tests.
 // `prev_*`: the previous real pair; `cur`: the current line (span 0 if none). Slews so that the new line
 // meets CLOCK_MONOTONIC one interval on; steps when it is more than 1 ms off.
 TscFit FitTscLine(uint64_t prev_tsc, uint64_t prev_ns, uint64_t tsc, uint64_t ns, const TscFit& cur,

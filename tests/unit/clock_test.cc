@@ -16,10 +16,6 @@ constexpr uint64_t kInterval = 50'000'000;
 // A TSC at 2 ticks per ns: 0.5 ns per tick, 2^31 in 32.32 fixed point.
 constexpr uint64_t kHalfNs = 1ull << 31;
 
-uint64_t On(const TscFit& line, uint64_t tsc) {
-  return line.ns0 + static_cast<uint64_t>((static_cast<unsigned __int128>(tsc - line.tsc0) * line.mult) >> 32);
-}
-
 TEST(TscLine, FirstLineGoesThroughThePairAtTheMeasuredRate) {
   const TscFit none{0, 0, 0, 0, false};
   const TscFit line = FitTscLine(1'000'000, 5'000'000, 21'000'000, 15'000'000, none, kInterval);
@@ -33,23 +29,23 @@ TEST(TscLine, FirstLineGoesThroughThePairAtTheMeasuredRate) {
 TEST(TscLine, SlewsTowardsTheClockWithoutAJump) {
   const TscFit cur{0, 1'000'000'000, kHalfNs, 2 * kInterval, false};
   const uint64_t tsc = 2 * kInterval;  // one interval on; CLOCK_MONOTONIC is 3 µs ahead of the line
-  const uint64_t real = On(cur, tsc) + 3000;
+  const uint64_t real = cur.At(tsc) + 3000;
   const TscFit next = FitTscLine(0, 1'000'000'000 + 3000 - kInterval, tsc, real, cur, kInterval);
   EXPECT_FALSE(next.stepped);
-  EXPECT_EQ(next.ns0, On(cur, tsc));  // continuous where the lines meet
+  EXPECT_EQ(next.ns0, cur.At(tsc));  // continuous where the lines meet
   EXPECT_GT(next.mult, kHalfNs);      // runs faster to catch up...
   const uint64_t later = tsc + next.span;
-  const int64_t gap = static_cast<int64_t>(On(next, later) - (real + kInterval));
+  const int64_t gap = static_cast<int64_t>(next.At(later) - (real + kInterval));
   EXPECT_LE(std::abs(gap), 2) << "...and meets the clock one interval on";
 }
 
 TEST(TscLine, SlewsBackWhenAheadAndStaysIncreasing) {
   const TscFit cur{0, 1'000'000'000, kHalfNs, 2 * kInterval, false};
   const uint64_t tsc = 2 * kInterval;
-  const uint64_t real = On(cur, tsc) - 800'000;  // the line is 0.8 ms ahead: slew, but never backwards
+  const uint64_t real = cur.At(tsc) - 800'000;  // the line is 0.8 ms ahead: slew, but never backwards
   const TscFit next = FitTscLine(0, real - kInterval, tsc, real, cur, kInterval);
   EXPECT_FALSE(next.stepped);
-  EXPECT_EQ(next.ns0, On(cur, tsc));
+  EXPECT_EQ(next.ns0, cur.At(tsc));
   EXPECT_GE(next.mult, kHalfNs / 2);
   EXPECT_LT(next.mult, kHalfNs);
 }
@@ -57,7 +53,7 @@ TEST(TscLine, SlewsBackWhenAheadAndStaysIncreasing) {
 TEST(TscLine, StepsWhenFarOff) {
   const TscFit cur{0, 1'000'000'000, kHalfNs, 2 * kInterval, false};
   const uint64_t tsc = 2 * kInterval;
-  const uint64_t real = On(cur, tsc) + 5'000'000;  // a suspended VM: 5 ms behind
+  const uint64_t real = cur.At(tsc) + 5'000'000;  // a suspended VM: 5 ms behind
   const TscFit next = FitTscLine(0, real - kInterval, tsc, real, cur, kInterval);
   EXPECT_TRUE(next.stepped);
   EXPECT_EQ(next.ns0, real);
