@@ -72,8 +72,9 @@ class CommContext final : public CommSource {
 
   // Event path. Start returns the handle for NCCL (nullptr: dropped, counted).
   void* Start(const EventDesc& d);
-  // A KernelCh event, started without a neutral description (see profiler::StartKernelChannel).
-  void* StartKernelChannel(void* parent, uint64_t ptimer) { return StartKernelCh(parent, ptimer); }
+  // A KernelCh event, started without a neutral description (see profiler::StartKernelChannel): no slot
+  // of its own (see pools.h); `ptimer` 0 when NCCL gave none.
+  void* StartKernelCh(void* parent, uint64_t ptimer);
   static void Stop(void* handle);
   static void Record(void* handle, const StateUpdate& u);
 
@@ -98,8 +99,6 @@ class CommContext final : public CommSource {
 
  private:
   void* StartOp(const EventDesc& d);
-  // KernelCh: no slot of its own (see pools.h); `ptimer` 0 when NCCL gave none.
-  void* StartKernelCh(void* parent, uint64_t ptimer);
   // v7 KernelPhase under a live KernelCh handle: a child slot holding a reference on the op's slot.
   void* StartKernelPhase(const EventDesc& d);
   // The op slot a KernelCh handle names, if that op is still live (counts the drop otherwise).

@@ -208,7 +208,7 @@ void* StartEvent(void* context, const EventDesc& d) {
 
 void* StartKernelChannel(void* context, void* parent, uint64_t ptimer) {
   CommContext* c = Resolve(context);
-  return c != nullptr ? c->StartKernelChannel(parent, ptimer) : nullptr;
+  return c != nullptr ? c->StartKernelCh(parent, ptimer) : nullptr;
 }
 
 void StopEvent(void* handle) { CommContext::Stop(handle); }
