@@ -3,11 +3,16 @@
 // latency (p50, p99 of half a ping-pong, both ways through the plugin); CPU seconds per GB moved (both
 // processes, all threads). Each side is its own process.
 // Usage: bench_net [--quick] [--bytes=PER_SIZE] [--lat-iters=N] [--sizes-max=BYTES] [--mib] [--runs=N]
-// --runs=N repeats the whole set-up N times, each run in fresh processes (client and server of both pairs), and
-// prints per size the plain pair's median and the plugin's min / median / max, and the ratio of each to the plain
-// median: a slow mode chosen at connection set-up cannot hide behind a median.
+//                  [--trace=FILE]; BENCH_MIN=BYTES: the smallest size; BENCH_PLUGIN=PATH: another build of the plugin
+// --runs=N repeats the whole set-up N times: per run and size, the plain pair and the plugin in fresh processes
+// (client and server of both pairs), back to back. It prints per size the plain pair's median, the plugin's
+// min / median / max and the ratio of each to the plain median (a slow mode chosen at connection set-up cannot
+// hide behind a median), and the paired ratio: the plugin against the plain pair measured next to it.
 // (--mib prints MiB/s, perftest's unit, for the verbs comparison in tests/rdma/bench_verbs.sh).
 // Honours NCCLSCOPE_NET_NSOCKS / NCCLSCOPE_NET_NTHREADS (the plugin's tunables) for sweeps.
+// --trace=FILE appends one line per process and size of the bandwidth runs: where the process ran (share of
+// samples on each CPU, CPU changes), how often it polled without completing, and its context switches and CPU
+// time, the evidence for what sets a slow run apart.
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
@@ -77,6 +82,51 @@ void ReadAll(int fd, void* p, size_t n) {
   }
 }
 
+// Per-process samples for --trace: taken where each side waits (test() not done yet, or a blocking call).
+struct Trace {
+  const char* path = nullptr;
+  int run = 0;
+  int cpu_samples[2] = {0, 0};  // samples on CPU 0, on any other CPU
+  int cpu_changes = 0, last_cpu = -1;
+  long polls = 0, idle_polls = 0;
+  rusage start{};
+  double t0 = 0;
+
+  void Begin() {
+    *this = Trace{path, run};
+    getrusage(RUSAGE_SELF, &start);
+    t0 = Now();
+  }
+  void Sample(bool idle) {
+    ++polls;
+    idle_polls += idle;
+    const int cpu = sched_getcpu();
+    cpu_samples[cpu != 0] += 1;
+    cpu_changes += last_cpu >= 0 && cpu != last_cpu;
+    last_cpu = cpu;
+  }
+  void End(const char* role, size_t size, size_t bytes) const {
+    if (path == nullptr) return;
+    rusage now;
+    getrusage(RUSAGE_SELF, &now);
+    auto secs = [](const timeval& a, const timeval& b) {
+      return (b.tv_sec - a.tv_sec) + (b.tv_usec - a.tv_usec) * 1e-6;
+    };
+    char line[512];
+    const int n = snprintf(line, sizeof(line),
+                           "t=%.3f run=%d role=%s size=%zu bytes=%zu secs=%.4f cpu0=%d cpu1=%d cpu_changes=%d polls=%ld "
+                           "idle_polls=%ld nvcsw=%ld nivcsw=%ld user=%.3f sys=%.3f\n",
+                           Now(), run, role, size, bytes, Now() - t0, cpu_samples[0], cpu_samples[1], cpu_changes, polls,
+                           idle_polls, now.ru_nvcsw - start.ru_nvcsw, now.ru_nivcsw - start.ru_nivcsw,
+                           secs(start.ru_utime, now.ru_utime), secs(start.ru_stime, now.ru_stime));
+    FILE* f = fopen(path, "a");
+    if (f == nullptr) return;
+    fwrite(line, 1, static_cast<size_t>(n), f);  // one write per line: the processes' lines never interleave
+    fclose(f);
+  }
+};
+Trace g_trace;
+
 struct Plan {
   std::vector<size_t> sizes;
   size_t bytes_per_size;
@@ -112,16 +162,19 @@ void PlainServer(int ctl, const Plan& plan) {
   WriteAll(ctl, &ready, 1);
   for (size_t s : plan.sizes) {
     int n = Iters(plan, s);
+    g_trace.Begin();
     for (int i = 0; i < n; ++i) {
       size_t got = 0;
       while (got < s) {
         ssize_t k = recv(fd, buf.data() + got, s - got, 0);
         if (k <= 0) Die("plain recv");
         got += k;
+        g_trace.Sample(false);
       }
     }
     char ack = 1;
     send(fd, &ack, 1, 0);
+    g_trace.End("plain-recv", s, static_cast<size_t>(n) * s);
   }
   for (int i = 0; i < plan.lat_iters; ++i) {
     char b[8];
@@ -148,17 +201,20 @@ Result PlainClient(int ctl, const Plan& plan) {
   for (size_t s : plan.sizes) {
     int n = Iters(plan, s);
     double t0 = Now();
+    g_trace.Begin();
     for (int i = 0; i < n; ++i) {
       size_t sent = 0;
       while (sent < s) {
         ssize_t k = send(fd, buf.data() + sent, s - sent, 0);
         if (k <= 0) Die("plain send");
         sent += k;
+        g_trace.Sample(false);
       }
     }
     char ack;
     recv(fd, &ack, 1, 0);
     r.secs.push_back(Now() - t0);
+    g_trace.End("plain-send", s, static_cast<size_t>(n) * s);
   }
   for (int i = 0; i < plan.lat_iters; ++i) {
     char b[8] = {0};
@@ -174,7 +230,8 @@ Result PlainClient(int ctl, const Plan& plan) {
 
 // ---------- through the plugin ----------
 const ncclscope_net_v12_t* LoadPlugin() {
-  void* lib = dlopen(NCCLSCOPE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  const char* path = getenv("BENCH_PLUGIN") != nullptr ? getenv("BENCH_PLUGIN") : NCCLSCOPE_PLUGIN_PATH;
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) Die(dlerror());
   auto* t = static_cast<const ncclscope_net_v12_t*>(dlsym(lib, "ncclNetPlugin_v12"));
   if (t == nullptr) Die("ncclNetPlugin_v12 missing");
@@ -185,6 +242,7 @@ void Wait(const ncclscope_net_v12_t* t, void* req) {
   int done = 0, sizes[64];
   while (!done) {
     if (t->test(req, &done, sizes) != 0) Die("test failed");
+    g_trace.Sample(!done);
     if (!done && getenv("BENCH_SLEEP")) usleep(50); else if (!done) sched_yield();  // NCCL's progress thread yields when idle
   }
 }
@@ -216,6 +274,7 @@ void PluginServer(int ctl, const Plan& plan) {
   WriteAll(ctl, &ready, 1);  // buffers touched: the sender may start its clock
   for (size_t s : plan.sizes) {
     int n = Iters(plan, s);
+    g_trace.Begin();
     void* reqs[kDepth] = {};
     for (int i = 0; i < n + kDepth; ++i) {
       int k = i % kDepth;
@@ -230,6 +289,7 @@ void PluginServer(int ctl, const Plan& plan) {
     }
     char ack = 1;
     WriteAll(ctl, &ack, 1);
+    g_trace.End("plugin-recv", s, static_cast<size_t>(n) * s);
   }
   // Latency: a ping-pong of 8-byte messages, the pong on a second connection back to the client.
   char back[128];
@@ -286,6 +346,7 @@ Result PluginClient(int ctl, const Plan& plan) {
   for (size_t s : plan.sizes) {
     int n = Iters(plan, s);
     double t0 = Now();
+    g_trace.Begin();
     void* reqs[kDepth] = {};
     for (int i = 0; i < n + kDepth; ++i) {
       int k = i % kDepth;
@@ -299,6 +360,7 @@ Result PluginClient(int ctl, const Plan& plan) {
     char ack;
     ReadAll(ctl, &ack, 1);  // the receiver has every byte
     r.secs.push_back(Now() - t0);
+    g_trace.End("plugin-send", s, static_cast<size_t>(n) * s);
   }
   // Latency: half the round trip of an 8-byte ping-pong (ib_write_lat's measure); the pong comes back on a
   // second connection, server to client.
@@ -363,54 +425,67 @@ Result RunPairBench(Server server, Client client, const Plan& plan, double* cpu_
   return r;
 }
 
-// One run of both pairs in a fresh process (so the plugin is loaded anew): seconds per size through `out`.
-void RunFresh(const Plan& plan, std::vector<double>* plain_secs, std::vector<double>* plugin_secs) {
+// One size of one run: the plain pair and the plugin pair, each in fresh processes (so the plugin is loaded and
+// connected anew), one right after the other; `plugin_first` alternates the order between runs. The host's speed
+// changes over seconds (a VM's neighbours): measured back to back, both pairs see the same host, and their ratio
+// shows what the plugin itself does. Returns the seconds of each through `plain_secs` and `plugin_secs`.
+void RunFresh(const Plan& plan, bool plugin_first, double* plain_secs, double* plugin_secs) {
   int fd[2];
   if (pipe(fd) != 0) Die("pipe");
   pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
-    double cpu = 0;
-    Result a = RunPairBench(PlainServer, PlainClient, plan, &cpu);
-    Result b = RunPairBench(PluginServer, PluginClient, plan, &cpu);
-    a.secs.insert(a.secs.end(), b.secs.begin(), b.secs.end());
-    WriteAll(fd[1], a.secs.data(), a.secs.size() * sizeof(double));
+    double cpu = 0, secs[2];
+    for (int k = 0; k < 2; ++k) {
+      const bool plugin = (k == 0) == plugin_first;
+      Result r = plugin ? RunPairBench(PluginServer, PluginClient, plan, &cpu)
+                        : RunPairBench(PlainServer, PlainClient, plan, &cpu);
+      secs[plugin] = r.secs[0];
+    }
+    WriteAll(fd[1], secs, sizeof(secs));
     _exit(0);
   }
   close(fd[1]);
-  std::vector<double> all(2 * plan.sizes.size());
-  ReadAll(fd[0], all.data(), all.size() * sizeof(double));
+  double secs[2];
+  ReadAll(fd[0], secs, sizeof(secs));
   close(fd[0]);
   int status;
   waitpid(pid, &status, 0);
-  plain_secs->assign(all.begin(), all.begin() + plan.sizes.size());
-  plugin_secs->assign(all.begin() + plan.sizes.size(), all.end());
+  *plain_secs = secs[0];
+  *plugin_secs = secs[1];
 }
 
 int Spread(const Plan& plan, int runs, double unit) {
-  std::vector<std::vector<double>> plain(plan.sizes.size()), plugin(plan.sizes.size());
+  const size_t nsizes = plan.sizes.size();
+  std::vector<std::vector<double>> plain(nsizes), plugin(nsizes), paired(nsizes);
   for (int r = 0; r < runs; ++r) {
-    std::vector<double> a, b;
-    RunFresh(plan, &a, &b);
-    for (size_t i = 0; i < plan.sizes.size(); ++i) {
+    g_trace.run = r;
+    for (size_t i = 0; i < nsizes; ++i) {
+      Plan one = plan;
+      one.sizes = {plan.sizes[i]};
+      one.lat_iters = 1;  // the latency phase is not measured here
+      double a, b;
+      RunFresh(one, r % 2 == 1, &a, &b);
       const double bytes = static_cast<double>(Iters(plan, plan.sizes[i])) * plan.sizes[i];
-      plain[i].push_back(bytes / a[i] / unit);
-      plugin[i].push_back(bytes / b[i] / unit);
+      plain[i].push_back(bytes / a / unit);
+      plugin[i].push_back(bytes / b / unit);
+      paired[i].push_back(a / b);
     }
   }
-  printf("bench_net --runs=%d: loopback, %ld online CPUs, each run in fresh processes (%s)\n", runs,
-         sysconf(_SC_NPROCESSORS_ONLN), unit == 1e9 ? "GB/s" : "MiB/s");
-  printf("%10s %12s %12s %12s %12s %24s\n", "size", "plain med", "plugin min", "plugin med", "plugin max",
-         "ratio min / med / max");
-  for (size_t i = 0; i < plan.sizes.size(); ++i) {
-    std::vector<double> p = plugin[i];
+  printf("bench_net --runs=%d: loopback, %ld online CPUs, per run and size a plain pair and the plugin in fresh "
+         "processes, back to back (%s)\n", runs, sysconf(_SC_NPROCESSORS_ONLN), unit == 1e9 ? "GB/s" : "MiB/s");
+  printf("%10s %10s %10s %10s %10s %24s %24s\n", "size", "plain med", "plugin min", "plugin med", "plugin max",
+         "vs plain med: min/med/max", "paired: min/med/max");
+  for (size_t i = 0; i < nsizes; ++i) {
+    std::vector<double> p = plugin[i], q = paired[i];
     std::sort(p.begin(), p.end());
+    std::sort(q.begin(), q.end());
     const double pm = Percentile(plain[i], 0.5), lo = p.front(), med = Percentile(p, 0.5), hi = p.back();
     char label[32];
     if (plan.sizes[i] >= (1u << 20)) snprintf(label, sizeof(label), "%zu MiB", plan.sizes[i] >> 20);
     else snprintf(label, sizeof(label), "%zu KiB", plan.sizes[i] >> 10);
-    printf("%10s %12.3f %12.3f %12.3f %12.3f %9.2fx / %.2fx / %.2fx\n", label, pm, lo, med, hi, lo / pm, med / pm,
-           hi / pm);
+    printf("%10s %10.3f %10.3f %10.3f %10.3f %9.2fx/%.2fx/%.2fx %11.2fx/%.2fx/%.2fx\n", label, pm, lo, med, hi, lo / pm,
+           med / pm, hi / pm, q.front(), Percentile(q, 0.5), q.back());
   }
   return 0;
 }
@@ -441,6 +516,8 @@ int main(int argc, char** argv) {
       max_size = strtoull(argv[i] + 12, nullptr, 0);
     } else if (strncmp(argv[i], "--runs=", 7) == 0) {
       runs = atoi(argv[i] + 7);
+    } else if (strncmp(argv[i], "--trace=", 8) == 0) {
+      g_trace.path = argv[i] + 8;
     }
   }
   size_t min_size = getenv("BENCH_MIN") ? strtoull(getenv("BENCH_MIN"), nullptr, 0) : (64 << 10);
