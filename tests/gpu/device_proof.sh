@@ -51,6 +51,8 @@ if [ -x "$build/bin/bench_net" ]; then
   timeout 300 "$build/bin/bench_net"
   echo "=== bench_net, inline data path (NCCLSCOPE_NET_NTHREADS=-1) ==="
   NCCLSCOPE_NET_NTHREADS=-1 timeout 300 "$build/bin/bench_net"
+  echo "=== bench_net spread: 12 runs in fresh processes, 1-64 MiB (issue 17) ==="
+  BENCH_MIN=1048576 timeout 300 "$build/bin/bench_net" --runs=12 --sizes-max=67108864 --quick
 fi
 if [ -x "$build/bin/bench_profiler" ]; then
   echo "=== bench_profiler ==="
