@@ -39,7 +39,14 @@ class FlightRecorder {
     std::atomic<uint64_t> words[kWords];
   };
 
+  // The slot of record `index`: a mask when the depth is a power of two (the default), as a 64-bit division
+  // costs more than the rest of the index arithmetic on the event path.
+  Slot& SlotFor(uint64_t index) const {
+    return slots_[mask_ != 0 ? index & mask_ : index % static_cast<uint64_t>(depth_)];
+  }
+
   const int depth_;
+  const uint64_t mask_;  // depth - 1 for a power-of-two depth, else 0
   std::unique_ptr<Slot[]> slots_;
   alignas(64) std::atomic<uint64_t> next_{0};
 };

@@ -26,6 +26,20 @@ TEST(FlightRecorder, KeepsLastNAndCountsOverwrites) {
   EXPECT_LE(sizeof(OpRecord), 256u);  // "a few hundred bytes at most"
 }
 
+TEST(FlightRecorder, AnyDepthKeepsTheLastNInOrder) {
+  for (int depth : {1, 5, 16, 48}) {  // a mask for powers of two, a modulo otherwise
+    FlightRecorder fr(depth);
+    for (uint64_t i = 1; i <= 100; ++i) {
+      OpRecord r;
+      r.seq = i;
+      fr.Append(r);
+    }
+    std::vector<OpRecord> got = fr.Snapshot();
+    ASSERT_EQ(got.size(), static_cast<size_t>(depth)) << depth;
+    for (int k = 0; k < depth; ++k) EXPECT_EQ(got[k].seq, 100u - depth + 1 + k) << depth;
+  }
+}
+
 TEST(FlightRecorder, ConcurrentWritersNeverTear) {
   FlightRecorder fr(64);
   std::atomic<bool> stop{false};
