@@ -315,7 +315,14 @@ void CommContext::Release(EventSlot* s, int32_t n) {
 }
 
 bool CommContext::OpVote(Op* op, uint64_t now_ns) {
-  if (op->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+  // `remaining` only falls: a voter that reads 1 holds the last vote and needs no locked decrement (the only
+  // vote of an operation without KernelCh, the last channel's otherwise). The acquire load pairs with the
+  // other voters' release decrements, as the fetch_sub would.
+  if (op->remaining.load(std::memory_order_acquire) == 1) {
+    op->remaining.store(0, std::memory_order_relaxed);
+  } else if (op->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+    return false;
+  }
   if (now_ns == 0) now_ns = MonotonicNs();
   Complete(op, now_ns);
   return true;
