@@ -98,19 +98,12 @@ void TranslateSharedArms(const Descr* e, EventDesc* d) {
   }
 }
 
-// startEvent of ABI version `v`: translate, start, and in recording mode swap NCCL's tokens for our handles
-// (the parent) and our handle for a fresh token (the new event), then record the call.
+// startEvent of ABI version `v` through the neutral description: translate, start, and in recording mode swap
+// NCCL's tokens for our handles (the parent) and our handle for a fresh token (the new event), then record the call.
 template <class Descr>
-ncclscope_result_t StartOurs(int v, const char* entry, void (*translate)(const Descr*, EventDesc*), void* context,
-                             void** eHandle, Descr* eDescr) {
-  record::Recorder* r = record::Recorder::Get();
-  if (r == nullptr && eHandle != nullptr && eDescr != nullptr && eDescr->type == NCCLSCOPE_PROFILE_KERNEL_CH) {
-    // 32 per collective at the default mask: straight to its operation, without a neutral description.
-    return ProfilerEventGate(entry, [&] {
-      *eHandle = nullptr;
-      *eHandle = StartKernelChannel(context, eDescr->parentObj, eDescr->kernelCh.pTimer);
-    });
-  }
+[[gnu::noinline]] ncclscope_result_t StartDescribed(int v, const char* entry,
+                                                    void (*translate)(const Descr*, EventDesc*), void* context,
+                                                    void** eHandle, Descr* eDescr, record::Recorder* r) {
   ncclscope_result_t rc = ProfilerEventGate(entry, [&] {
     if (eHandle == nullptr) return;
     *eHandle = nullptr;
@@ -125,10 +118,27 @@ ncclscope_result_t StartOurs(int v, const char* entry, void (*translate)(const D
   return rc;
 }
 
+// startEvent of ABI version `v` on our side. KernelCh events, 32 per collective at the default mask, go straight
+// to their operation, without a neutral description; inline, so that they cross no call layer of ours on the way.
+template <class Descr>
+[[gnu::always_inline]] inline ncclscope_result_t StartOurs(int v, const char* entry,
+                                                           void (*translate)(const Descr*, EventDesc*),
+                                                           void* context, void** eHandle, Descr* eDescr) {
+  record::Recorder* r = record::Recorder::Get();
+  if (r == nullptr && eHandle != nullptr && eDescr != nullptr && eDescr->type == NCCLSCOPE_PROFILE_KERNEL_CH) {
+    return ProfilerEventGate(entry, [&] {
+      *eHandle = nullptr;
+      *eHandle = StartKernelChannel(context, eDescr->parentObj, eDescr->kernelCh.pTimer);
+    });
+  }
+  return StartDescribed(v, entry, translate, context, eHandle, eDescr, r);
+}
+
 // With a second profiler chained behind ours (chain.h, v5+), both sides get the event; NCCL gets their pair.
 template <class Descr>
-ncclscope_result_t StartEventAbi(int v, const char* entry, void (*translate)(const Descr*, EventDesc*),
-                                 void* context, void** eHandle, Descr* eDescr) {
+[[gnu::always_inline]] inline ncclscope_result_t StartEventAbi(int v, const char* entry,
+                                                               void (*translate)(const Descr*, EventDesc*),
+                                                               void* context, void** eHandle, Descr* eDescr) {
   if constexpr (!std::is_same_v<Descr, ncclscope_profiler_descr_v4_t>) {
     if (chain::Active() && eHandle != nullptr && eDescr != nullptr) {
       return ProfilerEventGate(entry, [&] {
