@@ -2,11 +2,15 @@
 # Instructions per profiler call, counted by valgrind (callgrind): a figure that does not move with the host's
 # speed, for before/after comparisons of the event path on a noisy VM (bench_profiler's times swing 1.5-1.8x).
 # Usage: scripts/bench-ir.sh [BENCH_PROFILER_BINARY]   (default build/bin/bench_profiler; needs valgrind)
-# Prints, for BM_StartStop and BM_Collective32 (one thread), each entry point's inclusive instructions per call.
+# Prints, for BM_StartStop and BM_Collective32 (one thread), each entry point's inclusive instructions
+# per call.
 # Collective32 mixes one Coll and 32 KernelCh per operation: its per-call figures are averages over both.
 set -euo pipefail
 bin=${1:-build/bin/bench_profiler}
-command -v valgrind >/dev/null || { echo "bench-ir.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
+if ! command -v valgrind >/dev/null; then
+  echo "bench-ir.sh: valgrind is not installed (apt-get install valgrind)" >&2
+  exit 2
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for bench in StartStop Collective32; do
@@ -21,7 +25,8 @@ for bench in StartStop Collective32; do
       if (caller != "" && $0 ~ /StartEventV5|StopEventAbi|RecordEventStateAbi/) {
         calls = caller; sub(/.*\(/, "", calls); sub(/x\).*/, "", calls); gsub(",", "", calls)
         ir = caller; sub(/^ */, "", ir); sub(/ .*/, "", ir); gsub(",", "", ir)
-        name = $0; gsub(/\(anonymous namespace\)::/, "", name); sub(/.*\*  /, "", name); sub(/\(.*/, "", name); sub(/.*::/, "", name)
+        name = $0; gsub(/\(anonymous namespace\)::/, "", name)
+        sub(/.*\*  /, "", name); sub(/\(.*/, "", name); sub(/.*::/, "", name)
         printf "  %-20s %7.1f instructions per call (%d calls)\n", name, ir / calls, calls
       }
       caller = ""; next

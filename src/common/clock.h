@@ -52,8 +52,7 @@ struct TscFit {
 
 namespace clock_internal {
 
-// ns = ns0 + ((tsc - tsc0) * mult) >> 32 for tsc0 <= tsc < tsc0 + span; published under a sequence
-// lock (odd while being rewritten). span 0: no line yet.
+// The current TscFit, published under a sequence lock (odd while being rewritten); `on`: MonotonicNs() reads it.
 struct alignas(64) TscLine {
   std::atomic<bool> on{false};
   std::atomic<uint32_t> seq{0};

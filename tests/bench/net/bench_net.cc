@@ -114,10 +114,10 @@ struct Trace {
     };
     char line[512];
     const int n = snprintf(line, sizeof(line),
-                           "t=%.3f run=%d role=%s size=%zu bytes=%zu secs=%.4f cpu0=%d cpu1=%d cpu_changes=%d polls=%ld "
-                           "idle_polls=%ld nvcsw=%ld nivcsw=%ld user=%.3f sys=%.3f\n",
-                           Now(), run, role, size, bytes, Now() - t0, cpu_samples[0], cpu_samples[1], cpu_changes, polls,
-                           idle_polls, now.ru_nvcsw - start.ru_nvcsw, now.ru_nivcsw - start.ru_nivcsw,
+                           "t=%.3f run=%d role=%s size=%zu bytes=%zu secs=%.4f cpu0=%d cpu1=%d cpu_changes=%d "
+                           "polls=%ld idle_polls=%ld nvcsw=%ld nivcsw=%ld user=%.3f sys=%.3f\n",
+                           Now(), run, role, size, bytes, Now() - t0, cpu_samples[0], cpu_samples[1], cpu_changes,
+                           polls, idle_polls, now.ru_nvcsw - start.ru_nvcsw, now.ru_nivcsw - start.ru_nivcsw,
                            secs(start.ru_utime, now.ru_utime), secs(start.ru_stime, now.ru_stime));
     FILE* f = fopen(path, "a");
     if (f == nullptr) return;
