@@ -17,7 +17,9 @@ TEST(FusedShare, SharesTileTheMessageInOrder) {
         size_t off = 0;
         const size_t len = FusedShare(size, n, k, &off);
         EXPECT_EQ(off, next) << size << " bytes, member " << k << " of " << n;
-        if (off + len < size) EXPECT_EQ((off + len) % 4096, 0u);  // every boundary inside the message
+        if (off + len < size) {
+          EXPECT_EQ((off + len) % 4096, 0u);  // every boundary inside the message
+        }
         next = off + len;
       }
       EXPECT_EQ(next, size) << size << " bytes over " << n;
