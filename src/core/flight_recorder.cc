@@ -21,12 +21,19 @@ void FlightRecorder::Append(const OpRecord& rec) {
   static_assert(sizeof(OpRecord) % 8 == 0, "a record fills its words: no tail to clear");
   uint64_t words[kWords];
   std::memcpy(words, &rec, sizeof(rec));
+  // Claim the slot. Two writers a lap apart can meet on it (the older one stalled mid-write): only one may write
+  // at a time, or a reader could take half of each for a published record. A slot being written, or holding a
+  // newer record, is left alone and this record dropped: the ring would overwrite it at once anyway.
+  const uint64_t writing = 2 * index + 1;
+  uint64_t cur = s.seq.load(std::memory_order_relaxed);
+  do {
+    if ((cur & 1) != 0 || cur > writing) return;
+  } while (!s.seq.compare_exchange_weak(cur, writing, std::memory_order_relaxed));
   // A sequence lock without fences (ThreadSanitizer does not model them): release stores of the words, so a
   // reader that sees any new word also sees the odd seq when it reads seq again. Plain stores on x86-64.
-  s.seq.store(2 * index + 1, std::memory_order_relaxed);
 #pragma GCC unroll 32  // a straight run of moves: the loop's own compare and branch cost as much as the copy
   for (size_t i = 0; i < kWords; ++i) s.words[i].store(words[i], std::memory_order_release);
-  s.seq.store(2 * index + 2, std::memory_order_release);
+  s.seq.store(writing + 1, std::memory_order_release);
 }
 
 std::vector<OpRecord> FlightRecorder::Snapshot() const {
