@@ -45,6 +45,8 @@ echo "=== real NCCL ==="
 "$root/tests/gpu/run_real_nccl.sh" "$build/lib" "$out/proof"
 proof_rc=$?
 echo "run_real_nccl.sh exit status $proof_rc"
+tar -C "$out" --exclude=nccl_job --exclude='*/id' -czf "$out/proof.tar.gz" proof
+rm -rf "$out/proof"
 
 # The profiler benchmark first: it is short, and the network runs may be cut by the lease.
 if [ -x "$build/bin/bench_profiler" ]; then
@@ -52,13 +54,11 @@ if [ -x "$build/bin/bench_profiler" ]; then
   timeout 300 "$build/bin/bench_profiler" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 fi
 if [ -x "$build/bin/bench_net" ]; then
+  echo "=== bench_net spread: 12 runs in fresh processes, 1-64 MiB (issue 17) ==="
+  BENCH_MIN=1048576 timeout 300 "$build/bin/bench_net" --runs=12 --sizes-max=67108864 --quick
   echo "=== bench_net ($(nproc) CPUs, default: helper threads) ==="
   timeout 300 "$build/bin/bench_net"
   echo "=== bench_net, inline data path (NCCLSCOPE_NET_NTHREADS=-1) ==="
   NCCLSCOPE_NET_NTHREADS=-1 timeout 300 "$build/bin/bench_net"
-  echo "=== bench_net spread: 12 runs in fresh processes, 1-64 MiB (issue 17) ==="
-  BENCH_MIN=1048576 timeout 300 "$build/bin/bench_net" --runs=12 --sizes-max=67108864 --quick
 fi
-tar -C "$out" --exclude=nccl_job --exclude='*/id' -czf "$out/proof.tar.gz" proof
-rm -rf "$out/proof"
 exit $proof_rc
