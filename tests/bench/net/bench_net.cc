@@ -43,10 +43,12 @@ double Now() {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+double Seconds(const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; }
+
 double CpuSelf() {
   rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+  return Seconds(ru.ru_utime) + Seconds(ru.ru_stime);
 }
 
 void Die(const char* what) {
@@ -98,6 +100,7 @@ struct Trace {
     t0 = Now();
   }
   void Sample(bool idle) {
+    if (path == nullptr) return;  // not on the measured path unless tracing
     ++polls;
     idle_polls += idle;
     const int cpu = sched_getcpu();
@@ -109,16 +112,15 @@ struct Trace {
     if (path == nullptr) return;
     rusage now;
     getrusage(RUSAGE_SELF, &now);
-    auto secs = [](const timeval& a, const timeval& b) {
-      return (b.tv_sec - a.tv_sec) + (b.tv_usec - a.tv_usec) * 1e-6;
-    };
+    const double t = Now();
     char line[512];
     const int n = snprintf(line, sizeof(line),
                            "t=%.3f run=%d role=%s size=%zu bytes=%zu secs=%.4f cpu0=%d cpu1=%d cpu_changes=%d "
                            "polls=%ld idle_polls=%ld nvcsw=%ld nivcsw=%ld user=%.3f sys=%.3f\n",
-                           Now(), run, role, size, bytes, Now() - t0, cpu_samples[0], cpu_samples[1], cpu_changes,
-                           polls, idle_polls, now.ru_nvcsw - start.ru_nvcsw, now.ru_nivcsw - start.ru_nivcsw,
-                           secs(start.ru_utime, now.ru_utime), secs(start.ru_stime, now.ru_stime));
+                           t, run, role, size, bytes, t - t0, cpu_samples[0], cpu_samples[1], cpu_changes, polls,
+                           idle_polls, now.ru_nvcsw - start.ru_nvcsw, now.ru_nivcsw - start.ru_nivcsw,
+                           Seconds(now.ru_utime) - Seconds(start.ru_utime),
+                           Seconds(now.ru_stime) - Seconds(start.ru_stime));
     FILE* f = fopen(path, "a");
     if (f == nullptr) return;
     fwrite(line, 1, static_cast<size_t>(n), f);  // one write per line: the processes' lines never interleave
