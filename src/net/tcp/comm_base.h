@@ -5,6 +5,8 @@
 #ifndef NCCLSCOPE_NET_TCP_COMM_BASE_H_
 #define NCCLSCOPE_NET_TCP_COMM_BASE_H_
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -31,11 +33,19 @@ class CommBase {
 
   // Records the first failure, counts it and logs it once per comm.
   void Fail(const Status& s, NetErrorKind kind) { acct_.Fail(s, kind); }
-  // Starts `nthreads` helpers running Body(t); thread start failure is a clean SystemError.
+  // Starts `nthreads` helpers running Body(t), named `role` and t ("ncclscope-tx0") so that top, perf and
+  // /proc tell them apart; thread start failure is a clean SystemError.
   template <class Body>
-  Status StartHelpers(Body body) {
+  Status StartHelpers(const char* role, Body body) {
     try {
-      for (int t = 0; t < nthreads_; ++t) helpers_.emplace_back([this, body, t] { body(t); });
+      for (int t = 0; t < nthreads_; ++t) {
+        helpers_.emplace_back([body, role, t] {
+          char name[16];
+          snprintf(name, sizeof(name), "ncclscope-%s%d", role, t);
+          pthread_setname_np(pthread_self(), name);
+          body(t);
+        });
+      }
     } catch (const std::exception& e) {
       return SystemError("cannot start TCP helper thread for peer " + peer_ + ": " + e.what());
     }

@@ -18,7 +18,7 @@ TcpRecvComm::TcpRecvComm(std::vector<int> fds, PeerInfo peer, const TcpConfig& c
 }
 
 Status TcpRecvComm::Start() {
-  Status s = StartHelpers([this](int t) { HelperLoop(t); });
+  Status s = StartHelpers("rx", [this](int t) { HelperLoop(t); });
   if (!s.ok()) StopHelpers([] {});  // join the helpers that did start before the comm is destroyed
   return s;
 }

@@ -22,7 +22,7 @@ TcpSendComm::TcpSendComm(std::vector<int> fds, PeerInfo peer, const TcpConfig& c
 }
 
 Status TcpSendComm::Start() {
-  Status s = StartHelpers([this](int t) { HelperLoop(t); });
+  Status s = StartHelpers("tx", [this](int t) { HelperLoop(t); });
   if (!s.ok()) {  // join the helpers that did start before the comm is destroyed
     StopHelpers([this] {
       wake_.fetch_add(1, std::memory_order_release);
