@@ -10,9 +10,9 @@
 // hide behind a median), and the paired ratio: the plugin against the plain pair measured next to it.
 // (--mib prints MiB/s, perftest's unit, for the verbs comparison in tests/rdma/bench_verbs.sh).
 // Honours NCCLSCOPE_NET_NSOCKS / NCCLSCOPE_NET_NTHREADS (the plugin's tunables) for sweeps.
-// --trace=FILE appends one line per process and size of the bandwidth runs: where the process ran (share of
-// samples on each CPU, CPU changes), how often it polled without completing, and its context switches and CPU
-// time, the evidence for what sets a slow run apart.
+// --trace=FILE appends, per process and size of the bandwidth runs, where each thread ran, how often the waiting
+// thread polled without completing, CPU time and context switches, and each TCP socket's kernel counters: the
+// evidence for what sets a slow run apart (run_trace.h).
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
@@ -34,16 +34,9 @@
 #include <vector>
 
 #include "ncclscope/abi/net.h"
+#include "run_trace.h"
 
 namespace {
-
-double Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-double Seconds(const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; }
 
 double CpuSelf() {
   rusage ru;
@@ -84,50 +77,7 @@ void ReadAll(int fd, void* p, size_t n) {
   }
 }
 
-// Per-process samples for --trace: taken where each side waits (test() not done yet, or a blocking call).
-struct Trace {
-  const char* path = nullptr;
-  int run = 0;
-  int cpu_samples[2] = {0, 0};  // samples on CPU 0, on any other CPU
-  int cpu_changes = 0, last_cpu = -1;
-  long polls = 0, idle_polls = 0;
-  rusage start{};
-  double t0 = 0;
-
-  void Begin() {
-    *this = Trace{path, run};
-    getrusage(RUSAGE_SELF, &start);
-    t0 = Now();
-  }
-  void Sample(bool idle) {
-    if (path == nullptr) return;  // not on the measured path unless tracing
-    ++polls;
-    idle_polls += idle;
-    const int cpu = sched_getcpu();
-    cpu_samples[cpu != 0] += 1;
-    cpu_changes += last_cpu >= 0 && cpu != last_cpu;
-    last_cpu = cpu;
-  }
-  void End(const char* role, size_t size, size_t bytes) const {
-    if (path == nullptr) return;
-    rusage now;
-    getrusage(RUSAGE_SELF, &now);
-    const double t = Now();
-    char line[512];
-    const int n = snprintf(line, sizeof(line),
-                           "t=%.3f run=%d role=%s size=%zu bytes=%zu secs=%.4f cpu0=%d cpu1=%d cpu_changes=%d "
-                           "polls=%ld idle_polls=%ld nvcsw=%ld nivcsw=%ld user=%.3f sys=%.3f\n",
-                           t, run, role, size, bytes, t - t0, cpu_samples[0], cpu_samples[1], cpu_changes, polls,
-                           idle_polls, now.ru_nvcsw - start.ru_nvcsw, now.ru_nivcsw - start.ru_nivcsw,
-                           Seconds(now.ru_utime) - Seconds(start.ru_utime),
-                           Seconds(now.ru_stime) - Seconds(start.ru_stime));
-    FILE* f = fopen(path, "a");
-    if (f == nullptr) return;
-    fwrite(line, 1, static_cast<size_t>(n), f);  // one write per line: the processes' lines never interleave
-    fclose(f);
-  }
-};
-Trace g_trace;
+RunTrace g_trace;
 
 struct Plan {
   std::vector<size_t> sizes;

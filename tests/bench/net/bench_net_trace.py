@@ -1,28 +1,61 @@
 #!/usr/bin/env python3
-"""Summarises a `bench_net --runs=N --trace=FILE` trace: per size and run, the plugin against the plain pair
-measured next to it, the CPU seconds per GiB of each side (where a slow run's time goes), and where each side
-of the plugin ran (share of samples on CPU 0)."""
+"""Summarises a `bench_net --runs=N --trace=FILE` trace (run_trace.h): per size and run, the plugin against the
+plain pair measured next to it, then what might set a slow run apart:
+  CPU s/GiB   each side's CPU seconds per GiB moved (the host's speed);
+  helpers     where the transport's helper threads ran: each one's main CPU, '!' where a sender's and a
+              receiver's helper shared one;
+  rwnd%       the largest share of a plugin socket's busy time that the receiver's window held it back;
+  rcvbuf MiB  the smallest receive buffer the kernel autotuned among the plugin's receiving sockets;
+  rexmit      retransmitted segments on the plugin's sockets, and the host's TCP timeouts meanwhile."""
 import collections
 import sys
 
 
+def parse(path):
+    procs, threads, sockets, netstat = {}, collections.defaultdict(list), collections.defaultdict(list), {}
+    for line in open(path):
+        row = dict(kv.split("=", 1) for kv in line.split())
+        key = (int(row["size"]), int(row["run"]), row["role"])
+        kind = row.get("kind", "process")
+        if kind == "process":
+            procs[key] = row
+        elif kind == "thread":
+            threads[key].append(row)
+        elif kind == "socket":
+            sockets[key].append(row)
+        elif kind == "netstat":
+            netstat[key] = row
+    return procs, threads, sockets, netstat
+
+
+def helpers(threads, role, prefix):
+    return [int(t["cpu"]) for t in threads.get(role, []) if t["name"].startswith(prefix)]
+
+
 def main(path):
-    rows = [dict(kv.split("=", 1) for kv in line.split()) for line in open(path)]
+    procs, threads, sockets, netstat = parse(path)
     runs = collections.defaultdict(dict)
-    for r in rows:
-        runs[(int(r["size"]), int(r["run"]))][r["role"]] = r
-    print(f"{'size':>8} {'run':>4} {'paired':>7}   CPU s/GiB: plain send/recv  plugin send/recv"
-          "   plugin on CPU 0: send/recv")
+    for (size, run, role), row in procs.items():
+        runs[(size, run)][role] = row
+    print(f"{'size':>8} {'run':>4} {'paired':>7}  CPU s/GiB plain s/r  plugin s/r   helpers tx | rx      rwnd%"
+          f"  rcvbuf MiB  rexmit  timeouts")
     for (size, run), sides in sorted(runs.items()):
         if not {"plain-send", "plain-recv", "plugin-send", "plugin-recv"} <= sides.keys():
             continue
-        cpu = {k: (float(v["user"]) + float(v["sys"])) / (int(v["bytes"]) / 2**30)
-               for k, v in sides.items()}
-        on0 = {k: int(v["cpu0"]) / max(1, int(v["cpu0"]) + int(v["cpu1"])) for k, v in sides.items()}
+        cpu = {k: (float(v["user"]) + float(v["sys"])) / (int(v["bytes"]) / 2**30) for k, v in sides.items()}
         paired = float(sides["plain-send"]["secs"]) / float(sides["plugin-send"]["secs"])
-        print(f"{size >> 20:>5}MiB {run:>4} {paired:>6.2f}x   {cpu['plain-send']:>13.3f}/{cpu['plain-recv']:<6.3f}"
-              f" {cpu['plugin-send']:>9.3f}/{cpu['plugin-recv']:<6.3f}"
-              f" {on0['plugin-send']:>13.2f}/{on0['plugin-recv']:.2f}")
+        th = {role: threads.get((size, run, role), []) for role in ("plugin-send", "plugin-recv")}
+        tx, rx = helpers(th, "plugin-send", "ncclscope-tx"), helpers(th, "plugin-recv", "ncclscope-rx")
+        shared = "!" if set(tx) & set(rx) else " "
+        send_socks = sockets.get((size, run, "plugin-send"), [])
+        recv_socks = sockets.get((size, run, "plugin-recv"), [])
+        rwnd = max((int(s["rwnd_limited_us"]) / max(1, int(s["busy_us"])) for s in send_socks), default=0)
+        rcvbuf = min((int(s["rcvbuf"]) / 2**20 for s in recv_socks), default=0)
+        rexmit = sum(int(s["retrans"]) for s in send_socks)
+        timeouts = netstat.get((size, run, "plugin-send"), {}).get("TCPTimeouts", "-")
+        print(f"{size >> 20:>5}MiB {run:>4} {paired:>6.2f}x  {cpu['plain-send']:>7.3f}/{cpu['plain-recv']:<6.3f}"
+              f" {cpu['plugin-send']:>5.3f}/{cpu['plugin-recv']:<6.3f} {','.join(map(str, tx)) or '-':>6} |"
+              f" {','.join(map(str, rx)) or '-':<6}{shared} {rwnd * 100:>5.0f}% {rcvbuf:>10.1f} {rexmit:>7} {timeouts:>9}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""bench_net --runs --trace end to end: two fresh-process runs with helper threads; every process leaves its
+line, the transport's helper threads are found by name, each TCP socket's kernel counters account for the
+bytes moved, the host's TCP counters are there, and bench_net_trace.py summarises every run."""
+import os
+import subprocess
+import sys
+import tempfile
+
+BYTES = 64 << 20
+SIZE = 4 << 20
+
+
+def main(bench_net):
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.txt")
+        env = dict(os.environ, NCCLSCOPE_NET_NTHREADS="2", NCCLSCOPE_NET_NSOCKS="2", BENCH_MIN=str(SIZE))
+        subprocess.run([bench_net, "--runs=2", f"--bytes={BYTES}", f"--sizes-max={SIZE}", f"--trace={trace}"],
+                       env=env, check=True, timeout=120, stdout=subprocess.DEVNULL)
+        rows = [dict(kv.split("=", 1) for kv in line.split()) for line in open(trace)]
+        summary = subprocess.run([sys.executable, os.path.join(here, "bench_net_trace.py"), trace], check=True,
+                                 capture_output=True, text=True, timeout=60).stdout
+    failures = []
+
+    def check(ok, what):
+        print(("ok:   " if ok else "FAIL: ") + what)
+        if not ok:
+            failures.append(what)
+
+    for run in ("0", "1"):
+        mine = [r for r in rows if r["run"] == run]
+        procs = {r["role"] for r in mine if "kind" not in r}
+        check(procs == {"plain-send", "plain-recv", "plugin-send", "plugin-recv"}, f"run {run}: a line per process")
+        for role, prefix in (("plugin-send", "ncclscope-tx"), ("plugin-recv", "ncclscope-rx")):
+            names = sorted(r["name"] for r in mine if r.get("kind") == "thread" and r["role"] == role
+                           and r["name"].startswith(prefix))
+            check(names == [prefix + "0", prefix + "1"], f"run {run} {role}: helper threads {names}")
+        for role, field in (("plugin-send", "sent"), ("plugin-recv", "received"), ("plain-send", "sent")):
+            socks = [r for r in mine if r.get("kind") == "socket" and r["role"] == role]
+            moved = sum(int(s[field]) for s in socks)
+            # The transport adds a header per slice and clear-to-send messages: a little more than the payload.
+            check(BYTES <= moved < BYTES * 1.01, f"run {run} {role}: {len(socks)} socket(s) {field} {moved} B")
+        netstat = [r for r in mine if r.get("kind") == "netstat"]
+        check(len(netstat) == 4 and all("TCPTimeouts" in r for r in netstat), f"run {run}: host TCP counters")
+    lines = [l for l in summary.splitlines() if l.strip().startswith("4MiB")]
+    check(len(lines) == 2, f"summary: a row per run ({len(lines)})")
+    print(summary)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
