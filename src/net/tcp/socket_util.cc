@@ -30,6 +30,7 @@ TcpConfig LoadTcpConfig() {
   c.timeout_ms = static_cast<int>(p.Int(ParamId::kNetTimeoutMs));
   c.keepalive_s = static_cast<int>(p.Int(ParamId::kNetKeepaliveS));
   c.min_slice = static_cast<uint64_t>(p.Int(ParamId::kNetMinSliceBytes));
+  c.socket_buffer = static_cast<uint64_t>(p.Int(ParamId::kNetSocketBufferBytes));
   c.ifname_spec = p.Str(ParamId::kSocketIfname);
   return c;
 }
@@ -43,6 +44,13 @@ Result<int> NewSocket(int family, const std::string& what) {
                        "); raise `ulimit -n` or lower NCCLSCOPE_NET_NSOCKS");
   }
   return SystemError(what + ": socket() failed: " + strerror(err));
+}
+
+void SizeSocketBuffers(int fd, const TcpConfig& cfg) {
+  if (cfg.socket_buffer == 0) return;
+  const int bytes = static_cast<int>(std::min<uint64_t>(cfg.socket_buffer, INT32_MAX / 2));
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
 }
 
 void ConfigureDataSocket(int fd, const TcpConfig& cfg) {

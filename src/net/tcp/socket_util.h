@@ -18,6 +18,7 @@ struct TcpConfig {
   int timeout_ms = 30000;
   int keepalive_s = 30;
   uint64_t min_slice = 64 * 1024;
+  uint64_t socket_buffer = 0;  // bytes of SO_SNDBUF/SO_RCVBUF; 0: the kernel autotunes both
   std::string ifname_spec;
 };
 
@@ -26,6 +27,10 @@ TcpConfig LoadTcpConfig();
 
 // socket(family, SOCK_STREAM|SOCK_NONBLOCK|SOCK_CLOEXEC); EMFILE/ENFILE become a clear resource error.
 Result<int> NewSocket(int family, const std::string& what);
+
+// Fixes the socket's buffer sizes where the configuration asks for it. Before connect() or listen(): the
+// window scale is agreed at the handshake, and accepted sockets inherit the listener's sizes.
+void SizeSocketBuffers(int fd, const TcpConfig& cfg);
 
 // Options for a connected data socket.
 void ConfigureDataSocket(int fd, const TcpConfig& cfg);

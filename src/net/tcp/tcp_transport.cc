@@ -159,6 +159,7 @@ class Connector final : public PendingConnect {
         if (!fd.ok()) return fd.status();
         fds_.push_back(*fd);
         sent_.push_back(0);
+        SizeSocketBuffers(*fd, cfg_);
         if (connect(*fd, &addr_.sa, SockAddrLen(addr_)) != 0 && errno != EINPROGRESS) {
           return ConnectError(errno);
         }
@@ -306,6 +307,7 @@ Status TcpTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm**
     NetCountersFor(iface.name, 0, true)->AddError(NetErrorKind::kResource);
     return fd.status();
   }
+  SizeSocketBuffers(*fd, cfg);
   socklen_t len = SockAddrLen(addr);
   if (bind(*fd, &addr.sa, len) != 0 || listen(*fd, 16384) != 0 || getsockname(*fd, &addr.sa, &len) != 0) {
     int err = errno;
