@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """bench_net --runs --trace end to end: two fresh-process runs with helper threads; every process leaves its
 line, the transport's helper threads are found by name, each TCP socket's kernel counters account for the
-bytes moved, the host's TCP counters are there, and bench_net_trace.py summarises every run."""
+bytes moved, the host's TCP counters are there, and bench_net_trace.py summarises every run. Then one run with
+NCCLSCOPE_NET_SOCKBUF: the transport's sockets carry the fixed sizes (doubled by the kernel), the plain pair's
+do not."""
 import os
 import subprocess
 import sys
@@ -11,16 +13,22 @@ BYTES = 64 << 20
 SIZE = 4 << 20
 
 
-def main(bench_net):
+def traced_runs(bench_net, runs, **env):
+    """Runs bench_net --runs=RUNS --trace; returns the trace's rows and bench_net_trace.py's summary."""
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace.txt")
-        env = dict(os.environ, NCCLSCOPE_NET_NTHREADS="2", NCCLSCOPE_NET_NSOCKS="2", BENCH_MIN=str(SIZE))
-        subprocess.run([bench_net, "--runs=2", f"--bytes={BYTES}", f"--sizes-max={SIZE}", f"--trace={trace}"],
+        env = dict(os.environ, NCCLSCOPE_NET_NTHREADS="2", NCCLSCOPE_NET_NSOCKS="2", BENCH_MIN=str(SIZE), **env)
+        subprocess.run([bench_net, f"--runs={runs}", f"--bytes={BYTES}", f"--sizes-max={SIZE}", f"--trace={trace}"],
                        env=env, check=True, timeout=120, stdout=subprocess.DEVNULL)
         rows = [dict(kv.split("=", 1) for kv in line.split()) for line in open(trace)]
         summary = subprocess.run([sys.executable, os.path.join(here, "bench_net_trace.py"), trace], check=True,
                                  capture_output=True, text=True, timeout=60).stdout
+    return rows, summary
+
+
+def main(bench_net):
+    rows, summary = traced_runs(bench_net, 2)
     failures = []
 
     def check(ok, what):
@@ -46,6 +54,14 @@ def main(bench_net):
     lines = [l for l in summary.splitlines() if l.strip().startswith("4MiB")]
     check(len(lines) == 2, f"summary: a row per run ({len(lines)})")
     print(summary)
+
+    fixed = 256 << 10
+    rows, _ = traced_runs(bench_net, 1, NCCLSCOPE_NET_SOCKBUF=str(fixed))
+    for role in ("plugin-send", "plugin-recv"):
+        sizes = {(int(r["sndbuf"]), int(r["rcvbuf"])) for r in rows if r.get("kind") == "socket" and r["role"] == role}
+        check(sizes == {(2 * fixed, 2 * fixed)}, f"NCCLSCOPE_NET_SOCKBUF={fixed}: {role} sockets' (sndbuf, rcvbuf) {sizes}")
+    plain = [int(r["rcvbuf"]) for r in rows if r.get("kind") == "socket" and r["role"] == "plain-recv"]
+    check(plain and plain[0] != 2 * fixed, f"the plain pair keeps the kernel's sizes (rcvbuf {plain})")
     return 1 if failures else 0
 
 
