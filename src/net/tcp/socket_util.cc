@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "common/log.h"
 #include "common/params.h"
 
 namespace ncclscope::net::tcp {
@@ -51,6 +52,17 @@ void SizeSocketBuffers(int fd, const TcpConfig& cfg) {
   const int bytes = static_cast<int>(std::min<uint64_t>(cfg.socket_buffer, INT32_MAX / 2));
   setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+  // The kernel clamps the request to net.core.wmem_max / rmem_max without an error, then doubles it.
+  int snd = 0, rcv = 0;
+  socklen_t len = sizeof(int);
+  getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, &len);
+  getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, &len);
+  if (std::min(snd, rcv) < 2 * bytes) {
+    NCCLSCOPE_LOG_ONCE(NCCLSCOPE_WARN, subsys::kNet,
+                       "NCCLSCOPE_NET_SOCKBUF=%d: the kernel granted %d bytes to send and %d to receive, less than "
+                       "twice the asked size: net.core.wmem_max / rmem_max clamp it (raise them for more)",
+                       bytes, snd, rcv);
+  }
 }
 
 void ConfigureDataSocket(int fd, const TcpConfig& cfg) {
