@@ -12,16 +12,12 @@ static_assert(sizeof(kFuncNames) / sizeof(kFuncNames[0]) == static_cast<size_t>(
 
 bool Eq(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
 
-struct DatatypeInfo {
-  const char* name;
-  int size;
-};
-constexpr DatatypeInfo kDatatypes[] = {
-    {"ncclInt8", 1},      {"ncclChar", 1},    {"ncclUint8", 1},   {"Unknown", 1},        {"ncclFloat8e4m3", 1},
-    {"ncclFloat8e5m2", 1}, {"ncclFloat16", 2}, {"ncclHalf", 2},    {"ncclBfloat16", 2},   {"ncclInt32", 4},
-    {"ncclInt", 4},       {"ncclUint32", 4},  {"ncclFloat32", 4}, {"ncclFloat", 4},      {"ncclInt64", 8},
-    {"ncclUint64", 8},    {"ncclFloat64", 8}, {"ncclDouble", 8}};
-constexpr size_t kDatatypeCount = sizeof(kDatatypes) / sizeof(kDatatypes[0]);
+// Indexed like kDatatypeSizes (op_types.h).
+constexpr const char* kDatatypeNames[] = {
+    "ncclInt8",    "ncclChar",  "ncclUint8",    "Unknown",   "ncclFloat8e4m3", "ncclFloat8e5m2",
+    "ncclFloat16", "ncclHalf",  "ncclBfloat16", "ncclInt32", "ncclInt",        "ncclUint32",
+    "ncclFloat32", "ncclFloat", "ncclInt64",    "ncclUint64", "ncclFloat64",   "ncclDouble"};
+static_assert(sizeof(kDatatypeNames) / sizeof(kDatatypeNames[0]) == kDatatypeCount);
 
 }  // namespace
 
@@ -56,14 +52,12 @@ Proto ParseProto(const char* s) {
 uint8_t ParseDatatype(const char* s) {
   if (s == nullptr) return kUnknownDatatype;
   for (size_t i = 0; i < kDatatypeCount; ++i) {
-    if (Eq(s, kDatatypes[i].name)) return static_cast<uint8_t>(i);
+    if (Eq(s, kDatatypeNames[i])) return static_cast<uint8_t>(i);
   }
   return kUnknownDatatype;
 }
 
-const char* DatatypeName(uint8_t index) { return index < kDatatypeCount ? kDatatypes[index].name : ""; }
-
-int DatatypeSizeOf(uint8_t index) { return index < kDatatypeCount ? kDatatypes[index].size : 1; }
+const char* DatatypeName(uint8_t index) { return index < kDatatypeCount ? kDatatypeNames[index] : ""; }
 
 const char* FuncName(Func f) {
   size_t i = static_cast<size_t>(f);

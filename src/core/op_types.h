@@ -45,7 +45,11 @@ Proto ParseProto(const char* s);
 inline constexpr uint8_t kUnknownDatatype = 0xff;
 uint8_t ParseDatatype(const char* s);
 const char* DatatypeName(uint8_t index);
-int DatatypeSizeOf(uint8_t index);
+// Bytes per element, by datatype index (the order of kDatatypeNames in op_types.cc). In the header so
+// that DatatypeSizeOf inlines: every operation start looks it up.
+inline constexpr uint8_t kDatatypeSizes[] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 4, 4, 4, 4, 4, 8, 8, 8, 8};
+inline constexpr size_t kDatatypeCount = sizeof(kDatatypeSizes) / sizeof(kDatatypeSizes[0]);
+inline int DatatypeSizeOf(uint8_t index) { return index < kDatatypeCount ? kDatatypeSizes[index] : 1; }
 // Bytes per element of a datatype string.
 inline int DatatypeSize(const char* s) { return DatatypeSizeOf(ParseDatatype(s)); }
 
