@@ -129,9 +129,15 @@ void OneCycle(int net_version, int profiler_version, uint64_t comm_id) {
   ASSERT_EQ(init_rc, NCCLSCOPE_SUCCESS);
 
   auto* prof = static_cast<const ncclscope_profiler_v5_t*>(prof_table);  // finalize is slot 5 in every version
-  if (prof_ctx != nullptr) EXPECT_EQ(prof->finalize(prof_ctx), NCCLSCOPE_SUCCESS);
-  if (net_version == 11) EXPECT_EQ(static_cast<const ncclscope_net_v11_t*>(net_table)->finalize(net_ctx), 0);
-  if (net_version == 12) EXPECT_EQ(static_cast<const ncclscope_net_v12_t*>(net_table)->finalize(net_ctx), 0);
+  if (prof_ctx != nullptr) {
+    EXPECT_EQ(prof->finalize(prof_ctx), NCCLSCOPE_SUCCESS);
+  }
+  if (net_version == 11) {
+    EXPECT_EQ(static_cast<const ncclscope_net_v11_t*>(net_table)->finalize(net_ctx), 0);
+  }
+  if (net_version == 12) {
+    EXPECT_EQ(static_cast<const ncclscope_net_v12_t*>(net_table)->finalize(net_ctx), 0);
+  }
   EXPECT_EQ(dlclose(lib), 0);
 }
 
@@ -200,7 +206,9 @@ TEST(CloseOnExec, EveryDescriptorThePluginOpensIsCloseOnExec) {
   }
   EXPECT_GE(opened, 1) << "listen opened no descriptor?";
   EXPECT_EQ(net->closeListen(listen_comm), NCCLSCOPE_SUCCESS);
-  if (prof_ctx != nullptr) EXPECT_EQ(prof->finalize(prof_ctx), NCCLSCOPE_SUCCESS);
+  if (prof_ctx != nullptr) {
+    EXPECT_EQ(prof->finalize(prof_ctx), NCCLSCOPE_SUCCESS);
+  }
   EXPECT_EQ(net->finalize(net_ctx), NCCLSCOPE_SUCCESS);
   EXPECT_EQ(OpenFds(), before) << "descriptors left open after close and finalize";
   dlclose(lib);

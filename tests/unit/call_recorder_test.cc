@@ -69,7 +69,9 @@ TEST_F(CallRecorderTest, ManyThreadsWriteWholeOrderedLines) {
       continue;
     }
     if (!l.contains("i")) continue;
-    if (!first) EXPECT_EQ(l["i"].get<uint64_t>(), last_i + 1) << "line numbers follow the write order";
+    if (!first) {
+      EXPECT_EQ(l["i"].get<uint64_t>(), last_i + 1) << "line numbers follow the write order";
+    }
     first = false;
     last_i = l["i"];
     if (l["call"] == "startEvent") {
