@@ -2,10 +2,11 @@
 """Checks an `ncclscope-analyze --json` report names exactly one root cause, the expected one, and nothing
 else as a culprit:
 
-  check_culprits.py REPORT.json KIND COMM_NAME RANK SEQ [--global-rank G]
+  check_culprits.py REPORT.json KIND COMM_NAME RANK SEQ [--global-rank G] [--or-where COMM_NAME:RANK]
 
 KIND: hang, dead, mismatch, straggler ('hang' accepts the analyzer's behind/missing kinds); SEQ '-' skips the
-sequence check (stragglers). Exit 1 with the report's culprits printed when anything differs.
+sequence check (stragglers). --or-where accepts a second first place where the process stopped, for a
+scenario where it is blamed in two communicators at the same sequence and either could be where it stopped. Exit 1 with the report's culprits printed when anything differs.
 """
 import argparse
 import json
@@ -20,6 +21,7 @@ ap.add_argument("comm_name")
 ap.add_argument("rank", type=int)
 ap.add_argument("seq")
 ap.add_argument("--global-rank", type=int)
+ap.add_argument("--or-where", help="COMM_NAME:RANK, also accepted as the first place")
 a = ap.parse_args()
 r = json.load(open(a.report))
 culprits = r["culprits"]
@@ -33,7 +35,11 @@ else:
     w = c["where"][0]
     if c["kind"] not in KINDS[a.kind]:
         problems.append(f"kind {c['kind']}, expected {a.kind}")
-    if (w["comm_name"] or "", w["rank"]) != (a.comm_name, a.rank):
+    accepted = {(a.comm_name, a.rank)}
+    if a.or_where:
+        name, rank = a.or_where.rsplit(":", 1)
+        accepted.add((name, int(rank)))
+    if (w["comm_name"] or "", w["rank"]) not in accepted:
         problems.append(f"blamed rank {w['rank']} of {w['comm_name']}, expected rank {a.rank} of {a.comm_name}")
     if a.seq != "-" and w["seq"] != int(a.seq):
         problems.append(f"seq {w['seq']}, expected {a.seq}")
