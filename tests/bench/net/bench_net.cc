@@ -372,8 +372,7 @@ Result RunPairBench(Server server, Client client, const Plan& plan, double* cpu_
   rusage ru;
   wait4(pid, &status, 0, &ru);
   close(sv[1]);
-  *cpu_total = (c1 - c0) + ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
-               ru.ru_stime.tv_usec * 1e-6;
+  *cpu_total = (c1 - c0) + Seconds(ru.ru_utime) + Seconds(ru.ru_stime);
   return r;
 }
 

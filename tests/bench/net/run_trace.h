@@ -32,6 +32,8 @@ class RunTrace {
   const char* path = nullptr;
   int run = 0;
 
+  ~RunTrace() { End(nullptr, 0, 0); }  // a sampler still running would end the process from std::thread's destructor
+
   void Begin();
   // Where the measuring thread waits: `idle` when its poll found nothing done.
   void Sample(bool idle) {
