@@ -105,14 +105,16 @@ std::string RunTrace::ThreadLines(const std::string& prefix) const {
   return out;
 }
 
-// Every established TCP socket of this process that moved data (the plain pair's or the transport's).
+// Every established TCP socket of this process that moved data (the plain pair's or the transport's). `sent` counts
+// each byte once (retransmissions left out) as soon as it left: the peer's last acknowledgements may still be on
+// their way when the receiver has told us it has every byte.
 std::string RunTrace::SocketLines(const std::string& prefix) {
   std::string out;
   for (int fd = 0; fd < 1024; ++fd) {
     tcp_info ti{};
     socklen_t len = sizeof(ti);
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) continue;  // not a TCP socket
-    if (ti.tcpi_state != 1 || (ti.tcpi_bytes_acked <= 1 && ti.tcpi_bytes_received <= 1)) continue;
+    if (ti.tcpi_state != 1 || (ti.tcpi_bytes_sent <= 1 && ti.tcpi_bytes_received <= 1)) continue;
     int sndbuf = 0, rcvbuf = 0;
     socklen_t sl = sizeof(int);
     getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl);
@@ -120,7 +122,7 @@ std::string RunTrace::SocketLines(const std::string& prefix) {
     char line[512];
     snprintf(line, sizeof(line), "kind=socket %s fd=%d sent=%llu received=%llu rtt_us=%u min_rtt_us=%u cwnd=%u "
              "retrans=%u bytes_retrans=%llu rcv_space=%u snd_wnd=%u busy_us=%llu rwnd_limited_us=%llu sndbuf_limited_us=%llu "
-             "sndbuf=%d rcvbuf=%d\n", prefix.c_str(), fd, static_cast<unsigned long long>(ti.tcpi_bytes_acked),
+             "sndbuf=%d rcvbuf=%d\n", prefix.c_str(), fd, static_cast<unsigned long long>(ti.tcpi_bytes_sent - ti.tcpi_bytes_retrans),
              static_cast<unsigned long long>(ti.tcpi_bytes_received), ti.tcpi_rtt, ti.tcpi_min_rtt, ti.tcpi_snd_cwnd,
              ti.tcpi_total_retrans, static_cast<unsigned long long>(ti.tcpi_bytes_retrans), ti.tcpi_rcv_space, ti.tcpi_snd_wnd,
              static_cast<unsigned long long>(ti.tcpi_busy_time), static_cast<unsigned long long>(ti.tcpi_rwnd_limited),
