@@ -216,6 +216,28 @@ class HangTest(unittest.TestCase):
                       [f for f in entry["0xb"]["findings"] if f["kind"] == "behind"][0]["text"])
 
 
+    def test_culprit_blamed_twice_stopped_where_its_own_dumps_say(self):
+        # Global rank 1 is in comm 0xa (with global 0) and 0xb (with global 3) and issued AllReduce 4 in neither.
+        # The wait in 0xb began first, but its own dumps decide: its next operation was for the communicator it
+        # has been idle in longest. Both orders, so neither the wait race nor the comm hash can pass the test.
+        ident = lambda g: {"global_rank": g, "world_size": 4}  # noqa: E731
+
+        def first_place(a_offset_ns, b_offset_ns):
+            own = lambda off: [coll("AllReduce", s, start_ns=10**9 + s * 10 * MS + off) for s in range(4)]  # noqa
+            a = comm(dump(0, nranks=2, completed=history(4), comm="0xa", pid=100, identity=ident(0), stalled=True,
+                          in_flight=[coll("AllReduce", 4, start_ns=3 * 10**9, **STUCK)]),
+                     dump(1, nranks=2, completed=own(a_offset_ns), comm="0xa", pid=101, identity=ident(1)))
+            b = comm(dump(0, nranks=2, completed=own(b_offset_ns), comm="0xb", pid=101, identity=ident(1)),
+                     dump(1, nranks=2, completed=history(4), comm="0xb", pid=103, identity=ident(3), stalled=True,
+                          in_flight=[coll("AllReduce", 4, start_ns=2 * 10**9, **STUCK)]))
+            [c] = report.analyze({"0xa": a, "0xb": b})["culprits"]
+            self.assertEqual((c["global_rank"], sorted(w["comm_hash"] for w in c["where"])), (1, ["0xa", "0xb"]))
+            return c["where"][0]["comm_hash"]
+
+        self.assertEqual(first_place(0, 5 * MS), "0xa")
+        self.assertEqual(first_place(5 * MS, 0), "0xb")
+
+
 class StragglerTest(unittest.TestCase):
     def jobs(self, late_rank, late_ns, hosts=("h", "h", "h"), n=8):
         ds = []

@@ -110,10 +110,11 @@ culprit mismatch mismatch sim-world 2 0
 # Tensor-parallel groups {0,1} {2,3}, data-parallel groups {0,2} {1,3}; global rank 1 stops before its TP
 # AllReduce seq 3: rank 0 waits in TP, rank 2 in DP on rank 0, rank 3 in DP on rank 1. One culprit: global rank 1.
 hung_job chain 3 --ranks 4 --layout tp=2 --ops allreduce --sizes 64K:64K --iters 10 --hang 1@3 --timeout 8 --expect-hang
-# Global rank 1 issued neither its TP nor its DP AllReduce seq 3: the analyzer names first the communicator where
-# the wait on it began first, which is TP's unless rank 0 reached seq 3 after rank 3 (it happens under load).
+# Global rank 1 issued neither its TP nor its DP AllReduce seq 3. Its own dumps (SIGUSR2) say TP is next: its
+# last TP operation is older than its last DP one. The stall dumps have none of its own, and the analyzer names
+# first the communicator where the wait on it began first: TP's unless rank 0 reached seq 3 after rank 3 (a race).
 culprit chain-stall hang sim-tp-0 1 3 --global-rank 1 --or-where sim-dp-1:0
-culprit chain hang sim-tp-0 1 3 --global-rank 1 --or-where sim-dp-1:0
+culprit chain hang sim-tp-0 1 3 --global-rank 1
 expect chain 1 "itself waiting elsewhere: the chain ends at global rank 1"
 
 # The dumps real NCCL 2.28.9 left in the golden abort scenario (rank 0 waits in a second all-reduce that

@@ -88,16 +88,38 @@ def _who(ident, no_dump=False):
     return ", ".join(x for x in (g, where, "no dump" if no_dump else None) if x)
 
 
+def _last_issue_ns(d):
+    """Monotonic start of the last operation a rank issued on one communicator (its completed `recent` ones and
+    those in flight); None when its dump holds none."""
+    starts = list((d.get("recent") or {}).get("start_ns", [])) + [o["start_ns"] for o in d["in_flight"]
+                                                                    if o.get("start_ns")]
+    return max(starts, default=None)
+
+
 def _since(finding):
-    """When the first rank began waiting on this finding's blamed ranks (hang.diagnose): a culprit blamed in
-    several communicators stopped first where the wait began first."""
+    """When the first rank began waiting on this finding's blamed ranks (hang.diagnose)."""
     start = finding.get("_wait_start_ns")
     return float("inf") if start is None else start
 
 
+def _stop_order(key, hits):
+    """A culprit's places, where it stopped first at the head. From its own dumps when it wrote one in each: one
+    process issues in program order, so the communicator it has been idle in longest (its last operation there
+    the oldest, one monotonic clock) is the one its next operation was for. Otherwise where the first wait on it
+    began first, which is a race when it issued neither operation."""
+    last = []
+    for e, f in hits:
+        rank = next(r for r, b in zip(f["ranks"], f["_blamed"]) if b == key)
+        d = e["_ranks"].get(rank)
+        last.append(None if d is None else _last_issue_ns(d))
+    if None not in last:
+        return [h for _, h in sorted(zip(last, hits), key=lambda x: (x[0], x[1][0]["comm_hash"]))]
+    return sorted(hits, key=lambda h: _since(h[1]))
+
+
 def _culprit(key, hits):
     """One root-cause process: identity, every place it is blamed, the verdict line and the next step."""
-    hits = sorted(hits, key=lambda h: _since(h[1]))
+    hits = _stop_order(key, hits)
     e0, f0 = hits[0]
     rank0 = next(r for r, b in zip(f0["ranks"], f0["_blamed"]) if b == key)
     ident = _identity(e0, rank0, f0)
