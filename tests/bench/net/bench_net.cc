@@ -195,7 +195,8 @@ void Wait(const ncclscope_net_v12_t* t, void* req) {
   while (!done) {
     if (t->test(req, &done, sizes) != 0) Die("test failed");
     g_trace.Sample(!done);
-    if (!done && getenv("BENCH_SLEEP")) usleep(50); else if (!done) sched_yield();  // NCCL's progress thread yields when idle
+    if (!done && getenv("BENCH_SLEEP")) usleep(50);
+    else if (!done) sched_yield();  // NCCL's progress thread yields when idle
   }
 }
 

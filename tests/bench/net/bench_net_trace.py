@@ -11,10 +11,14 @@ import collections
 import sys
 
 
+def rows(path):
+    """Every line of the trace as {key: value} (all values strings)."""
+    return [dict(kv.split("=", 1) for kv in line.split()) for line in open(path)]
+
+
 def parse(path):
     procs, threads, sockets, netstat = {}, collections.defaultdict(list), collections.defaultdict(list), {}
-    for line in open(path):
-        row = dict(kv.split("=", 1) for kv in line.split())
+    for row in rows(path):
         key = (int(row["size"]), int(row["run"]), row["role"])
         kind = row.get("kind", "process")
         if kind == "process":
@@ -28,8 +32,9 @@ def parse(path):
     return procs, threads, sockets, netstat
 
 
-def helpers(threads, role, prefix):
-    return [int(t["cpu"]) for t in threads.get(role, []) if t["name"].startswith(prefix)]
+def helpers(threads, prefix):
+    """Main CPU of each of one process's threads whose name starts with prefix."""
+    return [int(t["cpu"]) for t in threads if t["name"].startswith(prefix)]
 
 
 def main(path):
@@ -44,8 +49,8 @@ def main(path):
             continue
         cpu = {k: (float(v["user"]) + float(v["sys"])) / (int(v["bytes"]) / 2**30) for k, v in sides.items()}
         paired = float(sides["plain-send"]["secs"]) / float(sides["plugin-send"]["secs"])
-        th = {role: threads.get((size, run, role), []) for role in ("plugin-send", "plugin-recv")}
-        tx, rx = helpers(th, "plugin-send", "ncclscope-tx"), helpers(th, "plugin-recv", "ncclscope-rx")
+        tx = helpers(threads.get((size, run, "plugin-send"), []), "ncclscope-tx")
+        rx = helpers(threads.get((size, run, "plugin-recv"), []), "ncclscope-rx")
         shared = "!" if set(tx) & set(rx) else " "
         send_socks = sockets.get((size, run, "plugin-send"), [])
         recv_socks = sockets.get((size, run, "plugin-recv"), [])

@@ -9,6 +9,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_net_trace import rows as trace_rows  # noqa: E402
+
 BYTES = 64 << 20
 SIZE = 4 << 20
 
@@ -21,7 +25,7 @@ def traced_runs(bench_net, runs, **env):
         env = dict(os.environ, NCCLSCOPE_NET_NTHREADS="2", NCCLSCOPE_NET_NSOCKS="2", BENCH_MIN=str(SIZE), **env)
         subprocess.run([bench_net, f"--runs={runs}", f"--bytes={BYTES}", f"--sizes-max={SIZE}", f"--trace={trace}"],
                        env=env, check=True, timeout=120, stdout=subprocess.DEVNULL)
-        rows = [dict(kv.split("=", 1) for kv in line.split()) for line in open(trace)]
+        rows = trace_rows(trace)
         summary = subprocess.run([sys.executable, os.path.join(here, "bench_net_trace.py"), trace], check=True,
                                  capture_output=True, text=True, timeout=60).stdout
     return rows, summary

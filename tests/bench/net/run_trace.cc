@@ -16,8 +16,7 @@
 void RunTrace::Begin() {
   if (path == nullptr) return;
   End(nullptr, 0, 0);  // a sampler left from an unfinished size stops here
-  cpu_samples_[0] = cpu_samples_[1] = 0;
-  cpu_changes_ = 0, last_cpu_ = -1, polls_ = idle_polls_ = 0;
+  polls_ = idle_polls_ = 0;
   threads_.clear();
   netstat_begin_ = ReadNetstat();
   getrusage(RUSAGE_SELF, &start_);
@@ -30,15 +29,6 @@ void RunTrace::Begin() {
     SamplerLoop();
   });
   while (ready.load() == 0) sched_yield();
-}
-
-void RunTrace::SampleCpu(bool idle) {
-  ++polls_;
-  idle_polls_ += idle;
-  const int cpu = sched_getcpu();
-  cpu_samples_[cpu != 0] += 1;
-  cpu_changes_ += last_cpu_ >= 0 && cpu != last_cpu_;
-  last_cpu_ = cpu;
 }
 
 void RunTrace::SamplerLoop() {
@@ -119,14 +109,16 @@ std::string RunTrace::SocketLines(const std::string& prefix) {
     socklen_t sl = sizeof(int);
     getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl);
     getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &sl);
+    using u64 = unsigned long long;
     char line[512];
-    snprintf(line, sizeof(line), "kind=socket %s fd=%d sent=%llu received=%llu rtt_us=%u min_rtt_us=%u cwnd=%u "
-             "retrans=%u bytes_retrans=%llu rcv_space=%u snd_wnd=%u busy_us=%llu rwnd_limited_us=%llu sndbuf_limited_us=%llu "
-             "sndbuf=%d rcvbuf=%d\n", prefix.c_str(), fd, static_cast<unsigned long long>(ti.tcpi_bytes_sent - ti.tcpi_bytes_retrans),
-             static_cast<unsigned long long>(ti.tcpi_bytes_received), ti.tcpi_rtt, ti.tcpi_min_rtt, ti.tcpi_snd_cwnd,
-             ti.tcpi_total_retrans, static_cast<unsigned long long>(ti.tcpi_bytes_retrans), ti.tcpi_rcv_space, ti.tcpi_snd_wnd,
-             static_cast<unsigned long long>(ti.tcpi_busy_time), static_cast<unsigned long long>(ti.tcpi_rwnd_limited),
-             static_cast<unsigned long long>(ti.tcpi_sndbuf_limited), sndbuf, rcvbuf);
+    snprintf(line, sizeof(line),
+             "kind=socket %s fd=%d sent=%llu received=%llu rtt_us=%u min_rtt_us=%u cwnd=%u retrans=%u "
+             "bytes_retrans=%llu rcv_space=%u snd_wnd=%u busy_us=%llu rwnd_limited_us=%llu sndbuf_limited_us=%llu "
+             "sndbuf=%d rcvbuf=%d\n",
+             prefix.c_str(), fd, u64{ti.tcpi_bytes_sent - ti.tcpi_bytes_retrans}, u64{ti.tcpi_bytes_received},
+             ti.tcpi_rtt, ti.tcpi_min_rtt, ti.tcpi_snd_cwnd, ti.tcpi_total_retrans, u64{ti.tcpi_bytes_retrans},
+             ti.tcpi_rcv_space, ti.tcpi_snd_wnd, u64{ti.tcpi_busy_time}, u64{ti.tcpi_rwnd_limited},
+             u64{ti.tcpi_sndbuf_limited}, sndbuf, rcvbuf);
     out += line;
   }
   return out;
@@ -180,9 +172,8 @@ void RunTrace::End(const char* role, size_t size, size_t bytes) {
   snprintf(prefix, sizeof(prefix), "run=%d role=%s size=%zu", run, role, size);
   char line[512];
   snprintf(line, sizeof(line),
-           "t=%.3f %s bytes=%zu secs=%.4f cpu0=%d cpu1=%d cpu_changes=%d polls=%ld idle_polls=%ld nvcsw=%ld "
-           "nivcsw=%ld user=%.3f sys=%.3f\n",
-           t, prefix, bytes, t - t0_, cpu_samples_[0], cpu_samples_[1], cpu_changes_, polls_, idle_polls_,
+           "t=%.3f %s bytes=%zu secs=%.4f polls=%ld idle_polls=%ld nvcsw=%ld nivcsw=%ld user=%.3f sys=%.3f\n",
+           t, prefix, bytes, t - t0_, polls_, idle_polls_,
            now.ru_nvcsw - start_.ru_nvcsw, now.ru_nivcsw - start_.ru_nivcsw,
            Seconds(now.ru_utime) - Seconds(start_.ru_utime), Seconds(now.ru_stime) - Seconds(start_.ru_stime));
   const std::string block = line + ThreadLines(prefix) + SocketLines(prefix) + NetstatLine(prefix);

@@ -1,7 +1,7 @@
 // bench_net --trace: per-process evidence of what sets a slow run apart (issue 17). Off unless a path is set;
 // then Begin() starts a sampler thread that reads every thread's CPU from /proc every millisecond (the
 // transport's helper threads included, found by their names), and End() appends, per process and size:
-//   the process: where its waiting thread ran, polls without completion, context switches, CPU time;
+//   the process: its measuring thread's polls and those without completion, context switches, CPU time;
 //   kind=thread: each thread's main CPU and its share of the samples, CPUs used, CPU changes, CPU time;
 //   kind=socket: each established TCP socket's kernel counters (RTT, congestion window, retransmissions, and
 //   the time the sender was limited by the receiver's window or by its own send buffer);
@@ -38,7 +38,8 @@ class RunTrace {
   // Where the measuring thread waits: `idle` when its poll found nothing done.
   void Sample(bool idle) {
     if (path == nullptr) return;  // not on the measured path unless tracing
-    SampleCpu(idle);
+    ++polls_;
+    idle_polls_ += idle;
   }
   void End(const char* role, size_t size, size_t bytes);
 
@@ -50,7 +51,6 @@ class RunTrace {
     int last_cpu = -1;
     long user_begin = -1, user_end = 0, sys_begin = 0, sys_end = 0;  // clock ticks
   };
-  void SampleCpu(bool idle);
   void SamplerLoop();
   void SampleThreads();
   std::string ThreadLines(const std::string& prefix) const;
@@ -58,8 +58,6 @@ class RunTrace {
   static std::map<std::string, long> ReadNetstat();
   std::string NetstatLine(const std::string& prefix) const;
 
-  int cpu_samples_[2] = {0, 0};  // the waiting thread: samples on CPU 0, on any other CPU
-  int cpu_changes_ = 0, last_cpu_ = -1;
   long polls_ = 0, idle_polls_ = 0;
   rusage start_{};
   double t0_ = 0;
