@@ -75,6 +75,11 @@ class CommContext final : public CommSource {
   // A KernelCh event, started without a neutral description (see profiler::StartKernelChannel): no slot
   // of its own (see pools.h); `ptimer` 0 when NCCL gave none.
   void* StartKernelCh(void* parent, uint64_t ptimer);
+  // A Coll or P2p event, started from its OpDesc (see profiler::StartOperation).
+  void* StartOperation(const OpDesc& d) {
+    CountEvent(d.type);
+    return StartOp(d);
+  }
   static void Stop(void* handle);
   static void Record(void* handle, const StateUpdate& u);
 
@@ -98,7 +103,7 @@ class CommContext final : public CommSource {
   uint32_t live_events() const { return events_pool_.Live(); }
 
  private:
-  void* StartOp(const EventDesc& d);
+  void* StartOp(const OpDesc& d);
   // v7 KernelPhase under a live KernelCh handle: a child slot holding a reference on the op's slot.
   void* StartKernelPhase(const EventDesc& d);
   // The op slot a KernelCh handle names, if that op is still live (counts the drop otherwise).

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/clock.h"
+#include "profiler/comm_read_op.h"
 #include "profiler/literal_cache.h"
 
 namespace ncclscope::profiler {
@@ -45,7 +46,7 @@ void* CommContext::Start(const EventDesc& d) {
   switch (d.type) {
     case EventType::kColl:
     case EventType::kP2p:
-      return StartOp(d);
+      return StartOp(OpDesc::Of(d));
     case EventType::kKernelPhase:
       return StartKernelPhase(d);
     case EventType::kProxyOp:
@@ -67,7 +68,7 @@ void* CommContext::Start(const EventDesc& d) {
   }
 }
 
-void* CommContext::StartOp(const EventDesc& d) {
+void* CommContext::StartOp(const OpDesc& d) {
   Op* op = ops_pool_.Allocate();
   if (op == nullptr) {
     CountDrop(Drop::kOpPoolFull);

@@ -146,6 +146,27 @@ struct EventDesc {
 };
 static_assert(std::is_trivially_copyable_v<EventDesc>);
 
+// What a Coll or P2p start needs, and no more: the ABI layer fills it straight from NCCL's descriptor, without
+// clearing a whole EventDesc (see profiler::StartOperation).
+struct OpDesc {
+  EventType type;  // kColl or kP2p
+  int root_or_peer;
+  int nchannels;
+  bool symmetric;
+  uint64_t seq;  // Coll only: NCCL's number (P2p ones are ours)
+  size_t count;
+  const char* func;
+  const char* datatype;
+  const char* algo;  // Coll only
+  const char* proto;
+  uint64_t user_tag;
+
+  static OpDesc Of(const EventDesc& d) {
+    return {d.type, d.root_or_peer, d.nchannels, d.symmetric, d.seq, d.count, d.func, d.datatype, d.algo, d.proto,
+            d.user_tag};
+  }
+};
+
 // A recordEventState call: `value` is the 8-byte state argument read per state (transSize, pTimer,
 // appendedProxyOps); has_args is false when NCCL passed NULL.
 struct StateUpdate {

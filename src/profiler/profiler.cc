@@ -211,6 +211,11 @@ void* StartKernelChannel(void* context, void* parent, uint64_t ptimer) {
   return c != nullptr ? c->StartKernelCh(parent, ptimer) : nullptr;
 }
 
+void* StartOperation(void* context, const OpDesc& d) {
+  CommContext* c = Resolve(context);
+  return c != nullptr ? c->StartOperation(d) : nullptr;
+}
+
 void StopEvent(void* handle) { CommContext::Stop(handle); }
 
 void RecordEventState(void* handle, const StateUpdate& u) { CommContext::Record(handle, u); }

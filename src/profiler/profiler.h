@@ -32,6 +32,8 @@ void* StartEvent(void* context, const EventDesc& d);
 // StartEvent for a KernelCh, the most frequent event (one per channel per operation), without building an
 // EventDesc: its parent handle and GPU start timer (0: none).
 void* StartKernelChannel(void* context, void* parent, uint64_t ptimer);
+// StartEvent for a Coll or P2p, one per operation, from its OpDesc.
+void* StartOperation(void* context, const OpDesc& d);
 void StopEvent(void* handle);
 void RecordEventState(void* handle, const StateUpdate& u);
 // Writes the final dump, unregisters, releases the runtime (the last one joins the stall watch).

@@ -118,18 +118,47 @@ template <class Descr>
   return rc;
 }
 
+// A Coll or P2p descriptor's OpDesc: the arms keep their names in every version (v7 adds the tag and the
+// symmetric flag). The parent (a Group) is not needed once the operation is described.
+template <class Descr>
+OpDesc OpDescOf(const Descr* e) {
+  OpDesc o{};
+  if (e->type == NCCLSCOPE_PROFILE_COLL) {
+    o = {EventType::kColl, e->coll.root, e->coll.nChannels, false, e->coll.seqNumber, e->coll.count, e->coll.func,
+         e->coll.datatype, e->coll.algo, e->coll.proto, 0};
+    if constexpr (std::is_same_v<Descr, ncclscope_profiler_descr_v7_t>) {
+      o.symmetric = e->coll.isSymColl;
+      o.user_tag = e->coll.userTag;
+    }
+  } else {
+    o = {EventType::kP2p, e->p2p.peer, e->p2p.nChannels, false, 0, e->p2p.count, e->p2p.func, e->p2p.datatype,
+         nullptr, nullptr, 0};
+    if constexpr (std::is_same_v<Descr, ncclscope_profiler_descr_v7_t>) o.user_tag = e->p2p.userTag;
+  }
+  return o;
+}
+
 // startEvent of ABI version `v` on our side. KernelCh events, 32 per collective at the default mask, go straight
-// to their operation, without a neutral description; inline, so that they cross no call layer of ours on the way.
+// to their operation, and Coll/P2p ones (one per operation) to a new one, without a neutral description; inline,
+// so that they cross no call layer of ours on the way.
 template <class Descr>
 [[gnu::always_inline]] inline ncclscope_result_t StartOurs(int v, const char* entry,
                                                            void (*translate)(const Descr*, EventDesc*),
                                                            void* context, void** eHandle, Descr* eDescr) {
   record::Recorder* r = record::Recorder::Get();
-  if (r == nullptr && eHandle != nullptr && eDescr != nullptr && eDescr->type == NCCLSCOPE_PROFILE_KERNEL_CH) {
-    return ProfilerEventGate(entry, [&] {
-      *eHandle = nullptr;
-      *eHandle = StartKernelChannel(context, eDescr->parentObj, eDescr->kernelCh.pTimer);
-    });
+  if (r == nullptr && eHandle != nullptr && eDescr != nullptr) {
+    if (eDescr->type == NCCLSCOPE_PROFILE_KERNEL_CH) {
+      return ProfilerEventGate(entry, [&] {
+        *eHandle = nullptr;
+        *eHandle = StartKernelChannel(context, eDescr->parentObj, eDescr->kernelCh.pTimer);
+      });
+    }
+    if (eDescr->type == NCCLSCOPE_PROFILE_COLL || eDescr->type == NCCLSCOPE_PROFILE_P2P) {
+      return ProfilerEventGate(entry, [&] {
+        *eHandle = nullptr;
+        *eHandle = StartOperation(context, OpDescOf(eDescr));
+      });
+    }
   }
   return StartDescribed(v, entry, translate, context, eHandle, eDescr, r);
 }
