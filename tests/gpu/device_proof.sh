@@ -14,11 +14,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 grep PRETTY_NAME /etc/os-release; nproc; echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"; g++ --version | head -1; cmake --version | head -1; nvcc --version | tail -2
 python3 -c 'import torch; print("torch", torch.__version__, "NCCL", torch.cuda.nccl.version())' 2>&1 | tail -1
 
-prefix=/tmp/ncclscope-deps
-rm -rf "$prefix" && mkdir -p "$prefix"
-for f in "$debs"/*.deb; do dpkg -x "$f" "$prefix"; done
-export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export NCCLSCOPE_NCCL_INCLUDE=$debs/nccl-include
+. "$root/tests/gpu/deps_env.sh"
 build=/tmp/ncclscope-build
 configure() {
   rm -rf "$build"
