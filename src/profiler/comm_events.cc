@@ -376,6 +376,26 @@ void CommContext::Stop(void* handle) {
   Release(s);
 }
 
+// A kernel channel's GPU end: the channels the thread that started the kernel stops need no locked instruction.
+static void RecordGpuEnd(Op* op, uint64_t ptimer) {
+  if (ptimer == 0) return;
+  if (op->kernel_owner.Get() == ThreadToken()) {
+    if (ptimer > op->gpu_end_owner.Get()) op->gpu_end_owner.Set(ptimer);  // its only writer: see Op
+  } else {
+    op->gpu_end_shared.Max(ptimer);
+  }
+}
+
+void CommContext::RecordKernelChStop(void* handle, uint64_t ptimer) {
+  EventSlot* s = HandleSlot(handle);
+  if (s->state.load(std::memory_order_acquire) == 0 ||
+      s->gen.load(std::memory_order_acquire) % 16 != HandleGen(handle)) {
+    if (s->owner != nullptr) s->owner->CountDrop(Drop::kStaleHandle);
+    return;
+  }
+  RecordGpuEnd(s->op, ptimer);
+}
+
 void CommContext::Record(void* handle, const StateUpdate& u) {
   if (handle == nullptr) return;
   EventSlot* s = HandleSlot(handle);
@@ -390,13 +410,7 @@ void CommContext::Record(void* handle, const StateUpdate& u) {
   }
   Op* op = s->op;
   if (HandleIsKernel(handle)) {
-    if (u.state == kStateKernelChStop && u.has_args && u.value != 0) {
-      if (op->kernel_owner.Get() == ThreadToken()) {
-        if (u.value > op->gpu_end_owner.Get()) op->gpu_end_owner.Set(u.value);  // its only writer: see Op
-      } else {
-        op->gpu_end_shared.Max(u.value);
-      }
-    }
+    if (u.state == kStateKernelChStop && u.has_args) RecordGpuEnd(op, u.value);
     return;
   }
   if (s->type == EventType::kKernelPhase && u.state == kStateKernelPhaseStop && u.has_args && op != nullptr &&

@@ -17,6 +17,7 @@
 
 namespace {
 
+constexpr int kStateKernelChStop = 22;
 constexpr int kStateGroupStartApiStop = 23;
 
 struct Library {
@@ -404,6 +405,46 @@ TEST(ProfilerReplay, NoDumpDirWritesNothing) {
   ASSERT_EQ(t->init(&ctx, 42, &mask, nullptr, 1, 1, 0, nullptr), NCCLSCOPE_SUCCESS);
   ASSERT_EQ(t->finalize(ctx), NCCLSCOPE_SUCCESS);
   EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+// recordEventState(KernelChStop) takes a short path: without arguments it is harmless, and on a KernelCh handle
+// already stopped (its operation complete) it is counted as a stale handle and leaves the GPU time alone.
+TEST(ProfilerReplay, KernelChStopWithoutArgsOrAfterStop) {
+  std::string dir = MakeDumpDir("kch-stop");
+  Library lib;
+  auto* t = static_cast<const ncclscope_profiler_v5_t*>(dlsym(lib.handle, "ncclProfiler_v5"));
+  ASSERT_NE(t, nullptr);
+  Driver<ncclscope_profiler_v5_t, ncclscope_profiler_descr_v5_t> drv{t};
+  ASSERT_EQ(drv.Init(0x44, "kch", 1, 0), NCCLSCOPE_SUCCESS);
+  ncclscope_profiler_descr_v5_t c{};
+  c.type = NCCLSCOPE_PROFILE_COLL;
+  c.coll.func = "AllReduce";
+  c.coll.datatype = "ncclFloat32";
+  c.coll.count = 1024;
+  c.coll.nChannels = 1;
+  void* coll = drv.Start(c);
+  ASSERT_NE(coll, nullptr);
+  drv.Stop(coll);
+  ncclscope_profiler_descr_v5_t k{};
+  k.type = NCCLSCOPE_PROFILE_KERNEL_CH;
+  k.parentObj = coll;
+  k.kernelCh.pTimer = 1000000;
+  void* kh = drv.Start(k);
+  ASSERT_NE(kh, nullptr);
+  drv.Record(kh, kStateKernelChStop, nullptr);
+  ncclscope_profiler_state_args_t a{};
+  a.kernelCh.pTimer = 1250000;
+  drv.Record(kh, kStateKernelChStop, &a);
+  drv.Stop(kh);  // the last vote: the operation completes
+  a.kernelCh.pTimer = 9000000;
+  drv.Record(kh, kStateKernelChStop, &a);
+  ASSERT_EQ(t->finalize(drv.ctx), NCCLSCOPE_SUCCESS);
+  nlohmann::json j = ReadJson(dir + "/ncclscope-comm-0000000000000044-rank0.json.gz");
+  EXPECT_EQ(j["dropped"].value("stale_handle", 0), 1) << j["dropped"].dump();
+  ASSERT_EQ(j["flight_recorder"]["completed"].size(), 1u);
+  EXPECT_EQ(j["flight_recorder"]["completed"][0]["timing_source"], "gpu");
+  EXPECT_EQ(j["flight_recorder"]["completed"][0]["duration_ns"], 250000);
+  std::filesystem::remove_all(dir);
 }
 
 // The activation mask override is honoured.

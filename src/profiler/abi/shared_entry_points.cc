@@ -71,6 +71,12 @@ namespace {
 [[gnu::always_inline]] inline ncclscope_result_t RecordOurs(void* eHandle, ncclscope_profiler_state_t eState,
                                                            ncclscope_profiler_state_args_t* eStateArgs) {
   record::Recorder* r = record::Recorder::Get();
+  // A KernelCh's stop time, 32 per collective at the default mask: straight to its operation.
+  if (r == nullptr && eState == NCCLSCOPE_STATE_KERNEL_CH_STOP && eStateArgs != nullptr && eHandle != nullptr &&
+      HandleIsKernel(eHandle)) {
+    return ProfilerEventGate("ncclProfiler recordEventState",
+                             [&] { CommContext::RecordKernelChStop(eHandle, eStateArgs->kernelCh.pTimer); });
+  }
   if (r != nullptr) RecordState(r, eHandle, eState, eStateArgs);
   return ProfilerEventGate("ncclProfiler recordEventState", [&] {
     CommContext::Record(r != nullptr ? r->Unwrap(eHandle) : eHandle, TranslateState(eState, eStateArgs));
