@@ -194,7 +194,8 @@ void* CommContext::StartChild(const EventDesc& d, EventSlot* parent) {
 }
 
 // The live op slot behind `handle`, which must be an op's (kernel-tagged or not: `kernel` says which).
-static EventSlot* LiveOpSlot(const FixedPool<EventSlot>& pool, void* handle, bool kernel, Drop* why) {
+[[gnu::always_inline]] static inline EventSlot* LiveOpSlot(const FixedPool<EventSlot>& pool, void* handle, bool kernel,
+                                                        Drop* why) {
   if (handle == nullptr) {
     *why = Drop::kStaleParent;
     return nullptr;

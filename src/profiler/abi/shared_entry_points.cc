@@ -83,19 +83,27 @@ namespace {
   });
 }
 
+// The chained versions, out of line: inlined, their frames would be paid on every event without a chain too.
+[[gnu::noinline]] ncclscope_result_t StopChained(void* eHandle) {
+  return ProfilerEventGate("ncclProfiler stopEvent", [&] { chain::Stop(eHandle, [](void* h) { StopOurs(h); }); });
+}
+
+[[gnu::noinline]] ncclscope_result_t RecordChained(void* eHandle, ncclscope_profiler_state_t eState,
+                                                   ncclscope_profiler_state_args_t* eStateArgs) {
+  return ProfilerEventGate("ncclProfiler recordEventState", [&] {
+    chain::Record(eHandle, eState, eStateArgs, [&](void* h) { RecordOurs(h, eState, eStateArgs); });
+  });
+}
+
 }  // namespace
 
 ncclscope_result_t StopEventAbi(void* eHandle) {
-  if (!chain::Active()) return StopOurs(eHandle);
-  return ProfilerEventGate("ncclProfiler stopEvent", [&] { chain::Stop(eHandle, [](void* h) { StopOurs(h); }); });
+  return chain::Active() ? StopChained(eHandle) : StopOurs(eHandle);
 }
 
 ncclscope_result_t RecordEventStateAbi(void* eHandle, ncclscope_profiler_state_t eState,
                                        ncclscope_profiler_state_args_t* eStateArgs) {
-  if (!chain::Active()) return RecordOurs(eHandle, eState, eStateArgs);
-  return ProfilerEventGate("ncclProfiler recordEventState", [&] {
-    chain::Record(eHandle, eState, eStateArgs, [&](void* h) { RecordOurs(h, eState, eStateArgs); });
-  });
+  return chain::Active() ? RecordChained(eHandle, eState, eStateArgs) : RecordOurs(eHandle, eState, eStateArgs);
 }
 
 ncclscope_result_t FinalizeAbi(void* context) {
