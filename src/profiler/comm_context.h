@@ -83,7 +83,7 @@ class CommContext final : public CommSource {
   static void Stop(void* handle);
   static void Record(void* handle, const StateUpdate& u);
   // Record of a KernelCh stop (state KernelChStop) on a KernelCh handle: its GPU end timer, 0 when none.
-  static void RecordKernelChStop(void* handle, uint64_t ptimer);
+  static void RecordKernelChStop(void* handle, uint64_t ptimer) noexcept;
 
   void CountDrop(Drop d) { drops_[static_cast<int>(d)].fetch_add(1, std::memory_order_relaxed); }
   void CountEvent(EventType t) { events_[static_cast<int>(t)].fetch_add(1, std::memory_order_relaxed); }

@@ -378,7 +378,7 @@ void CommContext::Stop(void* handle) {
 }
 
 // A kernel channel's GPU end: the channels the thread that started the kernel stops need no locked instruction.
-static void RecordGpuEnd(Op* op, uint64_t ptimer) {
+[[gnu::always_inline]] static inline void RecordGpuEnd(Op* op, uint64_t ptimer) {
   if (ptimer == 0) return;
   if (op->kernel_owner.Get() == ThreadToken()) {
     if (ptimer > op->gpu_end_owner.Get()) op->gpu_end_owner.Set(ptimer);  // its only writer: see Op
@@ -387,7 +387,7 @@ static void RecordGpuEnd(Op* op, uint64_t ptimer) {
   }
 }
 
-void CommContext::RecordKernelChStop(void* handle, uint64_t ptimer) {
+void CommContext::RecordKernelChStop(void* handle, uint64_t ptimer) noexcept {
   EventSlot* s = HandleSlot(handle);
   if (s->state.load(std::memory_order_acquire) == 0 ||
       s->gen.load(std::memory_order_acquire) % 16 != HandleGen(handle)) {

@@ -53,12 +53,13 @@ ncclscope_result_t InitV5Plus(const char* abi, void** context, uint64_t commId, 
       return Status::Ok();
     });
   }
+  g_plain.store(!chain::Active() && record::Recorder::Get() == nullptr, std::memory_order_relaxed);
   return rc;
 }
 
 namespace {
 
-// Inline into the exported entry point: the stop of every event, 32 KernelCh per collective among them.
+// Our side of a stop (also our half of a chained one).
 [[gnu::always_inline]] inline ncclscope_result_t StopOurs(void* eHandle) {
   // Recorded before the call: once stopped, the handle's address may be handed out again.
   record::Recorder* r = record::Recorder::Get();
@@ -71,25 +72,22 @@ namespace {
 [[gnu::always_inline]] inline ncclscope_result_t RecordOurs(void* eHandle, ncclscope_profiler_state_t eState,
                                                            ncclscope_profiler_state_args_t* eStateArgs) {
   record::Recorder* r = record::Recorder::Get();
-  // A KernelCh's stop time, 32 per collective at the default mask: straight to its operation.
-  if (r == nullptr && eState == NCCLSCOPE_STATE_KERNEL_CH_STOP && eStateArgs != nullptr && eHandle != nullptr &&
-      HandleIsKernel(eHandle)) {
-    return ProfilerEventGate("ncclProfiler recordEventState",
-                             [&] { CommContext::RecordKernelChStop(eHandle, eStateArgs->kernelCh.pTimer); });
-  }
   if (r != nullptr) RecordState(r, eHandle, eState, eStateArgs);
   return ProfilerEventGate("ncclProfiler recordEventState", [&] {
     CommContext::Record(r != nullptr ? r->Unwrap(eHandle) : eHandle, TranslateState(eState, eStateArgs));
   });
 }
 
-// The chained versions, out of line: inlined, their frames would be paid on every event without a chain too.
-[[gnu::noinline]] ncclscope_result_t StopChained(void* eHandle) {
+// Everything but the short paths of the exported entry points below (a second profiler chained behind ours, the
+// call recorder, the rarer states), out of line: inlined, their frames would be paid on every event.
+[[gnu::noinline]] ncclscope_result_t StopGeneral(void* eHandle) {
+  if (!chain::Active()) return StopOurs(eHandle);
   return ProfilerEventGate("ncclProfiler stopEvent", [&] { chain::Stop(eHandle, [](void* h) { StopOurs(h); }); });
 }
 
-[[gnu::noinline]] ncclscope_result_t RecordChained(void* eHandle, ncclscope_profiler_state_t eState,
+[[gnu::noinline]] ncclscope_result_t RecordGeneral(void* eHandle, ncclscope_profiler_state_t eState,
                                                    ncclscope_profiler_state_args_t* eStateArgs) {
+  if (!chain::Active()) return RecordOurs(eHandle, eState, eStateArgs);
   return ProfilerEventGate("ncclProfiler recordEventState", [&] {
     chain::Record(eHandle, eState, eStateArgs, [&](void* h) { RecordOurs(h, eState, eStateArgs); });
   });
@@ -98,12 +96,18 @@ namespace {
 }  // namespace
 
 ncclscope_result_t StopEventAbi(void* eHandle) {
-  return chain::Active() ? StopChained(eHandle) : StopOurs(eHandle);
+  if (Plain()) return ProfilerEventGate("ncclProfiler stopEvent", [&] { CommContext::Stop(eHandle); });
+  return StopGeneral(eHandle);
 }
 
 ncclscope_result_t RecordEventStateAbi(void* eHandle, ncclscope_profiler_state_t eState,
                                        ncclscope_profiler_state_args_t* eStateArgs) {
-  return chain::Active() ? RecordChained(eHandle, eState, eStateArgs) : RecordOurs(eHandle, eState, eStateArgs);
+  // A KernelCh's stop time, 32 per collective at the default mask, straight to its operation.
+  if (eState == NCCLSCOPE_STATE_KERNEL_CH_STOP && eStateArgs != nullptr && HandleIsKernel(eHandle) && Plain()) {
+    CommContext::RecordKernelChStop(eHandle, eStateArgs->kernelCh.pTimer);  // noexcept: no gate needed
+    return NCCLSCOPE_SUCCESS;
+  }
+  return RecordGeneral(eHandle, eState, eStateArgs);
 }
 
 ncclscope_result_t FinalizeAbi(void* context) {

@@ -3,6 +3,7 @@
 #ifndef NCCLSCOPE_PROFILER_ABI_TRANSLATE_H_
 #define NCCLSCOPE_PROFILER_ABI_TRANSLATE_H_
 
+#include <atomic>
 #include <cstring>
 #include <type_traits>
 
@@ -138,27 +139,37 @@ OpDesc OpDescOf(const Descr* e) {
   return o;
 }
 
-// startEvent of ABI version `v` on our side. KernelCh events, 32 per collective at the default mask, go straight
-// to their operation, and Coll/P2p ones (one per operation) to a new one, without a neutral description; inline,
-// so that they cross no call layer of ours on the way.
+// True once an init found no second profiler chained and no call recording (both fixed for the process): the
+// frequent events then take their short paths straight from the exported entry points. Init runs before NCCL's
+// first event; until then every event takes the general path, which is right in every case.
+inline std::atomic<bool> g_plain{false};
+inline bool Plain() { return g_plain.load(std::memory_order_relaxed); }
+
+// KernelCh (32 per collective at the default mask), Coll and P2p (one per operation) start without a neutral
+// description: a KernelCh goes straight to its operation, a Coll or P2p to a new one.
+template <class Descr>
+[[gnu::always_inline]] inline bool IsFrequent(const Descr* e) {
+  return e->type == NCCLSCOPE_PROFILE_KERNEL_CH || e->type == NCCLSCOPE_PROFILE_COLL ||
+         e->type == NCCLSCOPE_PROFILE_P2P;
+}
+template <class Descr>
+[[gnu::always_inline]] inline ncclscope_result_t StartFrequent(const char* entry, void* context, void** eHandle,
+                                                               const Descr* e) {
+  return ProfilerEventGate(entry, [&] {
+    *eHandle = nullptr;
+    *eHandle = e->type == NCCLSCOPE_PROFILE_KERNEL_CH ? StartKernelChannel(context, e->parentObj, e->kernelCh.pTimer)
+                                                      : StartOperation(context, OpDescOf(e));
+  });
+}
+
+// startEvent of ABI version `v` on our side (also our half of a chained event).
 template <class Descr>
 [[gnu::always_inline]] inline ncclscope_result_t StartOurs(int v, const char* entry,
                                                            void (*translate)(const Descr*, EventDesc*),
                                                            void* context, void** eHandle, Descr* eDescr) {
   record::Recorder* r = record::Recorder::Get();
-  if (r == nullptr && eHandle != nullptr && eDescr != nullptr) {
-    if (eDescr->type == NCCLSCOPE_PROFILE_KERNEL_CH) {
-      return ProfilerEventGate(entry, [&] {
-        *eHandle = nullptr;
-        *eHandle = StartKernelChannel(context, eDescr->parentObj, eDescr->kernelCh.pTimer);
-      });
-    }
-    if (eDescr->type == NCCLSCOPE_PROFILE_COLL || eDescr->type == NCCLSCOPE_PROFILE_P2P) {
-      return ProfilerEventGate(entry, [&] {
-        *eHandle = nullptr;
-        *eHandle = StartOperation(context, OpDescOf(eDescr));
-      });
-    }
+  if (r == nullptr && eHandle != nullptr && eDescr != nullptr && IsFrequent(eDescr)) {
+    return StartFrequent(entry, context, eHandle, eDescr);
   }
   return StartDescribed(v, entry, translate, context, eHandle, eDescr, r);
 }
@@ -178,15 +189,26 @@ template <class Descr>
 }
 
 template <class Descr>
-[[gnu::always_inline]] inline ncclscope_result_t StartEventAbi(int v, const char* entry,
-                                                               void (*translate)(const Descr*, EventDesc*),
-                                                               void* context, void** eHandle, Descr* eDescr) {
+[[gnu::noinline]] ncclscope_result_t StartGeneral(int v, const char* entry, void (*translate)(const Descr*, EventDesc*),
+                                                  void* context, void** eHandle, Descr* eDescr) {
   if constexpr (!std::is_same_v<Descr, ncclscope_profiler_descr_v4_t>) {
     if (chain::Active() && eHandle != nullptr && eDescr != nullptr) {
       return StartChained(v, entry, translate, context, eHandle, eDescr);
     }
   }
   return StartOurs(v, entry, translate, context, eHandle, eDescr);
+}
+
+// The exported startEvent: the frequent events' short path, everything else out of line (so that the short path
+// saves no registers for it).
+template <class Descr>
+[[gnu::always_inline]] inline ncclscope_result_t StartEventAbi(int v, const char* entry,
+                                                               void (*translate)(const Descr*, EventDesc*),
+                                                               void* context, void** eHandle, Descr* eDescr) {
+  if (Plain() && eHandle != nullptr && eDescr != nullptr && IsFrequent(eDescr)) {
+    return StartFrequent(entry, context, eHandle, eDescr);
+  }
+  return StartGeneral(v, entry, translate, context, eHandle, eDescr);
 }
 
 void TranslateV5(const ncclscope_profiler_descr_v5_t* e, EventDesc* d);
