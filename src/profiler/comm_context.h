@@ -132,7 +132,7 @@ class CommContext final : public CommSource {
   static int32_t Votes(const Op& op) { return 1 + (op.kernel_mode.Get() ? op.channels.Get() : 0); }
   void CalibrateGpuOffset(int64_t sample);
   void Complete(Op* op, uint64_t now_ns);
-  OpRecord ReadOp(const Op& op, uint64_t now_ns) const;
+  OpRecord ReadOp(const Op& op, uint64_t now_ns) const;  // inline, in comm_read_op.h
 
   const CommInfo info_;
   const ContextConfig cfg_;

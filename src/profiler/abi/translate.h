@@ -174,33 +174,26 @@ template <class Descr>
   return StartDescribed(v, entry, translate, context, eHandle, eDescr, r);
 }
 
-// With a second profiler chained behind ours (chain.h, v5+), both sides get the event; NCCL gets their pair.
-// Out of line: inlined, its frame and saved registers would be paid on every event without a chain too.
-template <class Descr>
-[[gnu::noinline]] ncclscope_result_t StartChained(int v, const char* entry, void (*translate)(const Descr*, EventDesc*),
-                                                  void* context, void** eHandle, Descr* eDescr) {
-  return ProfilerEventGate(entry, [&] {
-    *eHandle = chain::Start(v, context, eDescr, [&](void* our_ctx, Descr* mine) {
-      void* h = nullptr;
-      StartOurs(v, entry, translate, our_ctx, &h, mine);
-      return h;
-    });
-  });
-}
-
+// Every startEvent but the short path below, out of line (inlined, its frame would be paid on every event). With
+// a second profiler chained behind ours (chain.h, v5+), both sides get the event; NCCL gets their pair.
 template <class Descr>
 [[gnu::noinline]] ncclscope_result_t StartGeneral(int v, const char* entry, void (*translate)(const Descr*, EventDesc*),
                                                   void* context, void** eHandle, Descr* eDescr) {
   if constexpr (!std::is_same_v<Descr, ncclscope_profiler_descr_v4_t>) {
     if (chain::Active() && eHandle != nullptr && eDescr != nullptr) {
-      return StartChained(v, entry, translate, context, eHandle, eDescr);
+      return ProfilerEventGate(entry, [&] {
+        *eHandle = chain::Start(v, context, eDescr, [&](void* our_ctx, Descr* mine) {
+          void* h = nullptr;
+          StartOurs(v, entry, translate, our_ctx, &h, mine);
+          return h;
+        });
+      });
     }
   }
   return StartOurs(v, entry, translate, context, eHandle, eDescr);
 }
 
-// The exported startEvent: the frequent events' short path, everything else out of line (so that the short path
-// saves no registers for it).
+// The exported startEvent: the frequent events' short path first.
 template <class Descr>
 [[gnu::always_inline]] inline ncclscope_result_t StartEventAbi(int v, const char* entry,
                                                                void (*translate)(const Descr*, EventDesc*),
