@@ -6,7 +6,8 @@ else as a culprit:
 
 KIND: hang, dead, mismatch, straggler ('hang' accepts the analyzer's behind/missing kinds); SEQ '-' skips the
 sequence check (stragglers). --or-where accepts a second first place where the process stopped, for a
-scenario where it is blamed in two communicators at the same sequence and either could be where it stopped. Exit 1 with the report's culprits printed when anything differs.
+scenario where it is blamed in two communicators at the same sequence and either could be where it stopped.
+Exit 1 with the report's culprits printed when anything differs.
 """
 import argparse
 import json

@@ -88,6 +88,11 @@ def _who(ident, no_dump=False):
     return ", ".join(x for x in (g, where, "no dump" if no_dump else None) if x)
 
 
+def _blamed_rank(finding, key):
+    """The rank of the finding's communicator that root-cause process `key` is."""
+    return next(r for r, b in zip(finding["ranks"], finding["_blamed"]) if b == key)
+
+
 def _last_issue_ns(d):
     """Monotonic start of the last operation a rank issued on one communicator (its completed `recent` ones and
     those in flight); None when its dump holds none."""
@@ -109,8 +114,7 @@ def _stop_order(key, hits):
     began first, which is a race when it issued neither operation."""
     last = []
     for e, f in hits:
-        rank = next(r for r, b in zip(f["ranks"], f["_blamed"]) if b == key)
-        d = e["_ranks"].get(rank)
+        d = e["_ranks"].get(_blamed_rank(f, key))
         last.append(None if d is None else _last_issue_ns(d))
     if None not in last:
         return [h for _, h in sorted(zip(last, hits), key=lambda x: (x[0], x[1][0]["comm_hash"]))]
@@ -121,7 +125,7 @@ def _culprit(key, hits):
     """One root-cause process: identity, every place it is blamed, the verdict line and the next step."""
     hits = _stop_order(key, hits)
     e0, f0 = hits[0]
-    rank0 = next(r for r, b in zip(f0["ranks"], f0["_blamed"]) if b == key)
+    rank0 = _blamed_rank(f0, key)
     ident = _identity(e0, rank0, f0)
     if key[0] == "global" and ident["global_rank"] is None:
         ident["global_rank"] = key[1]
