@@ -192,10 +192,11 @@ const ncclscope_net_v12_t* LoadPlugin() {
 
 void Wait(const ncclscope_net_v12_t* t, void* req) {
   int done = 0, sizes[64];
+  static const bool sleep_when_idle = getenv("BENCH_SLEEP") != nullptr;  // read once, not per poll
   while (!done) {
     if (t->test(req, &done, sizes) != 0) Die("test failed");
     g_trace.Sample(!done);
-    if (!done && getenv("BENCH_SLEEP")) usleep(50);
+    if (!done && sleep_when_idle) usleep(50);
     else if (!done) sched_yield();  // NCCL's progress thread yields when idle
   }
 }
