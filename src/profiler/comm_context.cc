@@ -14,8 +14,8 @@ CommContext::CommContext(const CommInfo& info, const ContextConfig& cfg, bool is
       is_process_(is_process),
       pid_(static_cast<int>(getpid())),
       created_realtime_ns_(RealtimeNs()),
-      events_pool_(cfg.event_pool),
-      ops_pool_(is_process ? 1 : cfg.op_pool),
+      events_pool_(OpPoolSize(cfg, is_process) + cfg.event_pool, OpPoolSize(cfg, is_process)),
+      ops_pool_(OpPoolSize(cfg, is_process)),
       fr_(is_process ? 1 : cfg.fr_depth),
       p2p_seq_(new std::atomic<uint32_t>[2 * static_cast<size_t>(info.nranks > 0 ? info.nranks : 1) + 2]) {
   size_t n = 2 * static_cast<size_t>(info.nranks > 0 ? info.nranks : 1) + 2;
@@ -33,6 +33,7 @@ size_t CommContext::memory_bytes() const {
          info_.name.capacity();
 }
 
-bool CommContext::TryRetire() { return events_pool_.Live() == 0; }
+// The ops last: Release frees an operation's slot before the operation itself (see there).
+bool CommContext::TryRetire() { return events_pool_.Live() == 0 && ops_pool_.Live() == 0; }
 
 }  // namespace ncclscope::profiler

@@ -76,10 +76,7 @@ class CommContext final : public CommSource {
   // of its own (see pools.h); `ptimer` 0 when NCCL gave none.
   void* StartKernelCh(void* parent, uint64_t ptimer);
   // A Coll or P2p event, started from its OpDesc (see profiler::StartOperation).
-  void* StartOperation(const OpDesc& d) {
-    CountEvent(d.type);
-    return StartOp(d);
-  }
+  void* StartOperation(const OpDesc& d);
   static void Stop(void* handle);
   static void Record(void* handle, const StateUpdate& u);
   // Record of a KernelCh stop (state KernelChStop) on a KernelCh handle: its GPU end timer, 0 when none.
@@ -105,7 +102,7 @@ class CommContext final : public CommSource {
   uint32_t live_events() const { return events_pool_.Live(); }
 
  private:
-  void* StartOp(const OpDesc& d);
+  static uint32_t OpPoolSize(const ContextConfig& cfg, bool is_process) { return is_process ? 1 : cfg.op_pool; }
   // v7 KernelPhase under a live KernelCh handle: a child slot holding a reference on the op's slot.
   void* StartKernelPhase(const EventDesc& d);
   // The op slot a KernelCh handle names, if that op is still live (counts the drop otherwise).
@@ -150,6 +147,7 @@ class CommContext final : public CommSource {
   alignas(64) std::atomic<uintptr_t> start_lane_{0};
   std::atomic<uintptr_t> complete_lane_{0};
   LanedMax<uint64_t> last_seq_[2][static_cast<int>(Func::kCount)];
+  LanedCounter<uint64_t> op_events_[2];  // Coll and P2p starts (by OpKind), counted on the start lane
   LanedCounter<uint64_t> op_count_[2][static_cast<int>(Func::kCount)];
   LanedCounter<uint64_t> op_bytes_[2][static_cast<int>(Func::kCount)];
   struct TagCell {

@@ -42,11 +42,9 @@ bool OwnsLane(std::atomic<uintptr_t>* owner) {
 void* CommContext::Start(const EventDesc& d) {
   // KernelCh counts its events itself, mostly in bulk.
   if (d.type == EventType::kKernelCh) return StartKernelCh(d.parent, d.has_ptimer ? d.ptimer : 0);
+  if (IsOpType(d.type)) return StartOperation(OpDesc::Of(d));  // counts its events on the start lane
   CountEvent(d.type);
   switch (d.type) {
-    case EventType::kColl:
-    case EventType::kP2p:
-      return StartOp(OpDesc::Of(d));
     case EventType::kKernelPhase:
       return StartKernelPhase(d);
     case EventType::kProxyOp:
@@ -68,25 +66,23 @@ void* CommContext::Start(const EventDesc& d) {
   }
 }
 
-void* CommContext::StartOp(const OpDesc& d) {
+void* CommContext::StartOperation(const OpDesc& d) {
+  const bool lane = OwnsLane(&start_lane_);
+  op_events_[d.type == EventType::kColl ? 0 : 1].Add(1, lane);
   Op* op = ops_pool_.Allocate();
   if (op == nullptr) {
     CountDrop(Drop::kOpPoolFull);
     return nullptr;
   }
-  EventSlot* s = events_pool_.Allocate();
-  if (s == nullptr) {
-    ops_pool_.Free(op);
-    CountDrop(Drop::kEventPoolFull);
-    return nullptr;
-  }
+  // The operation's event slot is the one reserved for its record (pools.h): claiming the record claimed it.
+  EventSlot* s = &events_pool_.at(ops_pool_.IndexOf(op));
+  s->state.store(1, std::memory_order_relaxed);
   const bool is_coll = d.type == EventType::kColl;
   const OpKind kind = is_coll ? OpKind::kColl : OpKind::kP2p;
   const Func func = CachedParse<Func, ParseFunc, FuncName>(d.func);
   const int type_size = DatatypeSizeOf(CachedParse<uint8_t, ParseDatatype, DatatypeName>(d.datatype));
   const bool is_send = !is_coll && func == Func::kSend;
   uint64_t seq;
-  const bool lane = OwnsLane(&start_lane_);
   if (is_coll) {
     seq = d.seq;
     last_seq_[0][static_cast<int>(func)].Max(seq, lane);
@@ -308,11 +304,14 @@ void CommContext::Release(EventSlot* s, int32_t n) {
   // Last reference: this thread owns the slot until Free publishes it as free.
   EventSlot* parent = s->parent;
   CommContext* owner = s->owner;
-  if (IsOpType(s->type) && s->op != nullptr) owner->ops_pool_.Free(s->op);
+  Op* op = IsOpType(s->type) ? s->op : nullptr;
   s->parent = nullptr;
   s->op = nullptr;
   s->gen.store(s->gen.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   owner->events_pool_.Free(s);
+  // An operation's slot is its record's (see StartOperation): freeing the record last hands both to its next claimer.
+  // Nothing of `owner` is touched after that: TryRetire may free the context once the record is free.
+  if (op != nullptr) owner->ops_pool_.Free(op);
   if (parent != nullptr) Release(parent);
 }
 

@@ -35,6 +35,8 @@ void CommContext::FillCounters(std::map<std::string, uint64_t>* dropped, std::ma
   for (int i = 0; i < static_cast<int>(EventType::kCount); ++i) {
     uint64_t v = events_[i].load(std::memory_order_relaxed);
     if (i == static_cast<int>(EventType::kKernelCh) && kernel_ch != nullptr) v = *kernel_ch;
+    if (i == static_cast<int>(EventType::kColl)) v += op_events_[0].Get();
+    if (i == static_cast<int>(EventType::kP2p)) v += op_events_[1].Get();
     if (v != 0) (*events)[kEventNames[i]] += v;
   }
 }

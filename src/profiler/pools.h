@@ -1,7 +1,8 @@
 // Fixed-size pools of event slots and operation records, allocated and pre-faulted when a
 // communicator is created. Allocation scans from a shared cursor (a hint, read and written without
 // an RMW) and claims a free slot with one CAS on its state word; a full pool returns nullptr (the
-// caller drops and counts the event).
+// caller drops and counts the event). A pool may keep its first slots out of Allocate: the event pool
+// reserves one slot per operation record, which the operation's claim owns (one CAS per operation).
 // No lock, no heap allocation, never blocks. Slots are 64-byte aligned so an event handle can
 // carry a 5-bit generation (stale-handle check) and a 1-bit "kernel channel" tag in its low bits.
 #ifndef NCCLSCOPE_PROFILER_POOLS_H_
@@ -78,7 +79,9 @@ static_assert(sizeof(EventSlot) == 64, "one cache line per event slot");
 template <class T>
 class FixedPool {
  public:
-  explicit FixedPool(uint32_t size) : size_(size ? size : 1), slots_(new T[size_]) {}
+  // Allocate hands out slots [reserved, size) only; the first `reserved` are the caller's to pair (see above).
+  explicit FixedPool(uint32_t size, uint32_t reserved = 0)
+      : size_(size > reserved ? size : reserved + 1), reserved_(reserved), slots_(new T[size_]), cursor_(reserved) {}
   T* Allocate() {
     // The cursor is only where to start looking: the CAS on the slot decides. Two threads that read the
     // same cursor race for one slot and the loser takes the next, so a plain load and store (no locked
@@ -86,9 +89,10 @@ class FixedPool {
     // keeps a freed slot (and its generation) unused for as long as possible.
     // The index wraps by a compare, not a modulo: a division costs ~10 ns, twice per operation.
     uint32_t index = cursor_.load(std::memory_order_relaxed);
-    const uint32_t probes = size_ < kMaxProbes ? size_ : kMaxProbes;
+    const uint32_t shared = size_ - reserved_;
+    const uint32_t probes = shared < kMaxProbes ? shared : kMaxProbes;
     for (uint32_t i = 0; i < probes; ++i, ++index) {
-      if (index >= size_) index = 0;
+      if (index >= size_) index = reserved_;
       T& s = slots_[index];
       uint32_t expected = 0;
       if (s.state.load(std::memory_order_relaxed) == 0 &&
@@ -106,6 +110,7 @@ class FixedPool {
     return a >= b && a < b + sizeof(T) * size_ && (a - b) % sizeof(T) == 0;
   }
   uint32_t size() const { return size_; }
+  uint32_t IndexOf(const T* s) const { return static_cast<uint32_t>(s - slots_.get()); }
   T& at(uint32_t i) { return slots_[i]; }
   const T& at(uint32_t i) const { return slots_[i]; }
   uint32_t Live() const {
@@ -117,9 +122,9 @@ class FixedPool {
 
  private:
   static constexpr uint32_t kMaxProbes = 256;
-  const uint32_t size_;
+  const uint32_t size_, reserved_;
   std::unique_ptr<T[]> slots_;
-  alignas(64) std::atomic<uint32_t> cursor_{0};
+  alignas(64) std::atomic<uint32_t> cursor_;
 };
 
 // Handle encoding: slot address | generation (4 bits) | "holds its own reference" (bit 4) |

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "common/host.h"
 #include "common/runtime.h"
@@ -326,6 +327,48 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   unsetenv("NCCLSCOPE_TRACE");
   unsetenv("NCCLSCOPE_DUMP_DIR");
   std::filesystem::remove_all(dir);
+}
+
+// Every operation record comes with its own event slot (pools.h): a full record pool drops only operations,
+// the events under them still get slots, a stopped operation's record and slot serve the next one (its old
+// handle is then stale), and the context is freed at finalize once every operation has been stopped.
+TEST(NeutralApi, AFullOperationPoolDropsOperationsOnlyAndRecovers) {
+  constexpr uint64_t kHash = 0xf0110;
+  constexpr int kOps = 512;  // ContextConfig::op_pool
+  void* ctx = InitComm(kHash, 0, 2);
+  std::vector<void*> h;
+  for (int i = 0; i < kOps; ++i) {
+    h.push_back(StartEvent(ctx, Coll(i + 1, "AllReduce", 1024, 0)));
+    ASSERT_NE(h.back(), nullptr) << "operation " << i;
+  }
+  EXPECT_EQ(StartEvent(ctx, Coll(kOps + 1, "AllReduce", 1024, 0)), nullptr);
+  EventDesc proxy;
+  proxy.type = EventType::kProxyOp;
+  proxy.parent = h[0];
+  proxy.nsteps = 1;
+  void* child = StartEvent(ctx, proxy);
+  EXPECT_NE(child, nullptr) << "a full record pool took an event slot from the events under it";
+  StopEvent(child);
+  StopEvent(h[0]);
+  void* next = StartEvent(ctx, Coll(kOps + 2, "AllReduce", 1024, 0));
+  ASSERT_NE(next, nullptr);
+  StopEvent(h[0]);  // stale: its slot now belongs to `next`
+  {
+    ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
+    const CommSnapshot* c = Find(snap, kHash);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->dropped.at("op_pool_full"), 1u);
+    EXPECT_EQ(c->dropped.count("event_pool_full"), 0u);
+    EXPECT_EQ(c->dropped.at("stale_handle"), 1u);
+    EXPECT_EQ(c->events.at("Coll"), kOps + 2u);
+    EXPECT_EQ(c->completed.size(), 1u) << "the stale stop completed `next`";
+    EXPECT_EQ(c->in_flight_count, kOps);
+  }
+  for (int i = 1; i < kOps; ++i) StopEvent(h[i]);
+  StopEvent(next);
+  const size_t retained = RetainedContexts();
+  Finalize(ctx);
+  EXPECT_EQ(RetainedContexts(), retained) << "a context with every operation stopped was kept";
 }
 
 TEST(NeutralApi, EventsAfterFinalizeAndStaleHandlesAreHarmless) {
