@@ -99,6 +99,8 @@ TEST(ProfilerConcurrency, ManyCommsCreatedAndDestroyedWhileEventsFlow) {
   uint64_t total = 0;
   for (const auto& op : a.ops) total += op.count;
   EXPECT_EQ(total, static_cast<uint64_t>(kThreads * kCommsPerThread * kOpsPerComm));
+  // Coll starts are counted on the start lane by its owner and on the shared lane by the 7 other threads.
+  EXPECT_EQ(a.events.at("Coll"), static_cast<uint64_t>(kThreads * kCommsPerThread * kOpsPerComm));
   EXPECT_EQ(a.in_flight_count, 0);
   EXPECT_EQ(a.dropped.count("event_pool_full"), 0u);
   EXPECT_GT(snapshots.load(), 0u);
