@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "cacheline_probe.h"
 #include "ncclscope/abi/net.h"
 #include "run_trace.h"
 
@@ -408,6 +409,17 @@ void RunFresh(const Plan& plan, bool plugin_first, double* plain_secs, double* p
   *plugin_secs = secs[1];
 }
 
+// Traced runs note how far apart the host keeps CPUs 0 and 1 just before each pair (cacheline_probe.h): on a
+// VM a far placement makes every copy between the two ends dearer, for the plain pair and the plugin alike.
+void TraceCpuDistance(int run, size_t size) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return;
+  const double ns = ncclscope::bench::CachelineRoundTripNs(0, 1, 20);
+  FILE* f = fopen(g_trace.path, "a");
+  if (f == nullptr) return;
+  fprintf(f, "kind=host run=%d role=pair size=%zu cacheline_rtt_ns=%.0f\n", run, size, ns);
+  fclose(f);
+}
+
 int Spread(const Plan& plan, int runs, double unit) {
   const size_t nsizes = plan.sizes.size();
   std::vector<std::vector<double>> plain(nsizes), plugin(nsizes), paired(nsizes);
@@ -417,6 +429,7 @@ int Spread(const Plan& plan, int runs, double unit) {
       Plan one = plan;
       one.sizes = {plan.sizes[i]};
       one.lat_iters = 1;  // the latency phase is not measured here
+      if (g_trace.path != nullptr) TraceCpuDistance(r, plan.sizes[i]);
       double a, b;
       RunFresh(one, r % 2 == 1, &a, &b);
       const double bytes = static_cast<double>(Iters(plan, plan.sizes[i])) * plan.sizes[i];

@@ -6,7 +6,9 @@ plain pair measured next to it, then what might set a slow run apart:
               receiver's helper shared one;
   rwnd%       the largest share of a plugin socket's busy time that the receiver's window held it back;
   rcvbuf MiB  the smallest receive buffer the kernel autotuned among the plugin's receiving sockets;
-  rexmit      retransmitted segments on the plugin's sockets, and the host's TCP timeouts meanwhile."""
+  rexmit      retransmitted segments on the plugin's sockets, and the host's TCP timeouts meanwhile;
+  line ns     one cache line's round trip between CPUs 0 and 1 just before the pair (cacheline_probe.h): how far
+              apart the host kept them."""
 import collections
 import sys
 
@@ -17,7 +19,7 @@ def rows(path):
 
 
 def parse(path):
-    procs, threads, sockets, netstat = {}, collections.defaultdict(list), collections.defaultdict(list), {}
+    procs, threads, sockets, netstat, hosts = {}, collections.defaultdict(list), collections.defaultdict(list), {}, {}
     for row in rows(path):
         key = (int(row["size"]), int(row["run"]), row["role"])
         kind = row.get("kind", "process")
@@ -29,7 +31,9 @@ def parse(path):
             sockets[key].append(row)
         elif kind == "netstat":
             netstat[key] = row
-    return procs, threads, sockets, netstat
+        elif kind == "host":
+            hosts[key[:2]] = row
+    return procs, threads, sockets, netstat, hosts
 
 
 def helpers(threads, prefix):
@@ -38,12 +42,12 @@ def helpers(threads, prefix):
 
 
 def main(path):
-    procs, threads, sockets, netstat = parse(path)
+    procs, threads, sockets, netstat, hosts = parse(path)
     runs = collections.defaultdict(dict)
     for (size, run, role), row in procs.items():
         runs[(size, run)][role] = row
     print(f"{'size':>8} {'run':>4} {'paired':>7}  CPU s/GiB plain s/r  plugin s/r   helpers tx | rx      rwnd%"
-          f"  rcvbuf MiB  rexmit  timeouts")
+          f"  rcvbuf MiB  rexmit  timeouts  line ns")
     for (size, run), sides in sorted(runs.items()):
         if not {"plain-send", "plain-recv", "plugin-send", "plugin-recv"} <= sides.keys():
             continue
@@ -58,9 +62,11 @@ def main(path):
         rcvbuf = min((int(s["rcvbuf"]) / 2**20 for s in recv_socks), default=0)
         rexmit = sum(int(s["retrans"]) for s in send_socks)
         timeouts = netstat.get((size, run, "plugin-send"), {}).get("TCPTimeouts", "-")
+        line_ns = hosts.get((size, run), {}).get("cacheline_rtt_ns", "-")
         print(f"{size >> 20:>5}MiB {run:>4} {paired:>6.2f}x  {cpu['plain-send']:>7.3f}/{cpu['plain-recv']:<6.3f}"
               f" {cpu['plugin-send']:>5.3f}/{cpu['plugin-recv']:<6.3f} {','.join(map(str, tx)) or '-':>6} |"
-              f" {','.join(map(str, rx)) or '-':<6}{shared} {rwnd * 100:>5.0f}% {rcvbuf:>10.1f} {rexmit:>7} {timeouts:>9}")
+              f" {','.join(map(str, rx)) or '-':<6}{shared} {rwnd * 100:>5.0f}% {rcvbuf:>10.1f} {rexmit:>7} {timeouts:>9}"
+              f" {line_ns:>8}")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """bench_net --runs --trace end to end: two fresh-process runs with helper threads; every process leaves its
 line, the transport's helper threads are found by name, each TCP socket's kernel counters account for the
-bytes moved, the host's TCP counters are there, and bench_net_trace.py summarises every run. Then one run with
-NCCLSCOPE_NET_SOCKBUF: the transport's sockets carry the fixed sizes (doubled by the kernel), the plain pair's
-do not."""
+bytes moved, the host's TCP counters and the CPUs' distance are there, and bench_net_trace.py summarises every
+run. Then one run with NCCLSCOPE_NET_SOCKBUF: the transport's sockets carry the fixed sizes (doubled by the
+kernel), the plain pair's do not."""
 import os
 import subprocess
 import sys
@@ -55,6 +55,9 @@ def main(bench_net):
             check(BYTES <= moved < BYTES * 1.01, f"run {run} {role}: {len(socks)} socket(s) {field} {moved} B")
         netstat = [r for r in mine if r.get("kind") == "netstat"]
         check(len(netstat) == 4 and all("TCPTimeouts" in r for r in netstat), f"run {run}: host TCP counters")
+        if os.cpu_count() >= 2:
+            probe = [float(r["cacheline_rtt_ns"]) for r in mine if r.get("kind") == "host"]
+            check(len(probe) == 1 and probe[0] > 0, f"run {run}: CPU 0-1 cache line round trip {probe} ns")
     lines = [l for l in summary.splitlines() if l.strip().startswith("4MiB")]
     check(len(lines) == 2, f"summary: a row per run ({len(lines)})")
     print(summary)
