@@ -329,14 +329,21 @@ bool CommContext::OpVote(Op* op, uint64_t now_ns) {
   return true;
 }
 
-void CommContext::Stop(void* handle) {
-  if (handle == nullptr) return;  // the net callback may stop a NULL handle
-  EventSlot* s = HandleSlot(handle);
+// Whether `handle` no longer names its slot (stopped and freed, or reused since): counts the drop. A bool, not
+// the slot or nullptr, so that the inlined check costs its callers nothing over writing it out.
+[[gnu::always_inline]] static inline bool IsStale(const EventSlot* s, const void* handle) {
   if (s->state.load(std::memory_order_acquire) == 0 ||
       s->gen.load(std::memory_order_acquire) % 16 != HandleGen(handle)) {
     if (s->owner != nullptr) s->owner->CountDrop(Drop::kStaleHandle);
-    return;
+    return true;
   }
+  return false;
+}
+
+void CommContext::Stop(void* handle) {
+  if (handle == nullptr) return;  // the net callback may stop a NULL handle
+  EventSlot* s = HandleSlot(handle);
+  if (IsStale(s, handle)) return;
   CommContext* owner = s->owner;
   Op* op = s->op;
   if (HandleIsKernel(handle)) {
@@ -388,22 +395,14 @@ void CommContext::Stop(void* handle) {
 
 void CommContext::RecordKernelChStop(void* handle, uint64_t ptimer) noexcept {
   EventSlot* s = HandleSlot(handle);
-  if (s->state.load(std::memory_order_acquire) == 0 ||
-      s->gen.load(std::memory_order_acquire) % 16 != HandleGen(handle)) {
-    if (s->owner != nullptr) s->owner->CountDrop(Drop::kStaleHandle);
-    return;
-  }
+  if (IsStale(s, handle)) return;
   RecordGpuEnd(s->op, ptimer);
 }
 
 void CommContext::Record(void* handle, const StateUpdate& u) {
   if (handle == nullptr) return;
   EventSlot* s = HandleSlot(handle);
-  if (s->state.load(std::memory_order_acquire) == 0 ||
-      s->gen.load(std::memory_order_acquire) % 16 != HandleGen(handle)) {
-    if (s->owner != nullptr) s->owner->CountDrop(Drop::kStaleHandle);
-    return;
-  }
+  if (IsStale(s, handle)) return;
   if (u.state < 0 || u.state > kStateMaxKnown) {
     s->owner->CountDrop(Drop::kUnknownState);
     return;
