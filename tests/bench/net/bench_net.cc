@@ -409,14 +409,16 @@ void RunFresh(const Plan& plan, bool plugin_first, double* plain_secs, double* p
   *plugin_secs = secs[1];
 }
 
-// Traced runs note how far apart the host keeps CPUs 0 and 1 just before each pair (cacheline_probe.h): on a
-// VM a far placement makes every copy between the two ends dearer, for the plain pair and the plugin alike.
+// Traced runs note how far apart the host keeps the first two CPUs we may use just before each pair
+// (cacheline_probe.h): on a VM a far placement makes every copy between the two ends dearer, for the plain pair
+// and the plugin alike.
 void TraceCpuDistance(int run, size_t size) {
-  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return;
-  const double ns = ncclscope::bench::CachelineRoundTripNs(0, 1, 20);
+  int a, b;
+  if (!ncclscope::bench::FirstTwoAllowedCpus(&a, &b)) return;
+  const double ns = ncclscope::bench::CachelineRoundTripNs(a, b, 20);
   FILE* f = fopen(g_trace.path, "a");
   if (f == nullptr) return;
-  fprintf(f, "kind=host run=%d role=pair size=%zu cacheline_rtt_ns=%.0f\n", run, size, ns);
+  fprintf(f, "kind=host run=%d role=pair size=%zu cpus=%d,%d cacheline_rtt_ns=%.0f\n", run, size, a, b, ns);
   fclose(f);
 }
 

@@ -7,8 +7,8 @@ plain pair measured next to it, then what might set a slow run apart:
   rwnd%       the largest share of a plugin socket's busy time that the receiver's window held it back;
   rcvbuf MiB  the smallest receive buffer the kernel autotuned among the plugin's receiving sockets;
   rexmit      retransmitted segments on the plugin's sockets, and the host's TCP timeouts meanwhile;
-  line ns     one cache line's round trip between CPUs 0 and 1 just before the pair (cacheline_probe.h): how far
-              apart the host kept them."""
+  line ns     one cache line's round trip between the first two CPUs the process may use, just before the pair
+              (cacheline_probe.h): how far apart the host kept them."""
 import collections
 import sys
 

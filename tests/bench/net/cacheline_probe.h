@@ -22,6 +22,18 @@ inline bool PinTo(int cpu) {
   return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
 }
 
+// The first two CPUs this process may run on (0 and 1 unless a cpuset or affinity mask says otherwise); false
+// when it may use fewer than two.
+inline bool FirstTwoAllowedCpus(int* a, int* b) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return false;
+  int found = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) *(found++ == 0 ? a : b) = cpu;
+  }
+  return found == 2;
+}
+
 // Median over `batches` batches of `batch_ms` each, in ns; 0 when either CPU cannot be used.
 inline double CachelineRoundTripNs(int cpu_a, int cpu_b, int batches = 10, int batch_ms = 1) {
   using Clock = std::chrono::steady_clock;

@@ -1,6 +1,6 @@
 // cacheline_rtt: how far apart the host keeps two of our CPUs, as the round trip of one cache line between a
 // thread pinned to each (cacheline_probe.h). Prints one median per 250 ms, so a change of placement shows.
-//   cacheline_rtt [SECONDS=10] [CPU_A=0] [CPU_B=1]
+//   cacheline_rtt [SECONDS=10] [CPU_A CPU_B]   (default: the first two CPUs this process may use)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -10,7 +10,14 @@
 
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 10;
-  const int cpu_a = argc > 2 ? std::atoi(argv[2]) : 0, cpu_b = argc > 3 ? std::atoi(argv[3]) : 1;
+  int cpu_a = 0, cpu_b = 1;
+  if (argc > 3) {
+    cpu_a = std::atoi(argv[2]);
+    cpu_b = std::atoi(argv[3]);
+  } else if (!ncclscope::bench::FirstTwoAllowedCpus(&cpu_a, &cpu_b)) {
+    std::fprintf(stderr, "cacheline_rtt: this process may use fewer than two CPUs\n");
+    return 1;
+  }
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < end) {
     const double ns = ncclscope::bench::CachelineRoundTripNs(cpu_a, cpu_b);
