@@ -4,7 +4,7 @@
 // caller drops and counts the event). A pool may keep its first slots out of Allocate: the event pool
 // reserves one slot per operation record, which the operation's claim owns (one CAS per operation).
 // No lock, no heap allocation, never blocks. Slots are 64-byte aligned so an event handle can
-// carry a 5-bit generation (stale-handle check) and a 1-bit "kernel channel" tag in its low bits.
+// carry a 4-bit generation (stale-handle check) and two 1-bit tags in its low bits (see EncodeHandle).
 #ifndef NCCLSCOPE_PROFILER_POOLS_H_
 #define NCCLSCOPE_PROFILER_POOLS_H_
 
