@@ -38,9 +38,9 @@ def windows(trace_rows):
     return out, {key: span[2] for key, span in spans.items()}
 
 
-def attribute(trace_rows, samples):
-    """{key: (samples, copy samples)} for the samples (lines of `perf script -F pid,tid,time,ip,sym`)."""
-    spans, _ = windows(trace_rows)
+def attribute(spans, samples):
+    """{key: (samples, copy samples)} for the samples (lines of `perf script -F pid,tid,time,ip,sym`), given
+    the threads' measuring windows (`windows`)."""
     by_tid = collections.defaultdict(list)
     for tid, start, end, key in spans:
         by_tid[tid].append((start, end, key))
@@ -59,10 +59,9 @@ def attribute(trace_rows, samples):
 
 
 def main(trace_path, samples_path, hz=997.0):
-    trace_rows = rows(trace_path)
-    _, moved = windows(trace_rows)
+    spans, moved = windows(rows(trace_path))
     with open(samples_path) as samples:
-        counts = attribute(trace_rows, samples)
+        counts = attribute(spans, samples)
     print("CPU ms per GiB moved (copy = the kernel's copy routines; rest = everything else), from perf samples")
     print(f"{'size':>6} {'run':>4}  {'plain send':>13} {'plain recv':>13}  {'plugin send':>13} {'plugin recv':>13}")
     for size, run in sorted({(key[0], key[1]) for key in moved}):

@@ -8,7 +8,7 @@ import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_net_perf import attribute  # noqa: E402
+from bench_net_perf import attribute, windows  # noqa: E402
 from bench_net_trace import rows  # noqa: E402
 
 TRACE = """\
@@ -39,7 +39,7 @@ def main():
         path = os.path.join(tmp, "trace.txt")
         with open(path, "w") as f:
             f.write(TRACE)
-        got = attribute(rows(path), SAMPLES.splitlines())
+        got = attribute(windows(rows(path))[0], SAMPLES.splitlines())
     want = {(1048576, 0, "plain-send"): (2, 1), (1048576, 0, "plain-recv"): (1, 1),
             (1048576, 0, "plugin-send"): (3, 2)}
     print("got: ", got)
