@@ -19,8 +19,6 @@ void FlightRecorder::Append(const OpRecord& rec) {
   uint64_t index = next_.fetch_add(1, std::memory_order_relaxed);
   Slot& s = SlotFor(index);
   static_assert(sizeof(OpRecord) % 8 == 0, "a record fills its words: no tail to clear");
-  uint64_t words[kWords];
-  std::memcpy(words, &rec, sizeof(rec));
   // Claim the slot. Two writers a lap apart can meet on it (the older one stalled mid-write): only one may write
   // at a time, or a reader could take half of each for a published record. A slot being written, or holding a
   // newer record, is left alone and this record dropped: the ring would overwrite it at once anyway.
@@ -31,8 +29,15 @@ void FlightRecorder::Append(const OpRecord& rec) {
   } while (!s.seq.compare_exchange_weak(cur, writing, std::memory_order_relaxed));
   // A sequence lock without fences (ThreadSanitizer does not model them): release stores of the words, so a
   // reader that sees any new word also sees the odd seq when it reads seq again. Plain stores on x86-64.
+  // Each word goes straight from the caller's record to the slot: a copy to a local array first cost 18
+  // instructions and 9 stores per operation.
+  const char* from = reinterpret_cast<const char*>(&rec);
 #pragma GCC unroll 32  // a straight run of moves: the loop's own compare and branch cost as much as the copy
-  for (size_t i = 0; i < kWords; ++i) s.words[i].store(words[i], std::memory_order_release);
+  for (size_t i = 0; i < kWords; ++i) {
+    uint64_t word;
+    std::memcpy(&word, from + 8 * i, sizeof(word));
+    s.words[i].store(word, std::memory_order_release);
+  }
   s.seq.store(writing + 1, std::memory_order_release);
 }
 
