@@ -6,6 +6,7 @@
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/tsan_lock.h"
 
 namespace ncclscope {
 namespace {
@@ -61,7 +62,7 @@ const char* NetErrorKindName(NetErrorKind kind) {
 }
 
 NetCounters* NetCountersFor(const std::string& nic, uint64_t comm_id, bool nic_total) {
-  absl::MutexLock lock(&registry_mu);
+  AnnotatedLock lock(&registry_mu);
   if (registry == nullptr) registry = new std::vector<Block*>();
   for (Block* b : *registry) {
     if (b->nic == nic && b->comm_id == comm_id && b->nic_total == nic_total) return &b->counters;
@@ -72,7 +73,7 @@ NetCounters* NetCountersFor(const std::string& nic, uint64_t comm_id, bool nic_t
 }
 
 void SetNicIdentity(const NicIdentity& id) {
-  absl::MutexLock lock(&registry_mu);
+  AnnotatedLock lock(&registry_mu);
   if (identities == nullptr) identities = new std::vector<NicIdentity>();
   for (NicIdentity& known : *identities) {
     if (known.nic == id.nic) {
@@ -86,7 +87,7 @@ void SetNicIdentity(const NicIdentity& id) {
 NetStatsSnapshot SnapshotNetStats() {
   NetStatsSnapshot snap;
   snap.taken_ns = MonotonicNs();
-  absl::MutexLock lock(&registry_mu);
+  AnnotatedLock lock(&registry_mu);
   if (identities != nullptr) snap.nics = *identities;
   if (registry == nullptr) return snap;
   for (const Block* b : *registry) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "common/random.h"
+#include "common/tsan_lock.h"
 
 namespace ncclscope::net {
 namespace {
@@ -58,7 +59,7 @@ Status StepConnect(void* handle, const std::function<Result<std::unique_ptr<Pend
   *send_comm = nullptr;
   HandleHeader hh;
   memcpy(&hh, handle, sizeof(hh));
-  absl::MutexLock lock(&pending_mu);
+  AnnotatedLock lock(&pending_mu);
   if (pending == nullptr) pending = new absl::flat_hash_map<uint64_t, std::unique_ptr<PendingConnect>>();
   PendingConnect* c = nullptr;
   if (hh.stage_cookie != 0) {

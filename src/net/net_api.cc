@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/params.h"
 #include "common/runtime.h"
+#include "common/tsan_lock.h"
 #include "net/record_calls.h"
 #include "net/transport.h"
 #include "net/transport_registry.h"
@@ -25,14 +26,14 @@ Status NeedInit() { return InternalError("net call before a successful init"); }
 }  // namespace
 
 NetContext* LegacyContext() {
-  absl::MutexLock lock(&init_mu);
+  AnnotatedLock lock(&init_mu);
   return legacy_ctx;
 }
 
 static Status InitImpl(const InitArgs& args, NetContext** ctx) {
   SetNcclLogger(args.logger);
   *ctx = nullptr;
-  absl::MutexLock lock(&init_mu);
+  AnnotatedLock lock(&init_mu);
   if (args.per_comm) Runtime::Instance().Acquire("net ctx");
   auto release = [&] {
     if (args.per_comm) Runtime::Instance().Release("net ctx (init failed)");

@@ -9,6 +9,7 @@
 
 #include "absl/base/const_init.h"
 #include "common/log.h"
+#include "common/tsan_lock.h"
 #include "net/verbs/verbs_device.h"
 
 namespace ncclscope::net::verbs {
@@ -33,7 +34,7 @@ const char* EventName(ibv_event_type t) {
 }
 
 void StopAllAtExit() {
-  absl::MutexLock lock(&threads_mu);
+  AnnotatedLock lock(&threads_mu);
   if (running == nullptr || owner_pid != getpid()) return;  // a fork()ed child has no threads to join
   for (VerbsDeviceCtx* d : *running) d->events.stop.store(true, std::memory_order_relaxed);
   for (VerbsDeviceCtx* d : *running) {
@@ -66,7 +67,7 @@ void HandleAsyncEvent(VerbsDeviceCtx* dev, const ibv_async_event& ev) {
       bool ours = false;
       uint32_t qpn = 0;
       {
-        absl::MutexLock lock(&st.mu);
+        AnnotatedLock lock(&st.mu);
         for (const AsyncEventState::Watched& w : st.watched) {
           if (w.object != obj) continue;
           qpn = w.qp_num;
@@ -110,7 +111,7 @@ void StartAsyncEventThread(VerbsDeviceCtx* dev) {
   // Non-blocking, so a readiness that another reader took cannot park the thread in get_async_event.
   const int fd = dev->ctx->async_fd;
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-  absl::MutexLock lock(&threads_mu);
+  AnnotatedLock lock(&threads_mu);
   if (running == nullptr) {
     running = new std::vector<VerbsDeviceCtx*>();
     owner_pid = getpid();
@@ -127,12 +128,12 @@ void StartAsyncEventThread(VerbsDeviceCtx* dev) {
 }
 
 void WatchForAsyncEvents(VerbsDeviceCtx* dev, const void* object, uint32_t qp_num, AsyncFault* fault) {
-  absl::MutexLock lock(&dev->events.mu);
+  AnnotatedLock lock(&dev->events.mu);
   dev->events.watched.push_back({object, fault, qp_num});
 }
 
 void UnwatchAsyncEvents(VerbsDeviceCtx* dev, AsyncFault* fault) {
-  absl::MutexLock lock(&dev->events.mu);
+  AnnotatedLock lock(&dev->events.mu);
   std::erase_if(dev->events.watched, [fault](const AsyncEventState::Watched& w) { return w.fault == fault; });
 }
 

@@ -10,6 +10,7 @@
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
 #include "common/log.h"
+#include "common/tsan_lock.h"
 #include "ncclscope/abi/net.h"
 
 namespace ncclscope::net::verbs {
@@ -89,7 +90,7 @@ bool ProbeDmaBuf(const IbvApi& api, ibv_context* ctx, std::string* why) {
 
 GpuMemSupport ProbeGpuMem(const IbvApi& api, ibv_context* ctx, const std::string& device_name,
                           const std::string& sysfs_root) {
-  absl::MutexLock lock(&probe_mu);
+  AnnotatedLock lock(&probe_mu);
   if (probed == nullptr) probed = new std::map<std::string, GpuMemSupport>();
   auto it = probed->find(device_name);
   if (it != probed->end()) return it->second;

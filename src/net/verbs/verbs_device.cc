@@ -9,6 +9,7 @@
 
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
+#include "common/tsan_lock.h"
 
 namespace ncclscope::net::verbs {
 namespace {
@@ -24,7 +25,7 @@ std::vector<MrRef*>* cache ABSL_GUARDED_BY(mu) = nullptr;
 Result<VerbsDeviceCtx*> OpenVerbsDevice(const VerbsNetDevice& info) {
   Result<const IbvApi*> api = LoadIbvApi();
   if (!api.ok()) return api.status();
-  absl::MutexLock lock(&mu);
+  AnnotatedLock lock(&mu);
   if (devices == nullptr) devices = new std::vector<VerbsDeviceCtx*>();
   for (VerbsDeviceCtx* d : *devices) {
     if (d->info.device_name == info.device_name && d->info.port_num == info.port_num) return d;
@@ -53,7 +54,7 @@ Result<MrRef*> AcquireMr(VerbsDeviceCtx* dev, void* data, size_t size) {
   static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   uintptr_t start = reinterpret_cast<uintptr_t>(data) & ~(page - 1);
   uintptr_t end = (reinterpret_cast<uintptr_t>(data) + (size == 0 ? 1 : size) + page - 1) & ~(page - 1);
-  absl::MutexLock lock(&mu);
+  AnnotatedLock lock(&mu);
   if (cache == nullptr) cache = new std::vector<MrRef*>();
   for (MrRef* r : *cache) {
     if (r->dev == dev && r->start <= start && end <= r->end) {
@@ -76,7 +77,7 @@ Result<MrRef*> AcquireMr(VerbsDeviceCtx* dev, void* data, size_t size) {
 
 Status ReleaseMr(MrRef* ref) {
   if (ref == nullptr) return Status::Ok();
-  absl::MutexLock lock(&mu);
+  AnnotatedLock lock(&mu);
   if (--ref->refs > 0) return Status::Ok();
   if (!ref->gpu) std::erase(*cache, ref);
   int rc = ref->dev->api->dereg_mr(ref->mr);

@@ -6,6 +6,7 @@
 
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
+#include "common/tsan_lock.h"
 #include "net/verbs/ibv_api.h"
 
 namespace ncclscope::net::verbs {
@@ -42,12 +43,12 @@ std::vector<std::string> NamesFromLibibverbs() {
 }  // namespace
 
 std::string SysfsRoot() {
-  absl::MutexLock lock(&hook_mu);
+  AnnotatedLock lock(&hook_mu);
   return fake_sysfs_root != nullptr ? *fake_sysfs_root : "/sys";
 }
 
 void SetSysfsRootForTest(const std::string& root) {
-  absl::MutexLock lock(&hook_mu);
+  AnnotatedLock lock(&hook_mu);
   delete fake_sysfs_root;
   fake_sysfs_root = root.empty() ? nullptr : new std::string(root);
 }
