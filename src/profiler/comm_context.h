@@ -162,6 +162,7 @@ class CommContext final : public CommSource {
   RelaxedAtomic<uint64_t> symmetric_ops_, symmetric_barrier_ns_;
   alignas(64) std::atomic<uint64_t> arrival_{0};
   alignas(64) std::atomic<uint64_t> drops_[static_cast<int>(Drop::kCount)] = {};
+  // Per event type; Coll and P2p stay 0 here (op_events_ counts them on the start lane) and the snapshot adds both.
   std::atomic<uint64_t> events_[static_cast<int>(EventType::kCount)] = {};
   // GPU→host calibration: the smallest (host_monotonic − gpu) seen at a KernelCh start; the host
   // sees the start late, so the minimum is the best estimate of the true offset.
