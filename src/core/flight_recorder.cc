@@ -15,13 +15,12 @@ FlightRecorder::FlightRecorder(int depth)
   }
 }
 
-void FlightRecorder::Append(const OpRecord& rec) {
-  uint64_t index = next_.fetch_add(1, std::memory_order_relaxed);
+void FlightRecorder::Append(const OpRecord& rec, uint64_t index) {
   Slot& s = SlotFor(index);
   static_assert(sizeof(OpRecord) % 8 == 0, "a record fills its words: no tail to clear");
-  // Claim the slot. Two writers a lap apart can meet on it (the older one stalled mid-write): only one may write
-  // at a time, or a reader could take half of each for a published record. A slot being written, or holding a
-  // newer record, is left alone and this record dropped: the ring would overwrite it at once anyway.
+  // Claim the slot. Two writers a lap apart can meet on it (the older operation completing late): only one may
+  // write at a time, or a reader could take half of each for a published record. A slot being written, or holding
+  // a newer record, is left alone and this record dropped: it is already outside the ring's window.
   const uint64_t writing = 2 * index + 1;
   uint64_t cur = s.seq.load(std::memory_order_relaxed);
   do {
@@ -41,8 +40,7 @@ void FlightRecorder::Append(const OpRecord& rec) {
   s.seq.store(writing + 1, std::memory_order_release);
 }
 
-std::vector<OpRecord> FlightRecorder::Snapshot() const {
-  uint64_t end = next_.load(std::memory_order_acquire);
+std::vector<OpRecord> FlightRecorder::Snapshot(uint64_t end) const {
   uint64_t begin = end > static_cast<uint64_t>(depth_) ? end - depth_ : 0;
   std::vector<OpRecord> out;
   out.reserve(end - begin);
@@ -50,7 +48,7 @@ std::vector<OpRecord> FlightRecorder::Snapshot() const {
     const Slot& s = SlotFor(index);
     uint64_t words[kWords];
     uint64_t before = s.seq.load(std::memory_order_acquire);
-    if (before != 2 * index + 2) continue;  // still being written, or already overwritten
+    if (before != 2 * index + 2) continue;  // in flight, being written, or already overwritten
     // Acquire loads keep the second read of seq after them.
     for (size_t i = 0; i < kWords; ++i) words[i] = s.words[i].load(std::memory_order_acquire);
     if (s.seq.load(std::memory_order_relaxed) != before) continue;
@@ -59,11 +57,6 @@ std::vector<OpRecord> FlightRecorder::Snapshot() const {
     out.push_back(rec);
   }
   return out;
-}
-
-uint64_t FlightRecorder::overwritten() const {
-  uint64_t n = next_.load(std::memory_order_relaxed);
-  return n > static_cast<uint64_t>(depth_) ? n - depth_ : 0;
 }
 
 }  // namespace ncclscope

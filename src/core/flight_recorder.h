@@ -1,8 +1,10 @@
-// FlightRecorder: the last N completed operations of one communicator, in a fixed ring allocated
-// (and pre-faulted) at construction. Any number of threads may Append concurrently without a lock:
-// each claims a slot with one fetch_add and publishes it under a per-slot sequence word; a reader
-// copies slots whose sequence is stable, so a Snapshot never sees a torn record. Records are kept
-// as relaxed atomic words, which keeps the concurrent copy defined behaviour.
+// FlightRecorder: the completed ones among the last N operations of one communicator, in a fixed ring allocated (and
+// pre-faulted) at construction, indexed by the operation's arrival number: the caller's own unique counter, so
+// the completing thread claims nothing here (a locked instruction fewer per operation). Any number of threads
+// may Append concurrently without a lock; each publishes its slot under a per-slot sequence word, and a reader
+// copies slots whose sequence is stable, so a Snapshot never sees a torn record. Records are kept as relaxed
+// atomic words, which keeps the concurrent copy defined behaviour. Operations still in flight, or dropped,
+// leave their slot empty.
 #ifndef NCCLSCOPE_CORE_FLIGHT_RECORDER_H_
 #define NCCLSCOPE_CORE_FLIGHT_RECORDER_H_
 
@@ -21,15 +23,14 @@ class FlightRecorder {
   FlightRecorder(const FlightRecorder&) = delete;
   FlightRecorder& operator=(const FlightRecorder&) = delete;
 
-  // Event path: no lock, no allocation.
-  void Append(const OpRecord& rec);
+  // Event path: no lock, no allocation. `index` is unique per operation (0 for the first to arrive).
+  void Append(const OpRecord& rec, uint64_t index);
 
-  // Oldest first; at most depth() records.
-  std::vector<OpRecord> Snapshot() const;
+  // The completed records among the operations [end - depth, end), by arrival; `end` is how many have arrived.
+  std::vector<OpRecord> Snapshot(uint64_t end) const;
   int depth() const { return depth_; }
-  uint64_t appended() const { return next_.load(std::memory_order_relaxed); }
-  // Records overwritten before anyone could read them out of the ring.
-  uint64_t overwritten() const;
+  // Operations that arrived before the ring's window: their records are overwritten, or will be.
+  uint64_t overwritten(uint64_t end) const { return end > static_cast<uint64_t>(depth_) ? end - depth_ : 0; }
   size_t memory_bytes() const { return sizeof(*this) + sizeof(Slot) * static_cast<size_t>(depth_); }
 
  private:
@@ -48,7 +49,6 @@ class FlightRecorder {
   const int depth_;
   const uint64_t mask_;  // depth - 1 for a power-of-two depth, else 0
   std::unique_ptr<Slot[]> slots_;
-  alignas(64) std::atomic<uint64_t> next_{0};
 };
 
 }  // namespace ncclscope

@@ -471,7 +471,7 @@ void CommContext::Complete(Op* op, uint64_t now) {
       symmetric_barrier_ns_.Add(rec.phase_ns[0]);
     }
   }
-  fr_.Append(rec);
+  fr_.Append(rec, rec.arrival - 1);  // arrival numbers start at 1
   op->state.store(Op::kDone, std::memory_order_release);
 }
 

@@ -91,8 +91,8 @@ void CommContext::Fill(CommSnapshot* out, SnapshotScope scope) const {
   out->symmetric_ops = symmetric_ops_.Get();
   out->symmetric_barrier_ns = symmetric_barrier_ns_.Get();
   out->fr_depth = fr_.depth();
-  out->fr_overwritten = fr_.overwritten();
-  if (scope == SnapshotScope::kFull) out->completed = fr_.Snapshot();
+  out->fr_overwritten = fr_.overwritten(out->arrivals);  // the recorder is indexed by arrival
+  if (scope == SnapshotScope::kFull) out->completed = fr_.Snapshot(out->arrivals);
   out->in_flight.clear();
   for (uint32_t i = 0; i < ops_pool_.size(); ++i) {
     const Op& op = ops_pool_.at(i);

@@ -15,14 +15,14 @@ TEST(FlightRecorder, KeepsLastNAndCountsOverwrites) {
     OpRecord r;
     r.seq = i;
     r.bytes = i * 10;
-    fr.Append(r);
+    fr.Append(r, i - 1);
   }
-  std::vector<OpRecord> got = fr.Snapshot();
+  std::vector<OpRecord> got = fr.Snapshot(40);
   ASSERT_EQ(got.size(), 16u);
   EXPECT_EQ(got.front().seq, 25u);
   EXPECT_EQ(got.back().seq, 40u);
   EXPECT_EQ(got.back().bytes, 400u);
-  EXPECT_EQ(fr.overwritten(), 24u);
+  EXPECT_EQ(fr.overwritten(40), 24u);
   EXPECT_LE(sizeof(OpRecord), 256u);  // "a few hundred bytes at most"
 }
 
@@ -32,38 +32,91 @@ TEST(FlightRecorder, AnyDepthKeepsTheLastNInOrder) {
     for (uint64_t i = 1; i <= 100; ++i) {
       OpRecord r;
       r.seq = i;
-      fr.Append(r);
+      fr.Append(r, i - 1);
     }
-    std::vector<OpRecord> got = fr.Snapshot();
+    std::vector<OpRecord> got = fr.Snapshot(100);
     ASSERT_EQ(got.size(), static_cast<size_t>(depth)) << depth;
     for (int k = 0; k < depth; ++k) EXPECT_EQ(got[k].seq, 100u - depth + 1 + k) << depth;
   }
 }
 
+TEST(FlightRecorder, KeepsArrivalOrderAndLeavesInFlightOperationsOut) {
+  FlightRecorder fr(8);
+  for (uint64_t index : {0, 3, 1}) {  // 2 still in flight; 1 completes after 3
+    OpRecord r;
+    r.arrival = index + 1;
+    fr.Append(r, index);
+  }
+  std::vector<OpRecord> got = fr.Snapshot(4);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].arrival, 1u);
+  EXPECT_EQ(got[1].arrival, 2u);
+  EXPECT_EQ(got[2].arrival, 4u);
+  EXPECT_EQ(fr.overwritten(4), 0u);
+}
+
+TEST(FlightRecorder, AnOperationCompletingALapLateNeverReplacesANewerOne) {
+  FlightRecorder fr(4);
+  OpRecord newer;
+  newer.arrival = 11;
+  fr.Append(newer, 10);
+  OpRecord older;  // index 6 shares index 10's slot
+  older.arrival = 7;
+  fr.Append(older, 6);
+  std::vector<OpRecord> got = fr.Snapshot(11);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].arrival, 11u);
+  EXPECT_EQ(fr.overwritten(11), 7u);
+}
+
+// Writers complete out of arrival order, some a lap late, while a reader copies: no record is ever torn, each
+// snapshot is in arrival order inside its window, and the last window holds every operation not lapped.
 TEST(FlightRecorder, ConcurrentWritersNeverTear) {
-  FlightRecorder fr(64);
+  constexpr int kDepth = 64;
+  FlightRecorder fr(kDepth);
+  std::atomic<uint64_t> arrivals{0};
   std::atomic<bool> stop{false};
   std::vector<std::thread> writers;
+  auto write = [&](uint64_t index, uint64_t seq) {
+    OpRecord r;
+    r.seq = seq;
+    r.arrival = index + 1;
+    r.bytes = seq * 3 + r.arrival;  // a record is consistent when bytes == seq*3 + arrival
+    fr.Append(r, index);
+  };
   for (int t = 0; t < 4; ++t) {
     writers.emplace_back([&, t] {
       for (uint64_t i = 0; i < 20000; ++i) {
-        OpRecord r;
-        r.seq = i;
-        r.bytes = i * 3 + t;  // a record is consistent when bytes == seq*3 + arrival
-        r.arrival = static_cast<uint64_t>(t);
-        fr.Append(r);
+        const uint64_t held = arrivals.fetch_add(1);
+        // Every 97th operation of a writer completes after 100 of its later ones: more than a lap late.
+        const int later = (i % 97 == 0) ? 100 : 0;
+        for (int k = 0; k < later; ++k, ++i) write(arrivals.fetch_add(1), i * 4 + t);
+        write(held, i * 4 + t);
       }
     });
   }
   std::thread reader([&] {
     while (!stop.load()) {
-      for (const OpRecord& r : fr.Snapshot()) ASSERT_EQ(r.bytes, r.seq * 3 + r.arrival);
+      const uint64_t end = arrivals.load();
+      uint64_t prev = 0;
+      for (const OpRecord& r : fr.Snapshot(end)) {
+        ASSERT_EQ(r.bytes, r.seq * 3 + r.arrival);
+        ASSERT_GT(r.arrival, prev);
+        ASSERT_LE(r.arrival, end);
+        ASSERT_GT(r.arrival + kDepth, end);
+        prev = r.arrival;
+      }
     }
   });
   for (auto& w : writers) w.join();
   stop = true;
   reader.join();
-  EXPECT_EQ(fr.appended(), 80000u);
+  const uint64_t end = arrivals.load();
+  EXPECT_GE(end, 80000u);
+  EXPECT_EQ(fr.overwritten(end), end - kDepth);
+  // Late operations are over 100 arrivals old, outside the last window, so every operation in it completed in
+  // place. One per writer may have been dropped: it found its slot being written by a late one a lap older.
+  EXPECT_GE(fr.Snapshot(end).size(), static_cast<size_t>(kDepth - 4));
 }
 
 TEST(Aggregates, CellsHistogramsAndCpuKeptApart) {

@@ -99,7 +99,8 @@ void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
   auto dropped_by = prom::Family("ncclscope_comm_dropped_events_by_reason_total", "Profiler events dropped, by reason",
                                  MetricType::Counter);
   auto overwritten = prom::Family("ncclscope_comm_flight_recorder_overwritten_total",
-                                  "Completed operations overwritten in the flight recorder", MetricType::Counter);
+                                  "Operations older than the flight recorder's window (the last NCCLSCOPE_FR_DEPTH to arrive)",
+                                  MetricType::Counter);
   auto phases = prom::Family("ncclscope_comm_kernel_phase_seconds_total",
                              "v7 KernelPhase time per phase (initial_sync, compute, final_sync), the longest channel's",
                              MetricType::Counter);
