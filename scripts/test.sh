@@ -20,7 +20,12 @@ echo "=== build (RelWithDebInfo) ==="
 configure build
 ninja -C build -j"$jobs"
 echo "=== tests ==="
-ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900 -E '^rdma2_tier$'
+# The two-host tier on its own, and once more only if it fails: in one CI run (fifteenth session) a rank of
+# rdma2_peer_link_down exited 50 s late after failing in time, and 5 reruns of that test passed
+# (tests/rdma/sim_ranks.sh now records where a late rank waits). Both attempts print; a second failure fails.
+rdma2() { ctest --test-dir build --output-on-failure --timeout 900 -R '^rdma2_tier$'; }
+rdma2 || { echo "=== rdma2_tier failed: running it once more ==="; rdma2; }
 
 echo "=== minimal build: compiler, CMake, abseil and zlib only (no prometheus-cpp, no nlohmann-json) ==="
 configure build-minimal -DNCCLSCOPE_WITH_PROMETHEUS=OFF -DNCCLSCOPE_BUILD_TOOLS=OFF -DNCCLSCOPE_BUILD_TESTS=OFF \

@@ -40,6 +40,25 @@ for r in ${ranks//,/ }; do
   env "${textfile[@]}" "$@" --rank "$r" > "$out/rank$r.log" 2>&1 &
   pid[$r]=$!
 done
+# A rank still running at its --within deadline: record what its threads wait on in the kernel while it is still
+# there to look at (a rank once took 66 s to exit after failing in time, and nothing said where it was).
+watchers=()
+for r in "${!within[@]}"; do
+  [ -n "${pid[$r]:-}" ] || continue
+  (
+    sleep "${within[$r]}"
+    p=${pid[$r]}
+    kill -0 "$p" 2>/dev/null || exit 0
+    {
+      echo "=== rank $r still running after ${within[$r]} s: each thread's name, state, kernel wait channel, stack ==="
+      for t in /proc/"$p"/task/*; do
+        echo "--- $(cat "$t/comm") ($(sed 's/.*) //; s/ .*//' "$t/stat")) in $(cat "$t/wchan")"  # state: after the name's ')'
+        cat "$t/stack" 2>/dev/null
+      done
+    } > "$out/rank$r.late" 2>&1
+  ) < /dev/null > /dev/null 2>&1 &
+  watchers+=($!)
+done
 if [ -n "$freeze" ]; then
   sleep "${freeze%%:*}"
   echo "sim_ranks: $(date +%T) asking the host to freeze this guest for ${freeze#*:} s"
@@ -62,11 +81,13 @@ while [ ${#rank_of[@]} -gt 0 ]; do
   r=${rank_of[$done_pid]}; rc[$r]=$s; unset "rank_of[$done_pid]"
   took[$r]=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 done
+for w in "${watchers[@]}"; do pkill -P "$w" sleep 2>/dev/null; kill "$w" 2>/dev/null; done || true
 [ -z "$nic" ] || ip link set "$nic" up
 ok=0
 for r in ${ranks//,/ }; do
   echo "=== rank $r: status ${rc[$r]} after ${took[$r]} s ==="
   cat "$out/rank$r.log"
+  [ ! -s "$out/rank$r.late" ] || cat "$out/rank$r.late"
   want=${expect[$r]:-0}
   if [ "$want" = '!0' ]; then [ "${rc[$r]}" -ne 0 ] || { echo "FAIL: rank $r exited 0, a failure was expected"; ok=1; }
   elif [ "${rc[$r]}" -ne "$want" ]; then echo "FAIL: rank $r exited ${rc[$r]}, $want expected"; ok=1; fi
