@@ -41,7 +41,7 @@ void FlightRecorder::Append(const OpRecord& rec, uint64_t index) {
 }
 
 std::vector<OpRecord> FlightRecorder::Snapshot(uint64_t end) const {
-  uint64_t begin = end > static_cast<uint64_t>(depth_) ? end - depth_ : 0;
+  const uint64_t begin = overwritten(end);  // the window's first operation
   std::vector<OpRecord> out;
   out.reserve(end - begin);
   for (uint64_t index = begin; index < end; ++index) {
