@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "cacheline_probe.h"
+#include "loopback_listener.h"
 #include "ncclscope/abi/net.h"
 #include "run_trace.h"
 
@@ -98,13 +99,9 @@ struct Result {
 };
 
 void PlainServer(int ctl, const Plan& plan) {
-  int ls = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || listen(ls, 1) != 0) Die("plain listen");
-  socklen_t len = sizeof(a);
-  getsockname(ls, reinterpret_cast<sockaddr*>(&a), &len);
+  sockaddr_in a;
+  int ls = ncclscope::bench::LoopbackListener(&a);
+  if (ls < 0) Die("plain listen");
   WriteAll(ctl, &a, sizeof(a));
   int fd = accept(ls, nullptr, nullptr);
   int one = 1;

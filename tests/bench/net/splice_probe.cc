@@ -20,6 +20,8 @@
 #include <cstring>
 #include <vector>
 
+#include "loopback_listener.h"
+
 namespace {
 
 constexpr int kInFlight = 4;
@@ -70,15 +72,9 @@ void Sender(sockaddr_in addr, size_t msg, int iters, bool use_splice) {
 }
 
 double OneRun(size_t msg, size_t bytes, bool use_splice) {
-  int ls = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (bind(ls, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(ls, 1) != 0 ||
-      getsockname(ls, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    Die("listen");
-  }
+  sockaddr_in addr;
+  const int ls = ncclscope::bench::LoopbackListener(&addr);
+  if (ls < 0) Die("listen");
   const int iters = static_cast<int>(std::max<size_t>(bytes / msg, kInFlight));
   pid_t child = fork();
   if (child == 0) Sender(addr, msg, iters, use_splice);
