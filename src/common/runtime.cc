@@ -1,10 +1,28 @@
 #include "common/runtime.h"
 
+#include <exception>
+
 #include "common/log.h"
 #include "common/params.h"
 #include "common/tsan_lock.h"
 
 namespace ncclscope {
+namespace {
+
+// A service that cannot start (no thread to be had, a file it reads throwing) is off with a warning: the
+// job's init must not fail for telemetry, and the other services start all the same.
+void StartService(Service* service) {
+  try {
+    service->Start();
+  } catch (const std::exception& e) {
+    NCCLSCOPE_WARN(subsys::kInit, "runtime: %s did not start (%s); the job runs on without it", service->name(),
+                   e.what());
+  } catch (...) {
+    NCCLSCOPE_WARN(subsys::kInit, "runtime: %s did not start; the job runs on without it", service->name());
+  }
+}
+
+}  // namespace
 
 Runtime& Runtime::Instance() {
   // Never destroyed: NCCL may call us from its threads during process exit.
@@ -22,7 +40,7 @@ void Runtime::RegisterService(Service* service) {
     return;
   }
   services_[num_services_++] = service;
-  if (users_ > 0) service->Start();
+  if (users_ > 0) StartService(service);
 }
 
 void Runtime::Acquire(const char* who) {
@@ -31,7 +49,7 @@ void Runtime::Acquire(const char* who) {
   ++cycles_;
   ReloadParams();
   ReloadStderrLogLevel();
-  for (int i = 0; i < num_services_; ++i) services_[i]->Start();
+  for (int i = 0; i < num_services_; ++i) StartService(services_[i]);
   NCCLSCOPE_INFO(subsys::kInit, "runtime started for %s (cycle %llu, %d services)", who,
                  static_cast<unsigned long long>(cycles_), num_services_);
 }

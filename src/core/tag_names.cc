@@ -1,11 +1,11 @@
 #include "core/tag_names.h"
 
-#include <fstream>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/config_file.h"
 #include "common/log.h"
 #include "common/params.h"
 
@@ -13,6 +13,18 @@ namespace ncclscope {
 namespace {
 
 constexpr size_t kMaxNameLength = 64;
+// A name file of 1 MiB holds about 15,000 names, far more than a job tags.
+constexpr size_t kMaxNameFileBytes = 1 << 20;
+constexpr size_t kMaxWarnings = 10;
+
+// A pair as quoted in a warning: at most 80 bytes, control bytes as '?'.
+std::string Excerpt(const std::string& pair) {
+  std::string out = pair.substr(0, 80);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return pair.size() > 80 ? out + "..." : out;
+}
 
 bool ValidName(const std::string& name) {
   if (name.empty() || name.size() > kMaxNameLength) return false;
@@ -47,13 +59,13 @@ TagNameMap ParseTagNames(const std::string& text, const std::function<void(const
   TagNameMap out;
   std::vector<std::string> pairs;
   if (!text.empty() && text[0] == '@') {
-    std::ifstream f(text.substr(1));
-    if (!f) {
-      warn("cannot read the tag-name file " + text.substr(1) + ": no tag names");
+    const Result<std::string> file = ReadConfigFile("tag-name file", text.substr(1), {kMaxNameFileBytes});
+    if (!file.ok()) {
+      warn(file.status().message() + ": no tag names");
       return out;
     }
-    for (std::string line; std::getline(f, line);) {
-      const absl::string_view pair = absl::StripAsciiWhitespace(absl::string_view(line).substr(0, line.find('#')));
+    for (absl::string_view line : absl::StrSplit(*file, '\n')) {
+      const absl::string_view pair = absl::StripAsciiWhitespace(line.substr(0, line.find('#')));
       if (!pair.empty()) pairs.emplace_back(pair);
     }
   } else {
@@ -61,10 +73,14 @@ TagNameMap ParseTagNames(const std::string& text, const std::function<void(const
       pairs.emplace_back(absl::StripAsciiWhitespace(item));
     }
   }
+  size_t skipped = 0;
   for (const std::string& pair : pairs) {
     const std::string why = AddPair(pair, &out);
-    if (!why.empty()) warn("tag name '" + pair + "' skipped: " + why);
+    if (why.empty()) continue;
+    // A file of junk must not flood the job's log: the first few are named, the rest counted.
+    if (++skipped <= kMaxWarnings) warn("tag name '" + Excerpt(pair) + "' skipped: " + why);
   }
+  if (skipped > kMaxWarnings) warn(std::to_string(skipped - kMaxWarnings) + " more bad tag names skipped");
   return out;
 }
 

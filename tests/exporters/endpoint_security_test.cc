@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -122,8 +123,44 @@ TEST_F(EndpointSecurityTest, AnUnusableFileTurnsTheEndpointOffAndSaysWhy) {
   std::vector<std::string> warnings;
   EXPECT_EQ(StartEndpoint(&warnings), 0);
   Runtime::Instance().Release("websec");
-  EXPECT_TRUE(AnyContains(warnings, "absent.yml: cannot read the web config file"))
+  EXPECT_TRUE(AnyContains(warnings, "absent.yml: cannot open: No such file or directory"))
       << ::testing::PrintToString(warnings);
+}
+
+// Issue 29 items 1-5 through the runtime as NCCL's init drives it: a file nested 120,000 deep (was SIGSEGV),
+// a number out of range (was an exception out of the net plugin's init), a directory (was plain HTTP
+// without auth), a FIFO (was a hang) and /dev/zero (was out of memory). Each leaves the endpoint off with
+// one warning, and the runtime (the job) goes on.
+TEST_F(EndpointSecurityTest, NothingABadFileHoldsReachesTheJob) {
+  std::string deep;
+  for (int i = 0; i < 120'000; ++i) deep += "{\"a\":";
+  const std::string fifo = dir_ + "/fifo.yml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  struct Case {
+    std::string path;
+    std::string text;  // written to `path` when not empty
+    std::string cause;
+  };
+  const Case cases[] = {
+      {dir_ + "/deep.yml", deep, "deep.yml:1: nested deeper than 8 levels"},
+      {dir_ + "/huge.json", "{\"basic_auth_users\":{\"prom\":1e999}}", "huge.json: invalid JSON: "},
+      {dir_, "", dir_ + ": is a directory, not a regular file"},
+      {fifo, "", fifo + ": is a FIFO, not a regular file"},
+      {"/dev/zero", "", "/dev/zero: is a character device, not a regular file"},
+  };
+  for (const Case& c : cases) {
+    if (!c.text.empty()) std::ofstream(c.path) << c.text;
+    setenv("NCCLSCOPE_PROM_WEB_CONFIG", c.path.c_str(), 1);
+    std::vector<std::string> warnings;
+    EXPECT_EQ(StartEndpoint(&warnings), 0) << c.path;
+    EXPECT_EQ(Runtime::Instance().users(), 1);
+    Runtime::Instance().Release("websec");
+    EXPECT_EQ(std::count_if(warnings.begin(), warnings.end(),
+                            [](const std::string& w) { return w.find("metrics endpoint off") != std::string::npos; }),
+              1)
+        << ::testing::PrintToString(warnings);
+    EXPECT_TRUE(AnyContains(warnings, c.cause)) << c.cause << " not in " << ::testing::PrintToString(warnings);
+  }
 }
 
 double Percentile(std::vector<double> v, double p) {

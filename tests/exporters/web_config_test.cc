@@ -3,11 +3,15 @@
 #include "exporters/prometheus/web_config.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
+
+#include "temp_dir.h"
 
 namespace ncclscope {
 namespace {
@@ -158,8 +162,66 @@ TEST(WebConfig, TheDocumentedExampleParses) {
 TEST(WebConfig, AMissingFileIsNamed) {
   Result<WebConfig> r = LoadWebConfig("/nonexistent/web.yml");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("/nonexistent/web.yml: cannot read the web config file"), std::string::npos)
+  EXPECT_EQ(r.status().message(), "/nonexistent/web.yml: cannot open: No such file or directory");
+}
+
+// Issue 29 item 1: 600 KB of nested `{"a":` recursed without bound and killed every rank with SIGSEGV.
+TEST(WebConfig, DeepNestingIsRefusedNotRecursedInto) {
+  std::string json;
+  for (int i = 0; i < 120'000; ++i) json += "{\"a\":";
+  Result<WebConfig> r = ParseWebConfig(json, "deep.yml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "deep.yml:1: nested deeper than 8 levels");
+
+  std::string yaml;
+  for (int i = 0; i < 2'000; ++i) yaml += std::string(i, ' ') + "a:\n";
+  r = ParseWebConfig(yaml, "deep.yml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("deep.yml:9: a.a.a.a.a.a.a.a: nested deeper than 8 mappings"),
+            std::string::npos)
       << r.status().message();
+  // A string holding braces is not nesting.
+  r = ParseWebConfig("{\"basic_auth_users\": {\"u{{{{{{{{{{{{\": \"x\"}}", "j.yml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not a bcrypt hash"), std::string::npos) << r.status().message();
+}
+
+// Issue 29 item 2: nlohmann's out_of_range escaped the parser and failed the net plugin's init.
+TEST(WebConfig, EveryJsonErrorIsAnErrorNotAnException) {
+  for (const char* text : {"{\"basic_auth_users\":{\"prom\":1e999}}", "{\"a\": -1e400}", "{\"a\": \"\\ud800\"}"}) {
+    Result<WebConfig> r = ParseWebConfig(text, "web.json");
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find("invalid JSON: "), std::string::npos) << r.status().message();
+  }
+}
+
+// Issue 29 items 3-5: a directory read as an empty config (plain HTTP, no auth), /dev/zero ran the
+// process out of memory and a FIFO blocked init. All three are refused at once, naming what they are.
+TEST(WebConfig, APathThatIsNotARegularFileIsRefused) {
+  testing::ScopedTempDir dir;
+  const std::string fifo = dir.path() + "/web.yml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {dir.path(), dir.path() + ": is a directory, not a regular file"},
+      {fifo, fifo + ": is a FIFO, not a regular file"},
+      {"/dev/zero", "/dev/zero: is a character device, not a regular file"}};
+  for (const auto& [path, error] : cases) {
+    Result<WebConfig> r = LoadWebConfig(path);
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_EQ(r.status().message(), error);
+  }
+  const std::string big = dir.path() + "/big.yml";
+  std::ofstream(big) << std::string((1 << 20) + 1, '#');
+  Result<WebConfig> r = LoadWebConfig(big);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("over the 1048576-byte limit"), std::string::npos) << r.status().message();
+}
+
+TEST(WebConfig, ErrorsQuoteAtMostAShortPrintableExcerpt) {
+  Result<WebConfig> r = ParseWebConfig(std::string(100'000, 'k') + "\x01\n", "web.yml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_LT(r.status().message().size(), 400u);
+  EXPECT_EQ(r.status().message().find('\x01'), std::string::npos);
 }
 
 TEST(WebConfig, LoadsAFile) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <system_error>
 #include <thread>
 
 #include "common/runtime.h"
@@ -53,6 +54,27 @@ TEST(Runtime, ServicesFollowTheUserCountAcrossCycles) {
   EXPECT_EQ(rt.cycles(), cycles_before + 3);
   rt.Release("unbalanced");  // logged, not fatal
   EXPECT_EQ(rt.users(), 0);
+}
+
+// What std::thread throws when the process is out of threads: the job's init must not fail for it.
+class ThrowingService : public Service {
+ public:
+  const char* name() const override { return "throwing"; }
+  void Start() override { throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again)); }
+  void Stop() override {}
+};
+
+TEST(Runtime, AServiceThatThrowsOnStartIsSkippedAndTheOthersStart) {
+  static ThrowingService throwing;
+  static CountingService counting;
+  Runtime& rt = Runtime::Instance();
+  rt.RegisterService(&throwing);
+  rt.RegisterService(&counting);
+  EXPECT_NO_THROW(rt.Acquire("test"));
+  EXPECT_EQ(rt.users(), 1);
+  EXPECT_TRUE(counting.running.load());
+  rt.Release("test");
+  EXPECT_FALSE(counting.running.load());
 }
 
 TEST(Runtime, ConcurrentAcquireReleaseLeavesNoUsers) {

@@ -2,8 +2,10 @@
 #include "core/tag_names.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -51,7 +53,46 @@ TEST(TagNames, FileWithComments) {
   warnings.clear();
   EXPECT_TRUE(Parse("@" + path + ".missing", &warnings).empty());
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("cannot read the tag-name file"), std::string::npos);
+  EXPECT_NE(warnings[0].find("tag-name file " + path + ".missing: cannot open"), std::string::npos) << warnings[0];
+}
+
+// Issue 29 item 5: @/dev/zero grew each rank to ~1 GB and @FIFO hung the job. Both are refused at once.
+TEST(TagNames, AFileThatIsNotARegularFileIsRefusedAtOnce) {
+  testing::ScopedTempDir dir;
+  const std::string fifo = dir.path() + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {"/dev/zero", "is a character device, not a regular file"},
+      {fifo, "is a FIFO, not a regular file"},
+      {dir.path(), "is a directory, not a regular file"}};
+  for (const auto& [path, why] : cases) {
+    std::vector<std::string> warnings;
+    EXPECT_TRUE(Parse("@" + path, &warnings).empty()) << path;
+    ASSERT_EQ(warnings.size(), 1u) << path;
+    EXPECT_NE(warnings[0].find(path + ": " + why + ": no tag names"), std::string::npos) << warnings[0];
+  }
+}
+
+TEST(TagNames, AFileOverTheLimitIsRefusedAndJunkIsCountedNotListed) {
+  testing::ScopedTempDir dir;
+  const std::string big = dir.path() + "/big";
+  std::ofstream(big) << std::string((1 << 20) + 1, '#');
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(Parse("@" + big, &warnings).empty());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("over the 1048576-byte limit"), std::string::npos) << warnings[0];
+
+  const std::string junk = dir.path() + "/junk";
+  {
+    std::ofstream out(junk);
+    for (int i = 0; i < 5000; ++i) out << "junk" << i << "\n";
+    out << "7=" << std::string(10000, 'x') << "\n9=kept\n";
+  }
+  warnings.clear();
+  EXPECT_EQ(Parse("@" + junk, &warnings), (TagNameMap{{9, "kept"}}));
+  ASSERT_EQ(warnings.size(), 11u);
+  EXPECT_EQ(warnings.back(), "4991 more bad tag names skipped");
+  EXPECT_LT(warnings[9].size(), 200u);
 }
 
 }  // namespace

@@ -43,6 +43,8 @@ constexpr auto kLateResponse = std::chrono::milliseconds(1000);
 
 // Reads per readiness event, so one client streaming data cannot keep the loop from the others.
 constexpr int kReadsPerEvent = 16;
+// How long Stop() waits for a certificate reload in progress before leaving it to finish on its own.
+constexpr auto kReloadStopBound = std::chrono::milliseconds(50);
 
 // kHandshake: TLS only. kAuthWait: the request is complete and its credentials are with the verifier.
 enum class Phase { kHandshake, kReading, kAuthWait, kWriting, kLingering };
@@ -341,7 +343,6 @@ class EventLoop {
       }
       Connection c;
       if (tls_ != nullptr) {
-        tls_->MaybeReload(now);  // at most once a second
         c.tls = tls_->NewSession(fd);
         if (c.tls == nullptr) {
           CloseConnection(fd);
@@ -546,6 +547,8 @@ Status HttpServer::Start(const std::string& address, int port, Handler handler, 
     pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     Serve();
   });
+  // Certificate reloads read files: on a thread of their own, never on the serving loop.
+  if (options_.tls != nullptr) options_.tls->StartReloads(std::chrono::seconds(1));
   return Status::Ok();
 }
 
@@ -554,6 +557,7 @@ void HttpServer::Stop() {
   uint64_t one = 1;
   (void)!write(stop_fd_, &one, sizeof(one));
   thread_.join();  // the loop never blocks on a client: it leaves at its next poll()
+  if (options_.tls != nullptr) options_.tls->StopReloads(kReloadStopBound);
   close(listen_fd_);
   close(stop_fd_);
   listen_fd_ = stop_fd_ = -1;

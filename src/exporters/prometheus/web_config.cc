@@ -1,16 +1,23 @@
 #include "exporters/prometheus/web_config.h"
 
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <exception>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "common/config_file.h"
+
 namespace ncclscope {
 namespace {
+
+// The schema is three levels deep (root, tls_server_config, its keys); anything much deeper is not a web
+// config, and a bound keeps both readers' recursion (and nlohmann's) off the stack of the job's thread.
+constexpr int kMaxDepth = 8;
+// Exporter-toolkit files are a few hundred bytes; 1 MiB still holds ~15,000 basic-auth users.
+constexpr size_t kMaxWebConfigBytes = 1 << 20;
 
 // One value of the document: a scalar or a mapping (keys in file order), with the line it starts on.
 struct Node {
@@ -22,12 +29,21 @@ struct Node {
   std::vector<int> key_lines;  // the line of each key of `map`
 };
 
+// At most `max` bytes of `s` for a log line, control bytes shown as '?': keys and values come from the file.
+std::string Printable(const std::string& s, size_t max) {
+  std::string out = s.substr(0, max);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return s.size() > max ? out + "..." : out;
+}
+
 Status ErrorAt(const std::string& file, int line, const std::string& key, const std::string& what) {
   std::string m = file;
   if (line > 0) m += ":" + std::to_string(line);
   m += ": ";
-  if (!key.empty()) m += key + ": ";
-  return InvalidUsage(m + what);
+  if (!key.empty()) m += Printable(key, 80) + ": ";
+  return InvalidUsage(m + Printable(what, 240));
 }
 
 // ---- the YAML subset ----
@@ -68,7 +84,7 @@ class YamlReader {
     root.line = 1;
     if (lines_.empty()) return root;
     if (lines_.size() == 1 && lines_[0].text == "{}") return root;
-    Status s = ReadBlock(&i, lines_[0].indent, "", &root);
+    Status s = ReadBlock(&i, lines_[0].indent, "", 1, &root);
     if (!s.ok()) return s;
     if (i < lines_.size()) return ErrorAt(file_, lines_[i].no, "", "unexpected indentation");
     return root;
@@ -176,10 +192,14 @@ class YamlReader {
     return Status::Ok();
   }
 
-  // Reads the mapping whose keys are at column `indent`, from lines_[*i] on.
-  Status ReadBlock(size_t* i, int indent, const std::string& path, Node* map) {
+  // Reads the mapping whose keys are at column `indent`, from lines_[*i] on; `depth` 1 is the root.
+  Status ReadBlock(size_t* i, int indent, const std::string& path, int depth, Node* map) {
     map->is_map = true;
     map->line = lines_[*i].no;
+    if (depth > kMaxDepth) {
+      return ErrorAt(file_, map->line, path, "nested deeper than " + std::to_string(kMaxDepth) + " mappings");
+    }
+    std::unordered_set<std::string> seen;
     while (*i < lines_.size()) {
       const Line& l = lines_[*i];
       if (l.indent < indent) return Status::Ok();
@@ -202,16 +222,15 @@ class YamlReader {
         if (key.empty()) return ErrorAt(file_, l.no, path, "empty key");
       }
       const std::string key_path = path.empty() ? key : path + "." + key;
-      for (const auto& [k, unused] : map->map) {
-        if (k == key) return ErrorAt(file_, l.no, key_path, "duplicate key");
-      }
+      // A set, not a scan of the keys so far: a 1 MiB file of short keys would take quadratic time.
+      if (!seen.insert(key).second) return ErrorAt(file_, l.no, key_path, "duplicate key");
       std::string rest = l.text.substr(pos + 1);
       rest.erase(0, rest.find_first_not_of(' '));
       Node value;
       ++*i;
       if (rest.empty()) {
         if (*i < lines_.size() && lines_[*i].indent > indent) {
-          NCCLSCOPE_RETURN_IF_ERROR(ReadBlock(i, lines_[*i].indent, key_path, &value));
+          NCCLSCOPE_RETURN_IF_ERROR(ReadBlock(i, lines_[*i].indent, key_path, depth + 1, &value));
         } else {
           value.line = l.no;
           value.is_null = true;
@@ -231,6 +250,29 @@ class YamlReader {
 };
 
 // ---- JSON ----
+
+// The offset of the first '{' or '[' that opens a level deeper than kMaxDepth, or npos. Checked before
+// nlohmann parses, so no reader ever recurses on a hostile file.
+size_t TooDeepAt(const std::string& text, size_t from) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = from; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxDepth) return i;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
 
 // Line of the byte offset `pos` in `text`.
 int LineOf(const std::string& text, size_t pos) {
@@ -427,9 +469,7 @@ class Schema {
   const std::string& file_;
 };
 
-}  // namespace
-
-Result<WebConfig> ParseWebConfig(const std::string& text, const std::string& file) {
+Result<WebConfig> Parse(const std::string& text, const std::string& file) {
   // JSON when the first significant character is '{'.
   size_t first = 0;
   int in_comment = 0;
@@ -445,11 +485,16 @@ Result<WebConfig> ParseWebConfig(const std::string& text, const std::string& fil
   }
   Node root;
   if (first < text.size() && text[first] == '{') {
+    if (const size_t deep = TooDeepAt(text, first); deep != std::string::npos) {
+      return ErrorAt(file, LineOf(text, deep), "", "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(first), text.end());
     } catch (const nlohmann::json::parse_error& e) {
       return ErrorAt(file, LineOf(text, first + e.byte - 1), "", std::string("invalid JSON: ") + e.what());
+    } catch (const nlohmann::json::exception& e) {  // out_of_range: a number such as 1e999
+      return ErrorAt(file, 0, "", std::string("invalid JSON: ") + e.what());
     }
     NCCLSCOPE_RETURN_IF_ERROR(FromJson(j, file, "", &root));
   } else {
@@ -460,13 +505,23 @@ Result<WebConfig> ParseWebConfig(const std::string& text, const std::string& fil
   return Schema(file).Read(root);
 }
 
+}  // namespace
+
+Result<WebConfig> ParseWebConfig(const std::string& text, const std::string& file) {
+  // A bad file turns the endpoint off; nothing in it may reach the job as an exception.
+  try {
+    return Parse(text, file);
+  } catch (const std::exception& e) {
+    return ErrorAt(file, 0, "", std::string("cannot be read: ") + e.what());
+  } catch (...) {
+    return ErrorAt(file, 0, "", "cannot be read: unknown error");
+  }
+}
+
 Result<WebConfig> LoadWebConfig(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return InvalidUsage(file + ": cannot read the web config file: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return InvalidUsage(file + ": read error");
-  return ParseWebConfig(ss.str(), file);
+  Result<std::string> text = ReadConfigFile("", file, {kMaxWebConfigBytes});
+  if (!text.ok()) return text.status();
+  return ParseWebConfig(*text, file);
 }
 
 }  // namespace ncclscope
