@@ -57,6 +57,8 @@ class TcpRecvComm final : public RecvComm, private CommBase {
     Slot* slot = nullptr;
     int nslices = 0;
     uint64_t last_progress_ns = 0;
+    // A header begun counts: the rest of it and its slice are owed.
+    bool inside_message() const { return in_msg || header_done > 0; }
   };
 
   enum class Progress { kIdle, kProgressed, kEof, kFailed };
