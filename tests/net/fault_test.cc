@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "harness.h"
+#include "net/net_types.h"
+#include "net/tcp/interfaces.h"
+#include "net/tcp/wire.h"
 
 namespace ncclscope::testing {
 namespace {
@@ -244,12 +247,76 @@ TEST_P(NetFault, SenderStoppedMidMessageTimesOut) {
     std::vector<char> buf(kBig, 9);
     void* req = nullptr;
     while (req == nullptr) CHILD_CHECK(net->Isend(sc, buf.data(), kBig, 0, nullptr, nullptr, &req) == 0);
-    for (int i = 0; i < 5; ++i) {  // a few polls: 256 MiB is still in flight when it stops
+    // Polls for 20 ms, so that the message has begun (helpers may not have run yet after a few polls, and a
+    // message that has not begun is left alone) while most of the 256 MiB is still in flight when it stops.
+    const double t0 = NowS();
+    while (NowS() - t0 < 0.02) {
       int done = 0;
       net->Test(req, &done, nullptr);
       CHILD_CHECK(done == 0);
+      sched_yield();
     }
     raise(SIGSTOP);  // the whole process, helper threads included
+    return 0;
+  };
+  EXPECT_EQ(RunWithOneSideStopped(receiver, sender, StoppingSide::kSender, kTimeoutMs, Env()), 0);
+}
+
+// A sender stopped after one slice of a two-slice message: the receiver's socket for the other slice is between
+// slices, yet the rest of a begun message is owed. The sender is written by hand on the wire (tcp/wire.h) so
+// that it stops exactly there; the receive fails within about twice the timeout, naming the peer.
+TEST_P(NetFault, SenderStoppedBetweenSlicesTimesOut) {
+  int version = GetParam().version;
+  constexpr int kTimeoutMs = 1000;
+  constexpr size_t kSize = 256 << 10;  // two slices of 128 KiB over the default 2 sockets
+  auto receiver = [=](int fd) {
+    auto net = OpenAndInit(version, TableSource::kDlopen);
+    void* lc = Listen(*net, fd);
+    void* rc = nullptr;
+    CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+    std::vector<char> buf(kSize);
+    void* data = buf.data();
+    size_t cap = kSize;
+    int tag = 0;
+    void* req = nullptr;
+    CHILD_CHECK(net->Irecv(rc, 1, &data, &cap, &tag, nullptr, nullptr, &req) == 0 && req);
+    char stopping;
+    CHILD_CHECK(RecvBytes(fd, &stopping, 1));
+    const double t0 = NowS();
+    const int r = WaitDone(*net, req, nullptr, 4.0 * kTimeoutMs / 1000.0);
+    const double took = NowS() - t0;
+    fprintf(stderr, "sender stopped between slices detected after %.2f s (timeout %d ms), result %d\n", took,
+            kTimeoutMs, r);
+    CHILD_CHECK(r == NCCLSCOPE_REMOTE_ERROR);
+    CHILD_CHECK(took < 2.0 * kTimeoutMs / 1000.0);
+    CHILD_CHECK(LastWarning().find("receive from peer 127.0.0.1:") != std::string::npos);
+    CHILD_CHECK(LastWarning().find("no progress for 1000 ms") != std::string::npos);
+    CHILD_CHECK(net->CloseRecv(rc) == 0 && net->CloseListen(lc) == 0);
+    return 0;
+  };
+  auto sender = [=](int fd) {
+    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+    CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
+    net::tcp::TcpHandlePayload payload;
+    memcpy(&payload, handle + sizeof(net::HandleHeader), sizeof(payload));
+    CHILD_CHECK(payload.nsocks == 2);
+    int socks[2];
+    for (uint16_t i = 0; i < 2; ++i) {
+      socks[i] = socket(payload.addr.sa.sa_family, SOCK_STREAM, 0);
+      CHILD_CHECK(socks[i] >= 0 && connect(socks[i], &payload.addr.sa, net::tcp::SockAddrLen(payload.addr)) == 0);
+      net::tcp::Hello h{};
+      h = {net::tcp::kHelloMagic, net::tcp::kWireVersion, 2, payload.listener_id, i, 0, 77, {}};
+      CHILD_CHECK(SendBytes(socks[i], &h, sizeof(h)));
+    }
+    net::tcp::Cts cts;
+    CHILD_CHECK(RecvBytes(socks[0], &cts, sizeof(cts)));
+    CHILD_CHECK(cts.n == 1 && cts.sizes[0] == kSize);
+    const net::tcp::ChunkHeader header{cts.seq, 0, 0, kSize};
+    std::vector<char> slice(kSize / 2, 4);
+    CHILD_CHECK(SendBytes(socks[0], &header, sizeof(header)) && SendBytes(socks[0], slice.data(), slice.size()));
+    char stopping = 1;
+    CHILD_CHECK(SendBytes(fd, &stopping, 1));
+    raise(SIGSTOP);  // slice 1 never comes
     return 0;
   };
   EXPECT_EQ(RunWithOneSideStopped(receiver, sender, StoppingSide::kSender, kTimeoutMs, Env()), 0);
