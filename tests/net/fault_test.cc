@@ -262,63 +262,83 @@ TEST_P(NetFault, SenderStoppedMidMessageTimesOut) {
   EXPECT_EQ(RunWithOneSideStopped(receiver, sender, StoppingSide::kSender, kTimeoutMs, Env()), 0);
 }
 
+// A receiver that posts one receive of `size` bytes, waits until the sender says it is stopping, and expects the
+// receive to fail within about twice `timeout_ms`, naming the peer and the time without progress.
+int ExpectStalledReceive(int version, int fd, size_t size, int timeout_ms, const char* what) {
+  auto net = OpenAndInit(version, TableSource::kDlopen);
+  void* lc = Listen(*net, fd);
+  void* rc = nullptr;
+  CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+  std::vector<char> buf(size);
+  void* data = buf.data();
+  size_t cap = size;
+  int tag = 0;
+  void* req = nullptr;
+  CHILD_CHECK(net->Irecv(rc, 1, &data, &cap, &tag, nullptr, nullptr, &req) == 0 && req);
+  char stopping;
+  CHILD_CHECK(RecvBytes(fd, &stopping, 1));
+  const double t0 = NowS();
+  const int r = WaitDone(*net, req, nullptr, 4.0 * timeout_ms / 1000.0);
+  const double took = NowS() - t0;
+  fprintf(stderr, "sender stopped %s detected after %.2f s (timeout %d ms), result %d\n", what, took, timeout_ms, r);
+  CHILD_CHECK(r == NCCLSCOPE_REMOTE_ERROR);
+  CHILD_CHECK(took < 2.0 * timeout_ms / 1000.0);
+  CHILD_CHECK(LastWarning().find("receive from peer 127.0.0.1:") != std::string::npos);
+  CHILD_CHECK(LastWarning().find("no progress for " + std::to_string(timeout_ms) + " ms") != std::string::npos);
+  CHILD_CHECK(net->CloseRecv(rc) == 0 && net->CloseListen(lc) == 0);
+  return 0;
+}
+
+// A sender written by hand on the wire (tcp/wire.h), so that it stops exactly where a test wants: it connects
+// both sockets, takes the clear-to-send of a receive of `size` bytes, writes the first `bytes` of slice 0 of 2
+// (its ChunkHeader included) on socket 0, says so over `fd` and stops itself.
+int HandWrittenSenderStoppingAfter(int fd, size_t size, size_t bytes) {
+  char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+  CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
+  net::tcp::TcpHandlePayload payload;
+  memcpy(&payload, handle + sizeof(net::HandleHeader), sizeof(payload));
+  CHILD_CHECK(payload.nsocks == 2);
+  int socks[2];
+  for (uint16_t i = 0; i < 2; ++i) {
+    socks[i] = socket(payload.addr.sa.sa_family, SOCK_STREAM, 0);
+    CHILD_CHECK(socks[i] >= 0 && connect(socks[i], &payload.addr.sa, net::tcp::SockAddrLen(payload.addr)) == 0);
+    const net::tcp::Hello h{net::tcp::kHelloMagic, net::tcp::kWireVersion, 2, payload.listener_id, i, 0, 77, {}};
+    CHILD_CHECK(SendBytes(socks[i], &h, sizeof(h)));
+  }
+  net::tcp::Cts cts;
+  CHILD_CHECK(RecvBytes(socks[0], &cts, sizeof(cts)));
+  CHILD_CHECK(cts.n == 1 && cts.sizes[0] == size);
+  const net::tcp::ChunkHeader header{cts.seq, 0, 0, size};
+  std::vector<char> wire(sizeof(header) + size / 2, 4);  // slice 0 of 2
+  memcpy(wire.data(), &header, sizeof(header));
+  CHILD_CHECK(bytes <= wire.size() && SendBytes(socks[0], wire.data(), bytes));
+  char stopping = 1;
+  CHILD_CHECK(SendBytes(fd, &stopping, 1));
+  raise(SIGSTOP);
+  return 0;
+}
+
 // A sender stopped after one slice of a two-slice message: the receiver's socket for the other slice is between
-// slices, yet the rest of a begun message is owed. The sender is written by hand on the wire (tcp/wire.h) so
-// that it stops exactly there; the receive fails within about twice the timeout, naming the peer.
+// slices, yet the rest of a begun message is owed.
 TEST_P(NetFault, SenderStoppedBetweenSlicesTimesOut) {
-  int version = GetParam().version;
   constexpr int kTimeoutMs = 1000;
   constexpr size_t kSize = 256 << 10;  // two slices of 128 KiB over the default 2 sockets
-  auto receiver = [=](int fd) {
-    auto net = OpenAndInit(version, TableSource::kDlopen);
-    void* lc = Listen(*net, fd);
-    void* rc = nullptr;
-    CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
-    std::vector<char> buf(kSize);
-    void* data = buf.data();
-    size_t cap = kSize;
-    int tag = 0;
-    void* req = nullptr;
-    CHILD_CHECK(net->Irecv(rc, 1, &data, &cap, &tag, nullptr, nullptr, &req) == 0 && req);
-    char stopping;
-    CHILD_CHECK(RecvBytes(fd, &stopping, 1));
-    const double t0 = NowS();
-    const int r = WaitDone(*net, req, nullptr, 4.0 * kTimeoutMs / 1000.0);
-    const double took = NowS() - t0;
-    fprintf(stderr, "sender stopped between slices detected after %.2f s (timeout %d ms), result %d\n", took,
-            kTimeoutMs, r);
-    CHILD_CHECK(r == NCCLSCOPE_REMOTE_ERROR);
-    CHILD_CHECK(took < 2.0 * kTimeoutMs / 1000.0);
-    CHILD_CHECK(LastWarning().find("receive from peer 127.0.0.1:") != std::string::npos);
-    CHILD_CHECK(LastWarning().find("no progress for 1000 ms") != std::string::npos);
-    CHILD_CHECK(net->CloseRecv(rc) == 0 && net->CloseListen(lc) == 0);
-    return 0;
-  };
+  const int version = GetParam().version;
+  auto receiver = [=](int fd) { return ExpectStalledReceive(version, fd, kSize, kTimeoutMs, "between slices"); };
   auto sender = [=](int fd) {
-    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
-    CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
-    net::tcp::TcpHandlePayload payload;
-    memcpy(&payload, handle + sizeof(net::HandleHeader), sizeof(payload));
-    CHILD_CHECK(payload.nsocks == 2);
-    int socks[2];
-    for (uint16_t i = 0; i < 2; ++i) {
-      socks[i] = socket(payload.addr.sa.sa_family, SOCK_STREAM, 0);
-      CHILD_CHECK(socks[i] >= 0 && connect(socks[i], &payload.addr.sa, net::tcp::SockAddrLen(payload.addr)) == 0);
-      net::tcp::Hello h{};
-      h = {net::tcp::kHelloMagic, net::tcp::kWireVersion, 2, payload.listener_id, i, 0, 77, {}};
-      CHILD_CHECK(SendBytes(socks[i], &h, sizeof(h)));
-    }
-    net::tcp::Cts cts;
-    CHILD_CHECK(RecvBytes(socks[0], &cts, sizeof(cts)));
-    CHILD_CHECK(cts.n == 1 && cts.sizes[0] == kSize);
-    const net::tcp::ChunkHeader header{cts.seq, 0, 0, kSize};
-    std::vector<char> slice(kSize / 2, 4);
-    CHILD_CHECK(SendBytes(socks[0], &header, sizeof(header)) && SendBytes(socks[0], slice.data(), slice.size()));
-    char stopping = 1;
-    CHILD_CHECK(SendBytes(fd, &stopping, 1));
-    raise(SIGSTOP);  // slice 1 never comes
-    return 0;
+    return HandWrittenSenderStoppingAfter(fd, kSize, sizeof(net::tcp::ChunkHeader) + kSize / 2);
   };
+  EXPECT_EQ(RunWithOneSideStopped(receiver, sender, StoppingSide::kSender, kTimeoutMs, Env()), 0);
+}
+
+// A sender stopped 8 bytes into a 16-byte ChunkHeader: the receiving socket is not yet inside the slice, but
+// the header it has begun is owed.
+TEST_P(NetFault, SenderStoppedInsideAHeaderTimesOut) {
+  constexpr int kTimeoutMs = 1000;
+  constexpr size_t kSize = 256 << 10;
+  const int version = GetParam().version;
+  auto receiver = [=](int fd) { return ExpectStalledReceive(version, fd, kSize, kTimeoutMs, "inside a header"); };
+  auto sender = [=](int fd) { return HandWrittenSenderStoppingAfter(fd, kSize, 8); };
   EXPECT_EQ(RunWithOneSideStopped(receiver, sender, StoppingSide::kSender, kTimeoutMs, Env()), 0);
 }
 
