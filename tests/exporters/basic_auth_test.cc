@@ -1,6 +1,7 @@
 // Basic auth of the metrics endpoint (basic_auth.h) on its own: right, wrong and unknown users, the cache of
 // verified credentials, the rate limit and the bounded queue, and a destruction that does not wait for a
-// slow hash. Hashes are real bcrypt through libcrypt (cost 4-12).
+// slow hash; passwords compared whole (a NUL or a 73rd byte is not cut off) and bcrypt hashes validated at
+// load. Hashes are real bcrypt through libcrypt (cost 4-12).
 #include "exporters/prometheus/basic_auth.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,9 @@
 #include <chrono>
 #include <string>
 #include <thread>
+
+#include "common/log.h"
+#include "log_capture.h"
 
 namespace ncclscope {
 namespace {
@@ -234,6 +238,106 @@ TEST_F(BasicAuthTest, DestructionDoesNotWaitForASlowHash) {
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   printf("destroyed with a cost-13 hash in progress in %.1f ms\n", ms);
   EXPECT_LT(ms, 1000);
+}
+
+}  // namespace
+}  // namespace ncclscope
+
+namespace ncclscope {
+namespace {
+
+// bcrypt reads the password as a C string and only its first 72 bytes: what follows a NUL, or the 73rd
+// byte on, must not be ignored; such passwords are refused without a hash.
+TEST_F(BasicAuthTest, PasswordsAreComparedWhole) {
+  const std::string p72(72, 'p');
+  Result<std::string> h72 = BcryptHash(p72, 4);
+  ASSERT_TRUE(h72.ok()) << h72.status().message();
+  BasicAuth::Options o;
+  o.burst = 100;
+  Result<std::unique_ptr<BasicAuth>> made = BasicAuth::Create({{"alice", *hash_}, {"long", *h72}}, o);
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  BasicAuth& auth = **made;
+  EXPECT_EQ(CheckAndWait(auth, Header("alice", std::string("right\0anything", 14))), Verdict::kDenied);
+  EXPECT_EQ(CheckAndWait(auth, Header("alice", std::string("right\0", 6))), Verdict::kDenied);
+  EXPECT_EQ(CheckAndWait(auth, Header("long", p72 + "x")), Verdict::kDenied);
+  EXPECT_EQ(CheckAndWait(auth, Header("long", p72 + "anything at all")), Verdict::kDenied);
+  EXPECT_EQ(auth.stats().hashes, 0u) << "refused before hashing";
+  EXPECT_EQ(CheckAndWait(auth, Header("alice", "right")), Verdict::kAllowed);
+  EXPECT_EQ(CheckAndWait(auth, Header("long", p72)), Verdict::kAllowed);  // 72 bytes: bcrypt's whole input
+  EXPECT_FALSE(BcryptCanCheck(std::string(73, 'p')));
+  EXPECT_TRUE(BcryptCanCheck(""));
+}
+
+TEST(BcryptHashes, WellFormedOnesPass) {
+  Result<std::string> h = BcryptHash("secret", 4);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  for (const char* prefix : {"$2a$", "$2b$", "$2y$"}) {
+    const std::string variant = prefix + h->substr(4);
+    EXPECT_TRUE(ValidateBcryptHash(variant).ok()) << variant << ": " << ValidateBcryptHash(variant).message();
+  }
+  // A $2y$ of cost 10, and the extreme costs with the last salt and hash characters bcrypt allows.
+  for (const char* ok : {"$2y$10$MxEjZ7E4pgVUKtEIe1g1SOYKzx8IWAq35ojf.f/9ZcDKS/D81ZHKu",
+                         "$2b$31$......................0123456789ABCDEFGHIJKLMNOPQRSTS",
+                         "$2b$04$999999999999999999999u6666666666666666666666666666666"}) {
+    EXPECT_TRUE(ValidateBcryptHash(ok).ok()) << ok << ": " << ValidateBcryptHash(ok).message();
+  }
+}
+
+TEST(BcryptHashes, MalformedOnesAreRefusedSayingWhy) {
+  const std::string good = "$2y$10$MxEjZ7E4pgVUKtEIe1g1SOYKzx8IWAq35ojf.f/9ZcDKS/D81ZHKu";
+  ASSERT_TRUE(ValidateBcryptHash(good).ok());
+  auto with = [&](size_t pos, char c) {
+    std::string h = good;
+    h[pos] = c;
+    return h;
+  };
+  const struct {
+    std::string hash;
+    const char* says;
+  } cases[] = {
+      {"", "0 characters, not 60"},
+      {good.substr(0, 59), "59 characters, not 60"},
+      {good + "u", "61 characters, not 60"},
+      {with(2, 'x'), "$2a$, $2b$ or $2y$"},
+      {"$1$" + good.substr(3), "$2a$, $2b$ or $2y$"},
+      {with(6, 'x'), "$2a$, $2b$ or $2y$"},
+      {with(5, '3').replace(4, 1, "0"), "cost \"03\" is not 04-31"},
+      {with(4, '3').replace(5, 1, "2"), "cost \"32\" is not 04-31"},
+      {with(4, 'a'), "cost \"a0\" is not 04-31"},
+      {with(7, '!'), "character 1 of the salt"},
+      {with(7 + 21, '+'), "character 22 of the salt"},
+      // The salt's 22nd character carries 2 bits (4 of padding): 'P' is 17, 'S' is 20 in ./A-Za-z0-9.
+      {with(7 + 21, 'P'), "last character of the salt"},
+      {with(7 + 21, 'S'), "last character of the salt"},
+      {with(7 + 22, '$'), "character 1 of the hash"},
+      // The hash's 31st character carries 4 bits (2 of padding): 'D' is 5.
+      {with(59, 'D'), "last character of the hash"},
+  };
+  for (const auto& c : cases) {
+    const Status s = ValidateBcryptHash(c.hash);
+    EXPECT_FALSE(s.ok()) << c.hash;
+    EXPECT_NE(s.message().find(c.says), std::string::npos) << c.hash << ": " << s.message();
+    EXPECT_EQ(s.message().find(good.substr(7)), std::string::npos) << "the hash is not repeated: " << s.message();
+  }
+}
+
+// A hash that is not well formed still loads (web_config refuses it first) but is said at once, naming the user:
+// before, a malformed salt loaded silently and every login to its user failed; an empty one threw.
+TEST_F(BasicAuthTest, AMalformedHashIsSaidAtLoad) {
+  const std::string bad_salt = hash_->substr(0, 28) + "P" + hash_->substr(29);
+  SetNcclLogger(testing::LogCapture::Logger);
+  testing::LogCapture::Clear();
+  Result<std::unique_ptr<BasicAuth>> made =
+      BasicAuth::Create({{"alice", *hash_}, {"bob", bad_salt}, {"carol", ""}}, BasicAuth::Options());
+  SetNcclLogger(nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  const std::vector<std::string> warnings = testing::LogCapture::AllWarnings();
+  ASSERT_EQ(warnings.size(), 2u) << testing::LogCapture::AllLines().size() << " lines";
+  EXPECT_NE(warnings[0].find("user \"bob\": not a bcrypt hash: the last character of the salt"), std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[1].find("user \"carol\": not a bcrypt hash: 0 characters"), std::string::npos) << warnings[1];
+  EXPECT_EQ(CheckAndWait(**made, Header("alice", "right")), Verdict::kAllowed);
+  EXPECT_EQ(CheckAndWait(**made, Header("bob", "right")), Verdict::kDenied);
 }
 
 }  // namespace

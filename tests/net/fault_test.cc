@@ -1,5 +1,6 @@
 // Fault tests across real processes driving the built library: a peer killed mid-transfer (either
-// side), a receiver stopped with SIGSTOP (error within NCCLSCOPE_NET_TIMEOUT_MS), malformed or stale
+// side), a peer stopped with SIGSTOP inside a message (error within NCCLSCOPE_NET_TIMEOUT_MS, either side)
+// and between messages (left alone: it looks like a late rank), malformed or stale
 // handles, and running out of file descriptors (1,000 connections under `ulimit -n 1024`). Each must
 // end in a clean error naming the peer within a bounded time: never a hang, never a crash.
 #include <gtest/gtest.h>
@@ -11,6 +12,9 @@
 #include <vector>
 
 #include "harness.h"
+#include "net/net_types.h"
+#include "net/tcp/interfaces.h"
+#include "net/tcp/wire.h"
 
 namespace ncclscope::testing {
 namespace {
@@ -43,6 +47,27 @@ void* Listen(PluginNet& net, int fd) {
   CHILD_CHECK(net.Listen(0, handle, &lc) == 0 && lc != nullptr);
   CHILD_CHECK(SendBytes(fd, handle, sizeof(handle)));
   return lc;
+}
+
+enum class StoppingSide { kReceiver, kSender };
+
+// Runs a pair in `env` plus NCCLSCOPE_NET_TIMEOUT_MS=`timeout_ms`, where `stopping` ends in SIGSTOP: the other
+// side's exit status, once it is reaped; the stopped one is then killed.
+int RunWithOneSideStopped(const std::function<int(int)>& receiver, const std::function<int(int)>& sender,
+                          StoppingSide stopping, int timeout_ms, std::vector<std::pair<std::string, std::string>> env) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return -1;
+  env.push_back({"NCCLSCOPE_NET_TIMEOUT_MS", std::to_string(timeout_ms)});
+  pid_t rp = Spawn([&] { close(sv[1]); return receiver(sv[0]); }, env);
+  pid_t sp = Spawn([&] { close(sv[0]); return sender(sv[1]); }, env);
+  close(sv[0]);
+  close(sv[1]);
+  const bool receiver_stops = stopping == StoppingSide::kReceiver;
+  const int status = Reap(receiver_stops ? sp : rp, 60);
+  const pid_t stopped = receiver_stops ? rp : sp;
+  kill(stopped, SIGKILL);
+  EXPECT_EQ(Reap(stopped, 10), 128 + SIGKILL);
+  return status;
 }
 
 // The sender dies (SIGKILL) in the middle of a large message: the receiver's test fails, names the peer.
@@ -177,21 +202,182 @@ TEST_P(NetFault, ReceiverStoppedTimesOut) {
     fprintf(stderr, "stopped peer detected after %.2f s (timeout %d ms), result %d\n", took, kTimeoutMs, r);
     CHILD_CHECK(r == NCCLSCOPE_REMOTE_ERROR);
     CHILD_CHECK(took < kTimeoutMs / 1000.0 + 3.0);
-    CHILD_CHECK(LastWarning().find("peer 127.0.0.1:") != std::string::npos);
+    CHILD_CHECK(LastWarning().find("send to peer 127.0.0.1:") != std::string::npos);
+    CHILD_CHECK(LastWarning().find("no progress for 1500 ms") != std::string::npos);
     CHILD_CHECK(net->CloseSend(sc) == 0);
     return 0;
   };
-  int sv[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-  auto env = Env();
-  env.push_back({"NCCLSCOPE_NET_TIMEOUT_MS", std::to_string(kTimeoutMs)});
-  pid_t rp = Spawn([&] { close(sv[1]); return receiver(sv[0]); }, env);
-  pid_t sp = Spawn([&] { close(sv[0]); return sender(sv[1]); }, env);
-  close(sv[0]);
-  close(sv[1]);
-  EXPECT_EQ(Reap(sp, 60), 0);
-  kill(rp, SIGKILL);
-  EXPECT_EQ(Reap(rp, 10), 128 + SIGKILL);
+  EXPECT_EQ(RunWithOneSideStopped(receiver, sender, StoppingSide::kReceiver, kTimeoutMs, Env()), 0);
+}
+
+// A sender stopped with SIGSTOP in the middle of a large message (what its kernel had taken still arrives):
+// the receiver's test fails within about twice the timeout, naming the peer and the time without progress.
+TEST_P(NetFault, SenderStoppedMidMessageTimesOut) {
+  int version = GetParam().version;
+  constexpr int kTimeoutMs = 2000;
+  auto receiver = [=](int fd) {
+    auto net = OpenAndInit(version, TableSource::kDlopen);
+    void* lc = Listen(*net, fd);
+    void* rc = nullptr;
+    CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+    std::vector<char> buf(kBig);
+    void* data = buf.data();
+    size_t cap = kBig;
+    int tag = 0;
+    void* req = nullptr;
+    CHILD_CHECK(net->Irecv(rc, 1, &data, &cap, &tag, nullptr, nullptr, &req) == 0 && req);
+    const double t0 = NowS();  // before the sender's first byte: an upper bound on the time since it stopped
+    const int r = WaitDone(*net, req, nullptr, 30);
+    const double took = NowS() - t0;
+    fprintf(stderr, "sender stopped mid-message detected after %.2f s (timeout %d ms), result %d\n", took,
+            kTimeoutMs, r);
+    CHILD_CHECK(r == NCCLSCOPE_REMOTE_ERROR);
+    CHILD_CHECK(took < 2.0 * kTimeoutMs / 1000.0);
+    CHILD_CHECK(LastWarning().find("receive from peer 127.0.0.1:") != std::string::npos);
+    CHILD_CHECK(LastWarning().find("no progress for 2000 ms") != std::string::npos);
+    CHILD_CHECK(net->CloseRecv(rc) == 0 && net->CloseListen(lc) == 0);
+    return 0;
+  };
+  auto sender = [=](int fd) {
+    auto net = OpenAndInit(version, TableSource::kDlopen);
+    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+    CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
+    void* sc = nullptr;
+    CHILD_CHECK(ConnectLoop(*net, handle, &sc) == 0);
+    std::vector<char> buf(kBig, 9);
+    void* req = nullptr;
+    while (req == nullptr) CHILD_CHECK(net->Isend(sc, buf.data(), kBig, 0, nullptr, nullptr, &req) == 0);
+    // Polls for 20 ms, so that the message has begun (helpers may not have run yet after a few polls, and a
+    // message that has not begun is left alone) while most of the 256 MiB is still in flight when it stops.
+    const double t0 = NowS();
+    while (NowS() - t0 < 0.02) {
+      int done = 0;
+      net->Test(req, &done, nullptr);
+      CHILD_CHECK(done == 0);
+      sched_yield();
+    }
+    raise(SIGSTOP);  // the whole process, helper threads included
+    return 0;
+  };
+  EXPECT_EQ(RunWithOneSideStopped(receiver, sender, StoppingSide::kSender, kTimeoutMs, Env()), 0);
+}
+
+// A receiver that posts one receive of `size` bytes, waits until the sender says it is stopping, and expects the
+// receive to fail within about twice `timeout_ms`, naming the peer and the time without progress.
+int ExpectStalledReceive(int version, int fd, size_t size, int timeout_ms, const char* what) {
+  auto net = OpenAndInit(version, TableSource::kDlopen);
+  void* lc = Listen(*net, fd);
+  void* rc = nullptr;
+  CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+  std::vector<char> buf(size);
+  void* data = buf.data();
+  size_t cap = size;
+  int tag = 0;
+  void* req = nullptr;
+  CHILD_CHECK(net->Irecv(rc, 1, &data, &cap, &tag, nullptr, nullptr, &req) == 0 && req);
+  char stopping;
+  CHILD_CHECK(RecvBytes(fd, &stopping, 1));
+  const double t0 = NowS();
+  const int r = WaitDone(*net, req, nullptr, 4.0 * timeout_ms / 1000.0);
+  const double took = NowS() - t0;
+  fprintf(stderr, "sender stopped %s detected after %.2f s (timeout %d ms), result %d\n", what, took, timeout_ms, r);
+  CHILD_CHECK(r == NCCLSCOPE_REMOTE_ERROR);
+  CHILD_CHECK(took < 2.0 * timeout_ms / 1000.0);
+  CHILD_CHECK(LastWarning().find("receive from peer 127.0.0.1:") != std::string::npos);
+  CHILD_CHECK(LastWarning().find("no progress for " + std::to_string(timeout_ms) + " ms") != std::string::npos);
+  CHILD_CHECK(net->CloseRecv(rc) == 0 && net->CloseListen(lc) == 0);
+  return 0;
+}
+
+// A sender written by hand on the wire (tcp/wire.h), so that it stops exactly where a test wants: it connects
+// both sockets, takes the clear-to-send of a receive of `size` bytes, writes the first `bytes` of slice 0 of 2
+// (its ChunkHeader included) on socket 0, says so over `fd` and stops itself.
+int HandWrittenSenderStoppingAfter(int fd, size_t size, size_t bytes) {
+  char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+  CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
+  net::tcp::TcpHandlePayload payload;
+  memcpy(&payload, handle + sizeof(net::HandleHeader), sizeof(payload));
+  CHILD_CHECK(payload.nsocks == 2);
+  int socks[2];
+  for (uint16_t i = 0; i < 2; ++i) {
+    socks[i] = socket(payload.addr.sa.sa_family, SOCK_STREAM, 0);
+    CHILD_CHECK(socks[i] >= 0 && connect(socks[i], &payload.addr.sa, net::tcp::SockAddrLen(payload.addr)) == 0);
+    const net::tcp::Hello h{net::tcp::kHelloMagic, net::tcp::kWireVersion, 2, payload.listener_id, i, 0, 77, {}};
+    CHILD_CHECK(SendBytes(socks[i], &h, sizeof(h)));
+  }
+  net::tcp::Cts cts;
+  CHILD_CHECK(RecvBytes(socks[0], &cts, sizeof(cts)));
+  CHILD_CHECK(cts.n == 1 && cts.sizes[0] == size);
+  const net::tcp::ChunkHeader header{cts.seq, 0, 0, size};
+  std::vector<char> wire(sizeof(header) + size / 2, 4);  // slice 0 of 2
+  memcpy(wire.data(), &header, sizeof(header));
+  CHILD_CHECK(bytes <= wire.size() && SendBytes(socks[0], wire.data(), bytes));
+  char stopping = 1;
+  CHILD_CHECK(SendBytes(fd, &stopping, 1));
+  raise(SIGSTOP);
+  return 0;
+}
+
+// A sender stopped after one slice of a two-slice message: the receiver's socket for the other slice is between
+// slices, yet the rest of a begun message is owed.
+TEST_P(NetFault, SenderStoppedBetweenSlicesTimesOut) {
+  constexpr int kTimeoutMs = 1000;
+  constexpr size_t kSize = 256 << 10;  // two slices of 128 KiB over the default 2 sockets
+  const int version = GetParam().version;
+  auto receiver = [=](int fd) { return ExpectStalledReceive(version, fd, kSize, kTimeoutMs, "between slices"); };
+  auto sender = [=](int fd) {
+    return HandWrittenSenderStoppingAfter(fd, kSize, sizeof(net::tcp::ChunkHeader) + kSize / 2);
+  };
+  EXPECT_EQ(RunWithOneSideStopped(receiver, sender, StoppingSide::kSender, kTimeoutMs, Env()), 0);
+}
+
+// A sender stopped 8 bytes into a 16-byte ChunkHeader: the receiving socket is not yet inside the slice, but
+// the header it has begun is owed.
+TEST_P(NetFault, SenderStoppedInsideAHeaderTimesOut) {
+  constexpr int kTimeoutMs = 1000;
+  constexpr size_t kSize = 256 << 10;
+  const int version = GetParam().version;
+  auto receiver = [=](int fd) { return ExpectStalledReceive(version, fd, kSize, kTimeoutMs, "inside a header"); };
+  auto sender = [=](int fd) { return HandWrittenSenderStoppingAfter(fd, kSize, 8); };
+  EXPECT_EQ(RunWithOneSideStopped(receiver, sender, StoppingSide::kSender, kTimeoutMs, Env()), 0);
+}
+
+// A sender stopped between messages, with a receive posted for it: left alone, on purpose. From outside it
+// cannot be told from a rank that enters the collective late (its kernel ACKs and answers keep-alives
+// either way; a checkpoint on one rank holds the others in their next collective for minutes), and failing
+// it would fail healthy jobs: the profiler's stall check reports such a hang (NCCLSCOPE_STALL_TIMEOUT_S).
+TEST_P(NetFault, SenderStoppedBetweenMessagesIsLeftAlone) {
+  int version = GetParam().version;
+  constexpr int kTimeoutMs = 1000;
+  auto receiver = [=](int fd) {
+    auto net = OpenAndInit(version, TableSource::kDlopen);
+    void* lc = Listen(*net, fd);
+    void* rc = nullptr;
+    CHILD_CHECK(AcceptLoop(*net, lc, &rc) == 0);
+    std::vector<char> buf(1 << 20);
+    void* data = buf.data();
+    size_t cap = buf.size();
+    int tag = 0;
+    void* req = nullptr;
+    CHILD_CHECK(net->Irecv(rc, 1, &data, &cap, &tag, nullptr, nullptr, &req) == 0 && req);
+    char stopped;
+    CHILD_CHECK(RecvBytes(fd, &stopped, 1));
+    CHILD_CHECK(WaitDone(*net, req, nullptr, 3.0 * kTimeoutMs / 1000.0) == -1);  // still pending, no error
+    CHILD_CHECK(net->CloseRecv(rc) == 0 && net->CloseListen(lc) == 0);
+    return 0;
+  };
+  auto sender = [=](int fd) {
+    auto net = OpenAndInit(version, TableSource::kDlopen);
+    char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE];
+    CHILD_CHECK(RecvBytes(fd, handle, sizeof(handle)));
+    void* sc = nullptr;
+    CHILD_CHECK(ConnectLoop(*net, handle, &sc) == 0);
+    char stopping = 1;
+    CHILD_CHECK(SendBytes(fd, &stopping, 1));
+    raise(SIGSTOP);
+    return 0;
+  };
+  EXPECT_EQ(RunWithOneSideStopped(receiver, sender, StoppingSide::kSender, kTimeoutMs, Env()), 0);
 }
 
 // Handles that are malformed, from another version, or aimed at a listener that is gone.

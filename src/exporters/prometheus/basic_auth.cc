@@ -64,8 +64,30 @@ bool SameText(const char* a, const std::string& b) {  // constant time in the le
 
 // Whether `password` hashes to `hash`, with `buf` as libcrypt's scratch space.
 bool Matches(const CryptApi& api, const std::string& password, const std::string& hash, std::vector<char>* buf) {
+  if (!BcryptCanCheck(password)) return false;  // libcrypt would hash a prefix of it
   const char* out = api.crypt_rn(password.c_str(), hash.c_str(), buf->data(), static_cast<int>(buf->size()));
   return out != nullptr && out[0] == '$' && SameText(out, hash);
+}
+
+constexpr std::string_view kBcryptAlphabet = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+constexpr std::string_view kHowToMake = "make one with `htpasswd -nbBC 10 user password`";
+
+// Checks `field` (the salt or the hash part of a bcrypt hash): every character from bcrypt's alphabet, and
+// the last one a multiple of `last_step` in it (its low bits are padding that bcrypt never sets).
+Status CheckBcryptField(std::string_view field, const char* name, size_t last_step) {
+  for (size_t i = 0; i < field.size(); ++i) {
+    const size_t v = kBcryptAlphabet.find(field[i]);
+    if (v == std::string_view::npos) {
+      return InvalidUsage(std::string("not a bcrypt hash: character ") + std::to_string(i + 1) + " of the " + name +
+                          " is not in bcrypt's alphabet (./A-Za-z0-9)");
+    }
+    if (i + 1 == field.size() && v % last_step != 0) {
+      return InvalidUsage(std::string("not a bcrypt hash: the last character of the ") + name +
+                          " sets padding bits bcrypt never sets (it was not made by bcrypt, or was edited), so no "
+                          "password would match; " + std::string(kHowToMake));
+    }
+  }
+  return Status::Ok();
 }
 
 int Base64Value(char c) {
@@ -157,6 +179,33 @@ void RunVerifier(std::shared_ptr<BasicAuth::Shared> s);
 
 }  // namespace
 
+Status ValidateBcryptHash(std::string_view hash) {
+  // $2b$10$ + 22 characters of salt + 31 of hash.
+  constexpr size_t kSetting = 7, kSalt = 22, kDigest = 31, kLength = kSetting + kSalt + kDigest;
+  if (hash.size() != kLength) {
+    return InvalidUsage("not a bcrypt hash: " + std::to_string(hash.size()) + " characters, not 60 ($2b$10$, 22 "
+                        "characters of salt, 31 of hash; " + std::string(kHowToMake) + ")");
+  }
+  const bool prefix = hash[0] == '$' && hash[1] == '2' && (hash[2] == 'a' || hash[2] == 'b' || hash[2] == 'y') &&
+                      hash[3] == '$' && hash[6] == '$';
+  if (!prefix) {
+    return InvalidUsage("not a bcrypt hash: it must start with $2a$, $2b$ or $2y$ and a two-digit cost ($2b$10$); " +
+                        std::string(kHowToMake));
+  }
+  const bool digits = std::isdigit(static_cast<unsigned char>(hash[4])) && std::isdigit(static_cast<unsigned char>(hash[5]));
+  const int cost = digits ? (hash[4] - '0') * 10 + (hash[5] - '0') : 0;
+  if (cost < 4 || cost > 31) {
+    return InvalidUsage("not a bcrypt hash: the cost \"" + std::string(hash.substr(4, 2)) + "\" is not 04-31");
+  }
+  // The salt is 16 bytes in 22 characters (4 bits of padding), the hash 23 bytes in 31 (2 bits).
+  NCCLSCOPE_RETURN_IF_ERROR(CheckBcryptField(hash.substr(kSetting, kSalt), "salt", 16));
+  return CheckBcryptField(hash.substr(kSetting + kSalt), "hash", 4);
+}
+
+bool BcryptCanCheck(std::string_view password) {
+  return password.size() <= kBcryptMaxPasswordBytes && password.find('\0') == std::string_view::npos;
+}
+
 bool ParseBasicCredentials(std::string_view authorization, std::string* user, std::string* password) {
   std::string_view v = authorization;
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
@@ -189,9 +238,18 @@ Result<std::unique_ptr<BasicAuth>> BasicAuth::Create(const std::map<std::string,
   auto shared = std::make_shared<Shared>();
   shared->crypt = api;
   shared->users = users;
-  // The unknown users' hash costs what the dearest real one does.
+  // The unknown users' hash costs what the dearest real one does. A malformed hash is kept (its user is
+  // then refused, as any wrong password) but said once here: it would fail every login without a word.
   std::string cost = "04";
-  for (const auto& [user, hash] : users) cost = std::max(cost, hash.substr(4, 2));  // two digits each
+  for (const auto& [user, hash] : users) {
+    const Status valid = ValidateBcryptHash(hash);
+    if (valid.ok()) {
+      cost = std::max(cost, hash.substr(4, 2));  // two digits each
+    } else {
+      NCCLSCOPE_WARN(subsys::kInit, "metrics endpoint: basic auth user \"%s\": %s; every login as this user will fail",
+                     user.c_str(), valid.message().c_str());
+    }
+  }
   shared->fake_hash = FakeHash("$2b$" + cost + "$");
   // Does this libcrypt do bcrypt? One cheap hash (cost 4) tells.
   std::vector<char> buf(kCryptDataSize);
@@ -257,6 +315,11 @@ void BasicAuth::Refill(Clock::time_point now) {
 BasicAuth::Verdict BasicAuth::Check(std::string_view authorization, uint64_t* ticket, Clock::time_point now) {
   std::string user, password;
   if (!ParseBasicCredentials(authorization, &user, &password)) {
+    ++denied_;
+    return Verdict::kDenied;
+  }
+  if (!BcryptCanCheck(password)) {  // no hash could tell it from a prefix of itself: refused, unhashed
+    Wipe(&password);
     ++denied_;
     return Verdict::kDenied;
   }

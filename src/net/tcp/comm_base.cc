@@ -24,8 +24,8 @@ CommBase::~CommBase() {
 
 bool CommBase::StalledTooLong(uint64_t last_progress_ns, uint64_t now_ns, const char* what) {
   if (ElapsedNs(last_progress_ns, now_ns) <= static_cast<uint64_t>(cfg_.timeout_ms) * 1000000ull) return false;
-  Fail(RemoteError(std::string(what) + " peer " + peer_ + " made no progress inside a message for " +
-                   std::to_string(cfg_.timeout_ms) + " ms (peer stopped or host silent)"),
+  Fail(RemoteError(std::string(what) + " peer " + peer_ + ": no progress for " + std::to_string(cfg_.timeout_ms) +
+                   " ms inside a message (peer process stopped, or its host silent)"),
        NetErrorKind::kTimeout);
   return true;
 }

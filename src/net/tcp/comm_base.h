@@ -76,14 +76,16 @@ class CommBase {
   static constexpr int64_t kUnbounded = INT64_MAX;
   // Inline mode (no helpers): the progress thread moves the data in Isend/Irecv and Test.
   bool inline_io() const { return nthreads_ == 0; }
-  // Fails the comm when one of the sockets first, first + step, ... (each with `in_msg` and
-  // `last_progress_ns`) has been inside a message for longer than the timeout; `what` is "send to" or
-  // "receive from" for the message.
+  // Fails the comm when one of the sockets first, first + step, ... (each with `inside_message()` and
+  // `last_progress_ns`) has been inside a message with no byte moved for longer than the timeout; `what` is
+  // "send to" or "receive from". Only inside a message: a peer owes the rest of a message it has begun (the
+  // whole buffer was in its hands), while between messages a stopped peer cannot be told from a rank that
+  // enters the next collective late (its kernel ACKs either way), and NCCL leaves connections idle for hours.
   template <class Socket>
   bool AnyStalled(const Socket* socks, int first, int step, const char* what) {
     const uint64_t now = MonotonicNs();
     for (int s = first; s < nsocks_; s += step) {
-      if (socks[s].in_msg && StalledTooLong(socks[s].last_progress_ns, now, what)) return true;
+      if (socks[s].inside_message() && StalledTooLong(socks[s].last_progress_ns, now, what)) return true;
     }
     return false;
   }

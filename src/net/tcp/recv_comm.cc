@@ -9,6 +9,11 @@
 #include "common/log.h"
 
 namespace ncclscope::net::tcp {
+namespace {
+// A pending receive looks for a begun message that stalled once per this many Test() calls: a clock read,
+// never a syscall, and not on every call.
+constexpr uint32_t kStallCheckEvery = 64;
+}  // namespace
 
 TcpRecvComm::TcpRecvComm(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, const NetContext* ctx,
                          const std::string& nic)
@@ -95,6 +100,7 @@ Status TcpRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* ta
     slot.capacity[i] = sizes[i];
     slot.size[i].store(0, std::memory_order_relaxed);
     slot.slices_done[i].store(0, std::memory_order_relaxed);
+    slot.nslices[i].store(0, std::memory_order_relaxed);
     cts.sizes[i] = sizes[i];
     cts.tags[i] = tags[i];
     ProfStart(phandles != nullptr ? phandles[i] : nullptr, &slot.prof_event[i], &slot.descr[i], 1, sizes[i]);
@@ -129,12 +135,25 @@ Status TcpRecvComm::Slot::Test(int* done, int* sizes) {
     return Status::Ok();
   }
   if (comm->acct_.failed()) return comm->acct_.error();
+  if (++stall_polls % kStallCheckEvery == 0 && comm->BegunMessageStalled(*this)) return comm->acct_.error();
   if (comm->eof_sockets_.load(std::memory_order_acquire) == comm->nsocks_) {
     Status s = RemoteError("peer " + comm->peer_ + " closed the connection with a receive pending (process gone?)");
     comm->Fail(s, NetErrorKind::kRecv);
     return s;
   }
   return Status::Ok();
+}
+
+// Whether a buffer of `slot` has some of its slices and not all, with no byte on any socket for the timeout
+// (then the comm is failed). The peer owes the rest of a message it has begun, whatever the other ranks do,
+// but the sockets that owe it may be between slices, where AnyStalled does not look.
+bool TcpRecvComm::BegunMessageStalled(const Slot& slot) {
+  bool begun = false;
+  for (int i = 0; i < slot.n && !begun; ++i) {
+    const int done = slot.slices_done[i].load(std::memory_order_acquire);
+    begun = done > 0 && done < slot.nslices[i].load(std::memory_order_relaxed);
+  }
+  return begun && StalledTooLong(last_byte_ns_.load(std::memory_order_relaxed), MonotonicNs(), "receive from");
 }
 
 // Validates a complete header and aims the socket at its destination; false = protocol error reported.
@@ -163,6 +182,7 @@ bool TcpRecvComm::StartMessage(Socket& k) {
   SliceRange(h.size, nslices, h.slice, &offset, &length);
   k.slot = &slot;
   k.nslices = nslices;
+  slot.nslices[h.index].store(nslices, std::memory_order_relaxed);  // before its slice counts (acq_rel)
   k.dest = slot.data[h.index] + offset;
   k.remaining = length;
   k.in_msg = true;
@@ -204,6 +224,7 @@ TcpRecvComm::Progress TcpRecvComm::ProgressSocket(int s, int64_t budget) {
       progressed = true;
       budget -= n;
       k.last_progress_ns = MonotonicNs();
+      last_byte_ns_.store(k.last_progress_ns, std::memory_order_relaxed);
       if (!k.in_msg) {
         k.header_done += static_cast<uint64_t>(n);
         if (k.header_done == sizeof(ChunkHeader) && !StartMessage(k)) return Progress::kFailed;

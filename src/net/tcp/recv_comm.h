@@ -39,6 +39,8 @@ class TcpRecvComm final : public RecvComm, private CommBase {
     uint64_t capacity[kMaxRecvs] = {};
     std::atomic<uint64_t> size[kMaxRecvs] = {};
     std::atomic<int> slices_done[kMaxRecvs] = {};
+    std::atomic<int> nslices[kMaxRecvs] = {};  // 0 until the buffer's first header arrives
+    uint32_t stall_polls = 0;                  // Test() calls, to check for a stall every kStallCheckEvery
     std::atomic<int> buffers_done{0};
     uint64_t posted_ns = 0;
     void* prof_event[kMaxRecvs] = {};
@@ -57,6 +59,8 @@ class TcpRecvComm final : public RecvComm, private CommBase {
     Slot* slot = nullptr;
     int nslices = 0;
     uint64_t last_progress_ns = 0;
+    // A header begun counts: the rest of it and its slice are owed.
+    bool inside_message() const { return in_msg || header_done > 0; }
   };
 
   enum class Progress { kIdle, kProgressed, kEof, kFailed };
@@ -67,12 +71,14 @@ class TcpRecvComm final : public RecvComm, private CommBase {
   // not hold NCCL's progress thread for a whole large message; helpers have no bound).
   Progress ProgressSocket(int s, int64_t budget = kUnbounded);
   bool StartMessage(Socket& k);
+  bool BegunMessageStalled(const Slot& slot);
   void FinishSlice(Socket& k);
   Status FlushCts();
 
   Slot slots_[kMaxRequests];
   Socket socks_[kMaxSockets];
   std::atomic<int> eof_sockets_{0};
+  std::atomic<uint64_t> last_byte_ns_{0};  // when any socket last read a byte
   uint32_t next_seq_ = 0;  // progress thread only
   char cts_out_[kMaxRequests * sizeof(Cts)];
   size_t cts_out_len_ = 0;  // progress thread only

@@ -56,6 +56,7 @@ class TcpSendComm final : public SendComm, private CommBase {
     uint64_t offset = 0, length = 0;
     uint64_t header_done = 0, payload_done = 0;
     uint64_t last_progress_ns = 0;
+    bool inside_message() const { return in_msg; }
   };
 
   enum class Progress { kIdle, kProgressed, kBlocked, kFailed };
