@@ -38,7 +38,8 @@ void CheckNames(const ncclscope::TagNameMap& names) {
 const std::string& TagFile() {
   static const std::string path = [] {
     const char* tmpdir = getenv("TMPDIR");
-    std::string dir = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    std::string dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    if (tmpdir != nullptr && *tmpdir != '\0') dir = tmpdir;
     std::string tmpl = dir + "/ncclscope-fuzz-tags-XXXXXX";
     const int fd = mkstemp(tmpl.data());
     if (fd < 0) abort();

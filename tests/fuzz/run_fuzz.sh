@@ -72,8 +72,8 @@ fuzz_one() {
   [[ -f $here/$target.dict ]] && dict=(-dict="$here/$target.dict")
   replay_regressions "$target" "$bin" "$work"
   start=$SECONDS
-  TMPDIR=$work "$bin" -max_total_time="$seconds" -rss_limit_mb=$rss_limit_mb -timeout=$input_timeout_s -print_final_stats=1 \
-    -artifact_prefix="$work/" "${dict[@]}" "$work/corpus" >"$work/fuzz.log" 2>&1 || fuzzed=1
+  TMPDIR=$work "$bin" -max_total_time="$seconds" -rss_limit_mb=$rss_limit_mb -timeout=$input_timeout_s \
+    -print_final_stats=1 -artifact_prefix="$work/" "${dict[@]}" "$work/corpus" >"$work/fuzz.log" 2>&1 || fuzzed=1
   elapsed=$((SECONDS - start))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -1)
   crashes=$(count_artifacts "$work")
