@@ -3,8 +3,8 @@
 # (unit, ABI, net conformance, end-to-end, real Prometheus, and the soft-RoCE guest tier `rdma_tier`,
 # which boots a QEMU guest with verbs devices and runs the `rdma_guest` tests in it, and the two-host tier
 # `rdma2_tier`, two such guests on one emulated network, never at once: RESOURCE_LOCK), then the unit and
-# ABI tests again under AddressSanitizer+UndefinedBehaviorSanitizer and the concurrency tests under
-# ThreadSanitizer.
+# ABI tests again under AddressSanitizer+UndefinedBehaviorSanitizer, the fuzz tier (libFuzzer under
+# ASan+UBSan: tests/fuzz/README.md) and the concurrency tests under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -20,7 +20,8 @@ echo "=== build (RelWithDebInfo) ==="
 configure build
 ninja -C build -j"$jobs"
 echo "=== tests ==="
-ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900 -E '^rdma2_tier$'
+# The fuzz tests (LABELS fuzz) run in their own tier below, after the sanitizer builds.
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900 -E '^rdma2_tier$' -LE '^fuzz$'
 # The two-host tier on its own, and once more only if it fails: in one CI run (fifteenth session) a rank of
 # rdma2_peer_link_down exited 50 s late after failing in time, and 5 reruns of that test passed
 # (tests/rdma/sim_ranks.sh now records where a late rank waits). Both attempts print; a second failure fails.
@@ -50,6 +51,16 @@ ninja -C build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   RXE_VM_CACHE="$PWD/build/rdma-vm-cache" RDMA_GUEST_CTEST_ARGS='-R rdma_guest_verbs' \
   ctest --test-dir build-asan --output-on-failure -L '^rdma$' --timeout 900
+
+echo "=== fuzz: the config readers and both transports' handshakes (libFuzzer, ASan+UBSan), and the dump reader ==="
+# tests/fuzz/README.md: each target replays its saved crash inputs, then fuzzes from its checked-in corpus for
+# NCCLSCOPE_FUZZ_SECONDS (45 s), two at a time; then the Python dump-reader fuzz of the main build (LABELS fuzz).
+CC=clang CXX=clang++ configure build-fuzz -DNCCLSCOPE_FUZZ=ON -DNCCLSCOPE_BUILD_TESTS=OFF -DNCCLSCOPE_BUILD_TOOLS=OFF \
+  -DNCCLSCOPE_BUILD_BENCHMARKS=OFF
+ninja -C build-fuzz -j"$jobs" fuzz_targets
+# -V: each target's line ("fuzz <target>: N executions in S s, C crashes") is in the log even when it passes.
+ctest --test-dir build-fuzz -V -j"$jobs" -L fuzz --timeout 900
+ctest --test-dir build --output-on-failure -j"$jobs" -L '^fuzz$' --timeout 900 --no-tests=ignore
 
 echo "=== TSan: concurrency tests ==="
 configure build-tsan -DNCCLSCOPE_SANITIZE=thread -DNCCLSCOPE_BUILD_BENCHMARKS=OFF

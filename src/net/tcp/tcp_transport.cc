@@ -16,6 +16,7 @@
 #include "net/comm_accounting.h"
 #include "net/handle.h"
 #include "net/peer_identity.h"
+#include "net/tcp/handshake.h"
 #include "net/tcp/recv_comm.h"
 #include "net/tcp/send_comm.h"
 #include "net/vdevice.h"
@@ -71,21 +72,14 @@ class TcpListenComm final : public ListenComm {
         pending_.erase(pending_.begin() + static_cast<long>(i--));
         continue;
       }
-      // An older build's hello is shorter: judge magic and version as soon as they are in, so that its
-      // connector meets the version error below instead of a wait for bytes that never come.
-      if (p.got < offsetof(Hello, nsocks)) continue;
-      const Hello& h = p.hello;
-      const bool same_build = h.magic == kHelloMagic && h.version == kWireVersion;
-      if (same_build && p.got < sizeof(Hello)) continue;
-      if (!same_build || h.listener_id != id_ || h.nsocks != nsocks_ || h.index >= nsocks_) {
-        std::string who = p.peer;
+      const HelloVerdict verdict = JudgeHello(p.hello, p.got, id_, nsocks_);
+      if (verdict == HelloVerdict::kIncomplete) continue;
+      if (verdict == HelloVerdict::kMalformed) {
+        Status error = MalformedHelloError(p.hello, p.peer, addr_, nsocks_);
         close(p.fd);
         pending_.erase(pending_.begin() + static_cast<long>(i));
         NetCountersFor(nic_, 0, true)->AddError(NetErrorKind::kProtocol);
-        return SystemError("malformed hello from peer " + who + " on " + addr_ + " (magic " +
-                           std::to_string(h.magic) + ", version " + std::to_string(h.version) +
-                           ", sockets " + std::to_string(h.nsocks) + "; expected version " +
-                           std::to_string(kWireVersion) + " and " + std::to_string(nsocks_) + " sockets)");
+        return error;
       }
     }
     // A connection is complete when all of its sockets have said hello.
@@ -143,9 +137,7 @@ class Connector final : public PendingConnect {
  public:
   Connector(const TcpHandlePayload& h, const TcpConfig& cfg, NetContext* ctx, std::string nic)
       : addr_(h.addr),
-        // A listener of an older build sent no identity (zeros): its hello check will refuse us anyway.
-        peer_info_(h.wire_version == kWireVersion ? PeerFromWire(SockAddrToString(h.addr), h.identity)
-                                                  : PeerInfo{SockAddrToString(h.addr)}),
+        peer_info_(ListenerOf(h)),
         peer_(peer_info_.Describe()), nsocks_(h.nsocks), listener_id_(h.listener_id), cfg_(cfg), ctx_(ctx),
         nic_(std::move(nic)), conn_id_(RandomU64()), identity_(LocalWireIdentity()) {}
   ~Connector() override { CloseAll(fds_); }
@@ -177,8 +169,7 @@ class Connector final : public PendingConnect {
       socklen_t len = sizeof(err);
       getsockopt(fds_[i], SOL_SOCKET, SO_ERROR, &err, &len);
       if (err != 0) return ConnectError(err);
-      Hello h{kHelloMagic, kWireVersion, static_cast<uint16_t>(nsocks_), listener_id_, static_cast<uint16_t>(i), 0,
-              conn_id_, identity_};
+      Hello h = MakeHello(nsocks_, listener_id_, i, conn_id_, identity_);
       ssize_t n = send(fds_[i], reinterpret_cast<char*>(&h) + sent_[i], sizeof(h) - sent_[i], MSG_NOSIGNAL);
       if (n > 0) sent_[i] += static_cast<size_t>(n);
       if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return ConnectError(errno);
@@ -216,19 +207,6 @@ class Connector final : public PendingConnect {
   std::vector<int> fds_;
   std::vector<size_t> sent_;
 };
-
-Status ValidateHandle(const HandleHeader& hh, const TcpHandlePayload& h) {
-  std::string from = (h.addr.sa.sa_family == AF_INET || h.addr.sa.sa_family == AF_INET6)
-                         ? "peer " + SockAddrToString(h.addr)
-                         : "an unknown peer";
-  NCCLSCOPE_RETURN_IF_ERROR(CheckHandleHeader(hh, TransportKind::kTcp, from));
-  if ((h.addr.sa.sa_family != AF_INET && h.addr.sa.sa_family != AF_INET6) || h.nsocks < 1 ||
-      h.nsocks > kMaxSockets) {
-    return SystemError("malformed connect handle from " + from + " (address family " +
-                       std::to_string(h.addr.sa.sa_family) + ", " + std::to_string(h.nsocks) + " sockets)");
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -320,7 +298,7 @@ Status TcpTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm**
   payload.listener_id = static_cast<uint32_t>(RandomU64());
   payload.wire_version = kWireVersion;
   payload.identity = LocalWireIdentity();
-  WriteHandle(handle, TransportKind::kTcp, &payload, sizeof(payload));
+  EncodeTcpHandle(handle, payload);
   *listen_comm = new TcpListenComm(*fd, cfg.nsocks, payload.listener_id, SockAddrToString(addr), cfg, ctx,
                                    iface.name);
   return Status::Ok();
@@ -329,10 +307,9 @@ Status TcpTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm**
 Status TcpTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) {
   *send_comm = nullptr;
   if (dev < 0 || dev >= device_count()) return InternalError("connect on unknown device " + std::to_string(dev));
-  HandleHeader hh;
-  TcpHandlePayload payload;
-  ReadHandle(handle, &hh, &payload, sizeof(payload));
-  NCCLSCOPE_RETURN_IF_ERROR(ValidateHandle(hh, payload));
+  Result<TcpHandlePayload> decoded = DecodeTcpHandle(handle);
+  if (!decoded.ok()) return decoded.status();
+  const TcpHandlePayload payload = *decoded;
   const std::string nic = ifaces_[dev].name;
   return StepConnect(
       handle,

@@ -21,6 +21,7 @@
 #include "net/tcp/socket_util.h"
 #include "net/verbs/fused_comm.h"
 #include "net/verbs/gid_select.h"
+#include "net/verbs/handshake.h"
 #include "net/verbs/recv_comm.h"
 #include "net/verbs/send_comm.h"
 #include "net/verbs/subnet_route.h"
@@ -53,17 +54,6 @@ bool RecvSome(int fd, void* p, size_t n, size_t* done, int* err) {
     return false;
   }
   return true;
-}
-
-Status CheckInfo(const ConnInfo& in, uint32_t listener_id, const std::string& from) {
-  if (in.magic != kConnMagic || in.version != kConnVersion || in.nqps < 1 || in.nqps > kMaxQps) {
-    return SystemError("malformed verbs handshake from " + from + " (magic " + std::to_string(in.magic) +
-                       ", version " + std::to_string(in.version) + ", " + std::to_string(in.nqps) + " QPs)");
-  }
-  if (in.listener_id != listener_id) {
-    return SystemError("verbs handshake from " + from + " names another listener (stale handle?)");
-  }
-  return Status::Ok();
 }
 
 // The IPv4 address to listen on: the one inside a RoCE GID, else the first non-loopback interface's.
@@ -190,18 +180,12 @@ class VerbsListenComm final : public ListenComm {
   Status Step(Pending& p, int* err) {
     if (p.stage == 0) {
       if (!RecvSome(p.fd, &p.in, sizeof(p.in), &p.moved, err)) return Status::Ok();
-      // An older build's ConnInfo is shorter: judge magic and version as soon as they are in, so that its
-      // connector meets the version error instead of a wait for bytes that never come.
-      const bool same_build = p.in.magic == kConnMagic && p.in.version == kConnVersion;
-      if (p.moved < offsetof(ConnInfo, nqps) || (same_build && p.moved < sizeof(p.in))) return Status::Ok();
-      NCCLSCOPE_RETURN_IF_ERROR(CheckInfo(p.in, id_, "peer " + p.peer));
+      if (!ConnInfoReadyToJudge(p.in, p.moved)) return Status::Ok();
+      NCCLSCOPE_RETURN_IF_ERROR(CheckConnInfo(p.in, id_, "peer " + p.peer));
+      NCCLSCOPE_RETURN_IF_ERROR(CheckFuseMember(p.in, "peer " + p.peer));
       VerbsConfig cfg = VerbsConfig::Load();
       cfg.qps_per_connection = p.in.nqps;  // the connector's choices rule the connection
       cfg.split_data = p.in.split_data != 0;
-      if (p.in.fuse_count < 1 || p.in.fuse_count > kMaxDevsPerVNic || p.in.fuse_index >= p.in.fuse_count) {
-        return SystemError("malformed verbs handshake from peer " + p.peer + " (fused member " +
-                           std::to_string(p.in.fuse_index) + " of " + std::to_string(p.in.fuse_count) + ")");
-      }
       RawGid peer_gid{};
       if (p.in.link_layer == static_cast<uint16_t>(LinkLayer::kEthernet)) memcpy(peer_gid.data(), p.in.gid, 16);
       // A fused connection pairs the connector's member k with ours k (mod our count); otherwise NCCL's
@@ -311,7 +295,7 @@ class Connector final : public PendingConnect {
     if (stage_ == 3) {
       if (!RecvSome(fd_, &in_, sizeof(in_), &moved_, &err)) return ConnectError(err);
       if (moved_ < sizeof(in_)) return Status::Ok();
-      NCCLSCOPE_RETURN_IF_ERROR(CheckInfo(in_, h_.listener_id, "peer " + peer_));
+      NCCLSCOPE_RETURN_IF_ERROR(CheckConnInfo(in_, h_.listener_id, "peer " + peer_));
       NCCLSCOPE_RETURN_IF_ERROR(comm_->ConnectQps(in_));
       stage_ = 4;
       moved_ = 0;
@@ -420,7 +404,7 @@ Status VerbsListen(const std::vector<VerbsNetDevice>& ports, const std::vector<i
   a.in4.sin_port = bind_addr.in4.sin_port;  // same offset in sockaddr_in6
   payload.addr = a;
   payload.listener_id = static_cast<uint32_t>(RandomU64());
-  WriteHandle(handle, TransportKind::kVerbs, &payload, sizeof(payload));
+  EncodeVerbsHandle(handle, payload);
   *listen_comm = new VerbsListenComm(*fd, payload.listener_id, SockAddrToString(a), ports, members, ctx);
   return Status::Ok();
 }
@@ -428,16 +412,10 @@ Status VerbsListen(const std::vector<VerbsNetDevice>& ports, const std::vector<i
 Status VerbsConnect(const std::vector<VerbsNetDevice>& ports, const std::vector<int>& members, NetContext* ctx,
                     void* handle, SendComm** send_comm) {
   *send_comm = nullptr;
-  HandleHeader hh;
-  VerbsHandlePayload payload;
-  ReadHandle(handle, &hh, &payload, sizeof(payload));
-  const bool inet = payload.addr.sa.sa_family == AF_INET || payload.addr.sa.sa_family == AF_INET6;
-  const std::string from = inet ? "peer " + SockAddrToString(payload.addr) : "an unknown peer";
-  NCCLSCOPE_RETURN_IF_ERROR(CheckHandleHeader(hh, TransportKind::kVerbs, from));
-  if (!inet) {
-    return SystemError("malformed verbs connect handle from " + from + " (address family " +
-                       std::to_string(payload.addr.sa.sa_family) + ")");
-  }
+  Result<VerbsHandlePayload> decoded = DecodeVerbsHandle(handle);
+  if (!decoded.ok()) return decoded.status();
+  VerbsHandlePayload payload = *decoded;
+  const std::string from = HandlePeer(payload);
   // Decided at the first call only: later ones step the pending connect.
   return StepConnect(
       handle,
@@ -445,10 +423,7 @@ Status VerbsConnect(const std::vector<VerbsNetDevice>& ports, const std::vector<
         const VerbsConfig cfg = VerbsConfig::Load();
         RawGid peer_gid;
         memcpy(peer_gid.data(), payload.gid, 16);
-        std::vector<uint32_t> addrs{payload.addr.in4.sin_addr.s_addr};  // the listener host's ports
-        for (uint32_t a : payload.alt_addrs) {
-          if (a != 0) addrs.push_back(a);
-        }
+        const std::vector<uint32_t> addrs = ListenerHostAddresses(payload);
         std::vector<RawGid> host_gids;
         for (uint32_t a : addrs) host_gids.push_back(MappedGid(a));
         if (members.size() > 1) {  // fused: member k to the listener's member k, no subnet override
