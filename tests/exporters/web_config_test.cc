@@ -110,6 +110,9 @@ TEST(WebConfig, EveryBadFileIsRefusedWithFileLineAndKey) {
       {"basic_auth_users:\n  alice: secret\n", "2: basic_auth_users.alice: not a bcrypt hash"},
       {"basic_auth_users:\n  alice: $1$abc$def\n", "2: basic_auth_users.alice: not a bcrypt hash"},
       {"basic_auth_users:\n  alice: '" + kHash.substr(0, 59) + "'\n", "2: basic_auth_users.alice: not a bcrypt hash"},
+      // Issue 29 item 8: a salt whose last character sets bits bcrypt never sets loaded, and no login matched.
+      {"basic_auth_users:\n  alice: " + kHash.substr(0, 28) + "H" + kHash.substr(29) + "\n",
+       "2: basic_auth_users.alice: not a bcrypt hash: the last character of the salt sets padding bits"},
       {"basic_auth_users:\n  \"a:b\": " + kHash + "\n", "2: basic_auth_users.a:b: a user name cannot hold ':'"},
       {"basic_auth_users:\n  alice: \"" + kHash + "\n", "2: basic_auth_users.alice: unterminated quoted string"},
       {"basic_auth_users:\n  alice: '" + kHash + "' x\n",

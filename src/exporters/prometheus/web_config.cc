@@ -1,6 +1,5 @@
 #include "exporters/prometheus/web_config.h"
 
-#include <cctype>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "common/config_file.h"
+#include "exporters/prometheus/basic_auth.h"
 
 namespace ncclscope {
 namespace {
@@ -27,7 +27,12 @@ struct Node {
   std::string scalar;
   std::vector<std::pair<std::string, Node>> map;
   std::vector<int> key_lines;  // the line of each key of `map`
+  // Declared, defined below: clang 14 with libstdc++ 12 instantiates pair<string, Node> while Node is
+  // still incomplete when the default constructor is implicit (the fuzz build is clang's).
+  Node();
 };
+
+Node::Node() = default;
 
 // At most `max` bytes of `s` for a log line, control bytes shown as '?': keys and values come from the file.
 std::string Printable(const std::string& s, size_t max) {
@@ -439,17 +444,7 @@ class Schema {
       std::string hash;
       NCCLSCOPE_RETURN_IF_ERROR(NeedString(value, l, path, &hash));
       if (user.find(':') != std::string::npos) return ErrorAt(file_, l, path, "a user name cannot hold ':'");
-      // $2a$, $2b$ or $2y$, a two-digit cost, '$', 22 characters of salt and 31 of hash.
-      const bool prefix = hash.size() == 60 && hash[0] == '$' && hash[1] == '2' &&
-                          (hash[2] == 'a' || hash[2] == 'b' || hash[2] == 'y') && hash[3] == '$' &&
-                          std::isdigit(static_cast<unsigned char>(hash[4])) &&
-                          std::isdigit(static_cast<unsigned char>(hash[5])) && hash[6] == '$';
-      const int cost = prefix ? (hash[4] - '0') * 10 + (hash[5] - '0') : 0;
-      if (!prefix || cost < 4 || cost > 31) {
-        return ErrorAt(file_, l, path,
-                       "not a bcrypt hash ($2b$ or $2y$, a cost of 04-31, 60 characters; "
-                       "make one with `htpasswd -nbBC 10 user password`)");
-      }
+      if (Status valid = ValidateBcryptHash(hash); !valid.ok()) return ErrorAt(file_, l, path, valid.message());
       config->users[user] = hash;
     }
     return Status::Ok();
