@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -155,6 +156,60 @@ TEST_F(TlsReloadTest, AReloadThatNeverReturnsDoesNotHoldTheServersStop) {
   EXPECT_FALSE(weak.expired());  // the stuck reloader still holds the context it reads for
   stuck.Release();
   EXPECT_TRUE(WaitFor([&] { return weak.expired(); }, 5s)) << "the reloader did not end once unblocked";
+}
+
+// What `cmd` prints (stdout and stderr).
+std::string Output(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// The files go to OpenSSL from memory: a chain with an intermediate and the client CAs of mutual TLS must
+// still reach a real client (the openssl CLI) as they did when OpenSSL opened the files itself.
+TEST_F(TlsReloadTest, AChainAndClientCasReadFromMemoryServeARealClient) {
+  const std::string d = dir_.path();
+  const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
+  const std::string script =
+      "cd '" + d + "' && printf 'basicConstraints=critical,CA:true\\nkeyUsage=keyCertSign\\n' > ca.ext && "
+      "printf 'subjectAltName=IP:127.0.0.1\\n' > server.ext && "
+      "openssl req -x509" + ec + "-days 2 -subj /CN=root -keyout root.key -out root.crt && "
+      "openssl req" + ec + "-subj /CN=inter -keyout inter.key -out inter.csr && "
+      "openssl x509 -req -in inter.csr -CA root.crt -CAkey root.key -CAcreateserial -days 2 -extfile ca.ext "
+      "-out inter.crt && "
+      "openssl req" + ec + "-subj /CN=localhost -keyout server.key -out server.csr && "
+      "openssl x509 -req -in server.csr -CA inter.crt -CAkey inter.key -CAcreateserial -days 2 -extfile server.ext "
+      "-out server.crt && cat server.crt inter.crt > chain.crt && "
+      "openssl req" + ec + "-subj /CN=client -keyout client.key -out client.csr && "
+      "openssl x509 -req -in client.csr -CA root.crt -CAkey root.key -CAcreateserial -days 2 -out client.crt";
+  ASSERT_EQ(std::system(("(" + script + ") >/dev/null 2>&1").c_str()), 0) << script;
+  TlsServerConfig config;
+  config.cert_file = d + "/chain.crt";
+  config.key_file = d + "/server.key";
+  config.client_ca_file = d + "/root.crt";
+  config.client_auth = ClientAuth::kRequireAndVerify;
+  Result<std::shared_ptr<TlsContext>> tls = TlsContext::Create(config);
+  ASSERT_TRUE(tls.ok()) << tls.status().message();
+  HttpServer::Options options;
+  options.tls = *tls;
+  HttpServer server;
+  ASSERT_TRUE(server.Start("127.0.0.1", 0, [](const std::string&, bool* found) { *found = true; return std::string("up\n"); },
+                           options)
+                  .ok());
+  const std::string client = "printf 'GET /metrics HTTP/1.0\\r\\n\\r\\n' | timeout 20 openssl s_client -quiet -tls1_2 "
+                             "-connect 127.0.0.1:" + std::to_string(server.port()) + " -CAfile '" + d +
+                             "/root.crt' -verify_return_error";
+  // The server sent its intermediate (the client trusts the root only) and accepted the client's certificate.
+  EXPECT_NE(Output(client + " -cert '" + d + "/client.crt' -key '" + d + "/client.key'").find("HTTP/1.0 200"),
+            std::string::npos);
+  // No client certificate: refused in the handshake.
+  const std::string refused = Output(client);
+  EXPECT_EQ(refused.find("HTTP/1.0 200"), std::string::npos) << refused;
+  server.Stop();
 }
 
 }  // namespace
