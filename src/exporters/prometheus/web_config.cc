@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/config_file.h"
-#include "exporters/prometheus/basic_auth.h"
+#include "exporters/prometheus/bcrypt_hash.h"
 
 namespace ncclscope {
 namespace {
