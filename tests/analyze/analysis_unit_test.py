@@ -439,6 +439,16 @@ class V2FileTest(FileCase):
             self.assertIn("ncclscope-comm-aa-rank1.json.gz: ", err)
             self.assertIn("flight recorder (gzip member 2)", err)
 
+    def test_a_world_size_past_the_rank_bound_is_bad_input(self):
+        # Found by dump_reader_fuzz.py: identity.world_size 2**31 (or 2**64-1) made the analyzer build a set of
+        # that many global ranks (MemoryError, exit 3; the OOM killer without a memory limit).
+        for world in (2**31, 2**64 - 1, 0):
+            d = dict(dump(0, nranks=1, completed=history(2)), identity={"global_rank": 0, "world_size": world})
+            path = self.write_bytes("ncclscope-comm-aa-rank0.json.gz", v2_bytes(d))
+            rc, _, err = self.run_main(path)
+            self.assertEqual(rc, 2, (world, err))
+            self.assertIn(f"{path}: identity.world_size: {world} outside 1..{schema.MAX_RANKS}", err)
+
     def test_trace_reads_the_recorder_member(self):
         for r in (0, 1):
             self.write_bytes(f"ncclscope-comm-aa-rank{r}.json.gz", v2_bytes(dump(r, nranks=2, completed=history(3))))

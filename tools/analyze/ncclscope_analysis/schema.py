@@ -194,6 +194,11 @@ def check(d):
     if not 0 <= d["rank"] < d["nranks"]:
         raise SchemaError(f"rank: {d['rank']} outside 0..{d['nranks'] - 1}")
     if v2:
+        # The job's size bounds a table of global ranks (chains.absent_global_ranks) as nranks bounds the
+        # per-rank ones: a WORLD_SIZE of 2**31 would take the analyzer's memory, not name a missing rank.
+        world = (d.get("identity") or {}).get("world_size")
+        if world is not None and not 1 <= world <= MAX_RANKS:
+            raise SchemaError(f"identity.world_size: {world} outside 1..{MAX_RANKS}")
         lengths = {k: len(v) for k, v in d["recent"].items()}
         if len(set(lengths.values())) > 1:
             raise SchemaError(f"recent: columns of different lengths {lengths}")
