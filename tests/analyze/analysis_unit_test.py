@@ -58,10 +58,11 @@ def comm(*ds):
     return {d["rank"]: dumps.compact(dumps.normalize(json.loads(json.dumps(d)))) for d in ds}
 
 
-def v2_bytes(d, fr_member=None):
-    """A v1 test dump written as a v2 file: gzip member 1 the summary, member 2 the flight recorder."""
+def v2_bytes(d, fr_member=None, drop=()):
+    """A v1 test dump written as a v2 file: gzip member 1 the summary (less the keys in `drop`), member 2 the
+    flight recorder."""
     s = dumps.normalize(json.loads(json.dumps(d)))
-    s = {k: v for k, v in s.items() if not k.startswith("_")}
+    s = {k: v for k, v in s.items() if not k.startswith("_") and k not in drop}
     s.update(schema=schema.SCHEMA_V2, part="summary")
     fr = fr_member if fr_member is not None else {"schema": schema.SCHEMA_V2, "part": "flight_recorder",
                                                   "completed": d["flight_recorder"]["completed"]}
@@ -448,6 +449,16 @@ class V2FileTest(FileCase):
             rc, _, err = self.run_main(path)
             self.assertEqual(rc, 2, (world, err))
             self.assertIn(f"{path}: identity.world_size: {world} outside 1..{schema.MAX_RANKS}", err)
+
+    def test_a_summary_without_p2p_is_bad_input(self):
+        # Found by dump_reader_fuzz.py: a point-to-point hang whose waiting peer's summary had no `p2p` list
+        # (every summary the writer makes has one) ended in KeyError, exit 3.
+        waiting = [dict(coll("AllReduce", 2, **STUCK), kind="p2p", func="Send", peer=1)]
+        self.write_bytes("ncclscope-comm-aa-rank0.json.gz", v2_bytes(dump(0, nranks=2, in_flight=waiting)))
+        path = self.write_bytes("ncclscope-comm-aa-rank1.json.gz", v2_bytes(dump(1, nranks=2), drop=("p2p",)))
+        rc, _, err = self.run_main(self.dir.name)
+        self.assertEqual(rc, 2, err)
+        self.assertIn(f"{path}: p2p: missing", err)
 
     def test_trace_reads_the_recorder_member(self):
         for r in (0, 1):

@@ -169,7 +169,7 @@ SUMMARY = obj(dict(_COMMON, **{
     "p2p": array(obj({"peer": _I, "func": STR, "last_seq": _I}, required=("peer", "func", "last_seq"))),
     "recent": RECENT, "in_flight": array(RECORD), "net_errors": array(NET_ERROR),
     "flight_recorder": obj({"depth": _I, "overwritten": _I, "completed": _I}),
-}), required=("schema", "part", "comm_hash", "rank", "nranks", "ops", "in_flight", "recent"))
+}), required=("schema", "part", "comm_hash", "rank", "nranks", "ops", "in_flight", "recent", "p2p"))
 FR_MEMBER = obj({"schema": STR, "part": STR, "completed": array(RECORD)}, required=("completed",))
 
 
