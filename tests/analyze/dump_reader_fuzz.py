@@ -9,15 +9,17 @@ spent, one case at a time is copied with one to three of its files mutated and t
 Mutations, chosen at random from a seeded generator: on the file's bytes (bits flipped, bytes set to edge
 values, ranges deleted, duplicated or spliced in from another corpus file, the file cut short, bytes or
 another gzip member appended) and, so that the checks past the gzip layer are reached too, on the JSON inside
-(a value replaced by one of another type or an edge value, a key deleted, a value nested deep, the text cut
-or given invalid UTF-8), then compressed again member by member, sometimes followed by a byte mutation.
+(a value replaced by an edge value of its type or of another, a key deleted, a container replaced by one of
+its elements, a value nested deep, the text cut or given invalid UTF-8), then compressed again member by member, sometimes followed by a byte mutation.
 
 A crash is any other outcome than exit 0 or 1 with nothing on stderr, or exit 2 with one line naming a file
-of the case: an exception out of main(), another exit status (3 is an internal error), a traceback, or more
-than EXEC_TIMEOUT_S seconds for one execution. Each crash's files are kept under --artifacts with why.txt;
+of the case: an exception out of main(), another exit status (3 is an internal error), a traceback, more
+than EXEC_TIMEOUT_S seconds for one execution, or more memory than --max-memory-mb (the process's address
+space is capped: MemoryError, exit 3). Each crash's files are kept under --artifacts with why.txt;
 copy the folder into the corpus and it is a regression case, run as it is at the start of every run.
 
   python3 dump_reader_fuzz.py TOOLS_ANALYZE_DIR [--corpus DIR] [--seconds 60] [--seed N] [--artifacts DIR]
+                              [--max-memory-mb 2048]
 
 Prints the seed (--seed replays the run, as far as the same number of executions fits the time), then last
 `fuzz dump_reader: N executions in S s, K crashes`; exits 1 if K > 0.
