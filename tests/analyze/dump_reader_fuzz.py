@@ -16,7 +16,8 @@ A crash is any other outcome than exit 0 or 1 with nothing on stderr, or exit 2 
 of the case: an exception out of main(), another exit status (3 is an internal error), a traceback, more
 than EXEC_TIMEOUT_S seconds for one execution, or more memory than --max-memory-mb (the process's address
 space is capped: MemoryError, exit 3). Each crash's files are kept under --artifacts with why.txt;
-copy the folder into the corpus and it is a regression case, run as it is at the start of every run.
+copy the folder into the corpus as crash-<what> and it is a regression case, run as it is at the start of
+every run (crash-* cases are not mutated: their one defect would end most of their mutants early).
 
   python3 dump_reader_fuzz.py TOOLS_ANALYZE_DIR [--corpus DIR] [--seconds 60] [--seed N] [--artifacts DIR]
                               [--max-memory-mb 2048]
@@ -300,7 +301,8 @@ def main():
 
     seed = args.seed if args.seed is not None else time.time_ns() % 10**9
     corpus = load_corpus(args.corpus)
-    donors = [raw for _, files in corpus for _, raw in files]
+    seeds = [(name, files) for name, files in corpus if not name.startswith("crash-")] or corpus
+    donors = [raw for _, files in seeds for _, raw in files]
     for raw in list(donors):  # the JSON inside the gzip files too, as splice material
         donors += gzip_members(raw) or []
     signal.signal(signal.SIGALRM, on_alarm)
@@ -320,7 +322,7 @@ def main():
         deadline = start + args.seconds
         while time.monotonic() < deadline:
             rng = random.Random(f"{seed}:{execs}")
-            name, files = rng.choice(corpus)
+            name, files = rng.choice(seeds)
             files = list(files)
             for i in rng.sample(range(len(files)), min(rng.choice([1, 1, 1, 2, 3]), len(files))):
                 files[i] = (files[i][0], mutate_file(rng, files[i][1], donors))
