@@ -10,7 +10,8 @@ Mutations, chosen at random from a seeded generator: on the file's bytes (bits f
 values, ranges deleted, duplicated or spliced in from another corpus file, the file cut short, bytes or
 another gzip member appended) and, so that the checks past the gzip layer are reached too, on the JSON inside
 (a value replaced by an edge value of its type or of another, a key deleted, a container replaced by one of
-its elements, a value nested deep, the text cut or given invalid UTF-8), then compressed again member by member, sometimes followed by a byte mutation.
+its elements, a value nested deep, the text cut or given invalid UTF-8), then compressed again member by
+member, sometimes followed by a byte mutation.
 
 A crash is any other outcome than exit 0 or 1 with nothing on stderr, or exit 2 with one line naming a file
 of the case: an exception out of main(), another exit status (3 is an internal error), a traceback, more
