@@ -10,8 +10,9 @@ Mutations, chosen at random from a seeded generator: on the file's bytes (bits f
 values, ranges deleted, duplicated or spliced in from another corpus file, the file cut short, bytes or
 another gzip member appended) and, so that the checks past the gzip layer are reached too, on the JSON inside
 (a value replaced by an edge value of its type or of another, a key deleted, a container replaced by one of
-its elements, a value nested deep, the text cut or given invalid UTF-8), then compressed again member by
-member, sometimes followed by a byte mutation.
+its elements, a value nested deep, the text cut or given invalid UTF-8) or on the members themselves (swapped,
+one dropped or repeated, both joined in one), then compressed again member by member, sometimes followed by a
+byte mutation.
 
 A crash is any other outcome than exit 0 or 1 with nothing on stderr, or exit 2 with one line naming a file
 of the case: an exception out of main(), another exit status (3 is an internal error), a traceback, more
@@ -199,15 +200,32 @@ def mutate_json(rng, text):
     return raw
 
 
+def mutate_members(rng, members):
+    """The members of a v2 file reordered, dropped, repeated or joined, each one whole: what a writer that
+    got the format wrong would make."""
+    how = rng.choice(["swap", "drop", "repeat", "join"])
+    if how == "swap":
+        return members[::-1]
+    if how == "drop":
+        gone = rng.randrange(len(members))
+        return members[:gone] + members[gone + 1:]
+    if how == "repeat":
+        return members + [rng.choice(members)]
+    return [b"".join(members)]
+
+
 def mutate_file(rng, raw, donors):
-    """One file of a case, mutated: inside its JSON (member by member for gzip, compressed again), on its
-    bytes, or both."""
+    """One file of a case, mutated: inside its JSON (member by member for gzip, compressed again), its
+    members rearranged, on its bytes, or a mix."""
     members = gzip_members(raw) if raw[:2] == b"\x1f\x8b" else None
     roll = rng.random()
     if roll < 0.8:
         if members:
-            i = rng.randrange(len(members))
-            members[i] = mutate_json(rng, members[i])
+            if rng.random() < 0.1:
+                members = mutate_members(rng, members)
+            else:
+                i = rng.randrange(len(members))
+                members[i] = mutate_json(rng, members[i])
             raw = b"".join(gzip.compress(m, 1) for m in members)
         else:
             raw = mutate_json(rng, raw)
