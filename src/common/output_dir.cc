@@ -39,6 +39,23 @@ bool IsOwnedOutputName(std::string_view name) {
   return name.rfind("ncclscope-", 0) == 0 && name.find('/') == std::string_view::npos && name.size() < 256;
 }
 
+// ".prom", ".json": a '.' and at least one letter, digit or '_', nothing else.
+bool IsPlainExtension(std::string_view extension) {
+  if (extension.size() < 2 || extension[0] != '.') return false;
+  for (char c : extension.substr(1)) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+// Whether `out`, listed in the lock file of the owner `tag`, is that owner's own output: exactly the name
+// OwnedName gave it, never a match by prefix (a lock named with the empty tag or with a prefix of a live
+// owner's tag would otherwise claim the live owner's textfile).
+bool ClaimedBy(const std::string& out, const std::string& tag) {
+  const size_t dot = out.rfind('.');
+  return dot != std::string::npos && OwnedOutputName(tag, std::string_view(out).substr(dot)) == out;
+}
+
 Status WriteAll(int fd, std::string_view text) {
   while (!text.empty()) {
     ssize_t n = write(fd, text.data(), text.size());
@@ -304,15 +321,15 @@ void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_
       continue;
     }
     // Remove the outputs it listed, then its lock (still holding it, so a second sweeper that gets the lock
-    // after us finds nothing left to do). Only names it could own: ncclscope-<tag>…, no separator, and a
-    // file (or link) of the work folder's user, never followed.
+    // after us finds nothing left to do). Only names it owns: OwnedOutputName(tag, an extension), no
+    // separator, and a file (or link) of the work folder's user, never followed.
     std::string owned = ReadSmallFile(fd);
     for (size_t pos = 0, end; pos < owned.size(); pos = end + 1) {
       end = owned.find('\n', pos);
       if (end == std::string::npos) end = owned.size();
       const std::string out = owned.substr(pos, end - pos);
       struct stat out_st;
-      if (!IsOwnedOutputName(out) || out.rfind("ncclscope-" + tag, 0) != 0) continue;
+      if (!IsOwnedOutputName(out) || !ClaimedBy(out, tag)) continue;
       if (fstatat(dir_fd, out.c_str(), &out_st, AT_SYMLINK_NOFOLLOW) != 0 || out_st.st_uid != work_st.st_uid) continue;
       if (unlinkat(dir_fd, out.c_str(), 0) == 0 && removed != nullptr) removed->push_back(out);
     }
@@ -418,8 +435,18 @@ Result<int> OutputDir::CreateExclusive(const std::string& name) {
   return fd;
 }
 
-std::string OutputDir::OwnedName(std::string_view suffix) {
-  std::string name = "ncclscope-" + tag_ + std::string(suffix);
+std::string OwnedOutputName(std::string_view tag, std::string_view extension) {
+  if (tag.empty() || !IsPlainExtension(extension)) return "";
+  return "ncclscope-" + std::string(tag) + std::string(extension);
+}
+
+std::string OutputDir::OwnedName(std::string_view extension) {
+  std::string name = OwnedOutputName(tag_, extension);
+  if (name.empty()) {  // a caller's bug: no sweep could claim the name, so it is not listed (never removed)
+    NCCLSCOPE_WARN(subsys::kAll, "output name extension '%.*s' is not plain; the file will not be cleaned up",
+                   static_cast<int>(extension.size()), extension.data());
+    return "ncclscope-" + tag_ + std::string(extension);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (owned_.find(name + "\n") == std::string::npos) {
     owned_ += name + "\n";

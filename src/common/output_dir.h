@@ -45,9 +45,10 @@ class OutputDir {
   // Creates dir/name exclusively for appending (never through a link, never an existing file); the caller
   // owns the descriptor. Fails with EEXIST's message when the name is taken.
   Result<int> CreateExclusive(const std::string& name);
-  // "ncclscope-<this process's tag><suffix>": a name bound to this process's lock, removed once the
+  // OwnedOutputName(this process's tag, extension): a name bound to this process's lock, removed once the
   // process is gone and NCCLSCOPE_OUTPUT_GRACE_S has passed (swept by the next process on this folder).
-  std::string OwnedName(std::string_view suffix);
+  // `extension` is one plain extension (".prom"); any other is a bug: the name is then not listed (kept).
+  std::string OwnedName(std::string_view extension);
   // A sign of life (the lock's mtime) and a sweep of stale outputs; nothing when the folder is not open or
   // has been removed (a pass never re-creates it).
   void Maintain();
@@ -80,9 +81,16 @@ class OutputDir {
   std::string owned_;  // the lock file's content: one owned name per line
 };
 
+// "ncclscope-<tag><extension>", the name of an output owned by the owner `tag` (OutputDir::OwnedName writes
+// under it, the sweep claims only it); "" when `tag` is empty or `extension` is not one '.' followed by
+// letters, digits or '_'. With one plain extension the split of a name into tag and extension is unique (at
+// its last '.'), so no other tag, a prefix of it or the empty one included, yields the same name.
+std::string OwnedOutputName(std::string_view tag, std::string_view extension);
+
 // Sweeps one work folder (`work_fd`, in the output folder `dir_fd`): for every owner lock but `own_tag`'s that
 // is free and whose mtime is at least `grace_s` before `now_ns` (wall clock), removes the outputs it lists and the lock;
-// removes the temporary files of owners that are not alive. The names removed
+// removes the temporary files of owners that are not alive. A lock claims only the listed names that are
+// OwnedOutputName(its tag, an extension), anything else it lists is left alone. The names removed
 // from the output folder are appended to `removed` (may be null).
 void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_t grace_s, int64_t now_ns,
                      std::vector<std::string>* removed);

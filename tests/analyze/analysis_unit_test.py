@@ -58,10 +58,11 @@ def comm(*ds):
     return {d["rank"]: dumps.compact(dumps.normalize(json.loads(json.dumps(d)))) for d in ds}
 
 
-def v2_bytes(d, fr_member=None):
-    """A v1 test dump written as a v2 file: gzip member 1 the summary, member 2 the flight recorder."""
+def v2_bytes(d, fr_member=None, drop=()):
+    """A v1 test dump written as a v2 file: gzip member 1 the summary (less the keys in `drop`), member 2 the
+    flight recorder."""
     s = dumps.normalize(json.loads(json.dumps(d)))
-    s = {k: v for k, v in s.items() if not k.startswith("_")}
+    s = {k: v for k, v in s.items() if not k.startswith("_") and k not in drop}
     s.update(schema=schema.SCHEMA_V2, part="summary")
     fr = fr_member if fr_member is not None else {"schema": schema.SCHEMA_V2, "part": "flight_recorder",
                                                   "completed": d["flight_recorder"]["completed"]}
@@ -423,21 +424,41 @@ class V2FileTest(FileCase):
             f.write(data)
         return path
 
-    def test_summary_member_is_enough_for_a_verdict(self):
+    def test_a_damaged_recorder_member_is_bad_input_in_every_mode(self):
         waiting = [coll("AllReduce", 4, **STUCK)]
         for r in (0, 2):
             self.write_bytes(f"ncclscope-comm-aa-rank{r}.json.gz",
                              v2_bytes(dump(r, completed=history(4), in_flight=waiting, stalled=True)))
-        # Rank 1's recorder member is garbage: the verdict never reads it.
+        # Rank 1's recorder member is garbage: a verdict does not parse it, but a dump damaged after its summary
+        # is not one to draw a verdict from (issue 29 item 7; analyze_gzip_members_test.py has every case).
         bad_fr = gzip.compress(json.dumps(dump(1, completed=history(4))).encode())[:-8] + b"garbage!"
         self.write_bytes("ncclscope-comm-aa-rank1.json.gz",
                          v2_bytes(dump(1, completed=history(4)))[:-40] + bad_fr)
-        rc, out, err = self.run_main(self.dir.name)
-        self.assertEqual(rc, 1, err)
-        self.assertIn("rank 1 never issued AllReduce seq 4", out)
-        rc, _, err = self.run_main("--trace", os.path.join(self.dir.name, "t.json"), self.dir.name)
-        self.assertEqual(rc, 2)
-        self.assertIn("ncclscope-comm-aa-rank1.json.gz", err)
+        for mode in ([], ["--json"], ["--trace", os.path.join(self.dir.name, "t.json")]):
+            rc, _, err = self.run_main(*mode, self.dir.name)
+            self.assertEqual(rc, 2, (mode, err))
+            self.assertIn("ncclscope-comm-aa-rank1.json.gz: ", err)
+            self.assertIn("flight recorder (gzip member 2)", err)
+
+    def test_a_world_size_past_the_rank_bound_is_bad_input(self):
+        # Found by dump_reader_fuzz.py: identity.world_size 2**31 (or 2**64-1) made the analyzer build a set of
+        # that many global ranks (MemoryError, exit 3; the OOM killer without a memory limit).
+        for world in (2**31, 2**64 - 1, 0):
+            d = dict(dump(0, nranks=1, completed=history(2)), identity={"global_rank": 0, "world_size": world})
+            path = self.write_bytes("ncclscope-comm-aa-rank0.json.gz", v2_bytes(d))
+            rc, _, err = self.run_main(path)
+            self.assertEqual(rc, 2, (world, err))
+            self.assertIn(f"{path}: identity.world_size: {world} outside 1..{schema.MAX_RANKS}", err)
+
+    def test_a_summary_without_p2p_is_bad_input(self):
+        # Found by dump_reader_fuzz.py: a point-to-point hang whose waiting peer's summary had no `p2p` list
+        # (every summary the writer makes has one) ended in KeyError, exit 3.
+        waiting = [dict(coll("AllReduce", 2, **STUCK), kind="p2p", func="Send", peer=1)]
+        self.write_bytes("ncclscope-comm-aa-rank0.json.gz", v2_bytes(dump(0, nranks=2, in_flight=waiting)))
+        path = self.write_bytes("ncclscope-comm-aa-rank1.json.gz", v2_bytes(dump(1, nranks=2), drop=("p2p",)))
+        rc, _, err = self.run_main(self.dir.name)
+        self.assertEqual(rc, 2, err)
+        self.assertIn(f"{path}: p2p: missing", err)
 
     def test_trace_reads_the_recorder_member(self):
         for r in (0, 1):

@@ -45,6 +45,17 @@ simpid=$!
 for _ in $(seq 1 100); do [ "$(count "$work/live" .prom)" = 2 ] && break; sleep 0.1; done
 "$cleanup" --grace 0 "$work/live" >"$work/out"; rc=$?
 check "a live job's files are kept with --grace 0" '[ $rc = 0 ] && [ ! -s "$work/out" ] && [ "$(count "$work/live" .prom)" = 2 ]'
+# Issue 29 item 6: free, stale locks named with the empty tag and with a prefix of a live rank's tag (the host
+# part), listing the live textfiles (anyone who can write the work folder can make them), claim none of them;
+# the sweep removes only those locks.
+wf=$(echo "$work"/live/.ncclscope-work-*)
+prefix=$(find "$wf" -name '*.lock' -printf '%f\n' | head -1 | cut -d- -f1)
+find "$work/live" -maxdepth 1 -name 'ncclscope-*.prom' -printf '%f\n' >"$wf/.lock"
+cp "$wf/.lock" "$wf/$prefix.lock"
+touch -d '2 hours ago' "$wf/.lock" "$wf/$prefix.lock"
+"$cleanup" --grace 0 "$work/live" >"$work/out"; rc=$?
+check "locks named '' and '$prefix' listing the live textfiles remove none of them" \
+  '[ $rc = 0 ] && [ ! -s "$work/out" ] && [ "$(count "$work/live" .prom)" = 2 ] && [ ! -e "$wf/.lock" ] && [ ! -e "$wf/$prefix.lock" ]'
 # It crashes (the launcher killed; its ranks die with it): the locks are free, the files within their grace.
 kill -9 "$simpid"; wait "$simpid" 2>/dev/null; simpid=""
 for _ in $(seq 1 50); do pgrep -f "ncclscope-sim --ranks 2 --ops allreduce --sizes 64K:64K --iters 100000000" >/dev/null || break; sleep 0.1; done

@@ -357,6 +357,54 @@ TEST(OutputDir, TheSweepRemovesOnlyTheOwnersNamesAndNeverFollowsALink) {
   EXPECT_TRUE(List(WorkDir(dir)).empty());
 }
 
+// Issue 29 item 6: a lock claims only the names derived from its own tag, exactly. Free, stale locks named
+// with the empty tag and with prefixes of a live owner's tag (as anyone with write access to the work folder
+// can make) list the live owner's textfile: the sweep must leave it and remove only those locks.
+TEST(OutputDir, ALockNamedWithAnEmptyTagOrAPrefixOfALiveTagClaimsNothingOfIt) {
+  const std::string dir = MakeTempDir();
+  int ready[2], release[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(release), 0);
+  pid_t live = fork();
+  if (live == 0) {  // a live owner holding its lock while we sweep
+    Result<OutputDir*> out = OutputDir::Get(dir);
+    if (!out.ok() || !(*out)->WriteAtomically((*out)->OwnedName(".prom"), "live\n").ok()) _exit(1);
+    char c = 1;
+    (void)!write(ready[1], &c, 1);
+    (void)!read(release[0], &c, 1);
+    _exit(0);
+  }
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  std::vector<std::string> locks = List(WorkDir(dir));
+  ASSERT_EQ(locks.size(), 1u) << ::testing::PrintToString(locks);
+  const std::string live_tag = locks[0].substr(0, locks[0].size() - 5);  // "<host>-<pid>-<hex>.lock"
+  const std::string textfile = "ncclscope-" + live_tag + ".prom";
+  ASSERT_EQ(ReadFile(dir + "/" + textfile), "live\n");
+  const std::vector<std::string> hostile_tags = {"", live_tag.substr(0, live_tag.find('-')),
+                                                 live_tag.substr(0, live_tag.size() - 1)};
+  for (const std::string& tag : hostile_tags) WriteFile(WorkDir(dir) + "/" + tag + ".lock", textfile + "\n");
+  BackdateLocks(dir, 3600);  // theirs past any grace (the live one's age does not matter: it is held)
+
+  std::vector<std::string> removed;
+  ASSERT_TRUE(SweepStaleOutputs(dir, 0, &removed).ok());
+  EXPECT_TRUE(removed.empty()) << ::testing::PrintToString(removed);
+  EXPECT_EQ(ReadFile(dir + "/" + textfile), "live\n") << "a live owner's textfile was removed";
+  EXPECT_EQ(List(WorkDir(dir)), std::vector<std::string>{locks[0]}) << "the free stale locks go, the live one stays";
+  ASSERT_EQ(write(release[1], &c, 1), 1);
+  int status;
+  waitpid(live, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// The one naming rule the writer and the sweep share.
+TEST(OutputDir, OwnedOutputNameNeedsATagAndOnePlainExtension) {
+  EXPECT_EQ(OwnedOutputName("h-1-ab", ".prom"), "ncclscope-h-1-ab.prom");
+  EXPECT_EQ(OwnedOutputName("node1.cluster-7-ab", ".json"), "ncclscope-node1.cluster-7-ab.json");
+  EXPECT_EQ(OwnedOutputName("", ".prom"), "");
+  for (const char* bad : {"", ".", "prom", ".a.b", ".a-b", ".a/b"}) EXPECT_EQ(OwnedOutputName("h", bad), "") << bad;
+}
+
 // The periodic pass works on the folders that are there; one removed meanwhile (by a user, an epilog) stays gone.
 TEST(OutputDir, MaintainNeverRecreatesARemovedFolder) {
   const std::string dir = MakeTempDir();

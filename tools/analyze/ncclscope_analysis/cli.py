@@ -87,8 +87,9 @@ def _parser():
         prog="ncclscope-analyze",
         description="Post-mortem of an NCCL job from every rank's ncclscope dumps (ncclscope-comm-*.json.gz, "
                     "and the older ncclscope-comm-*.json): which rank is stuck, dead or slow, where, what to do "
-                    "next, and what each communicator did. Reads each dump's summary only (the flight recorders "
-                    "only for --trace), in parallel worker processes. Only regular files are read; one "
+                    "next, and what each communicator did. Parses each dump's summary only (the flight recorders "
+                    "only for --trace; their gzip members are checked whole for every run), in parallel worker "
+                    "processes. Only regular files are read; one "
                     "unreadable or malformed dump fails the run (exit 2).",
         epilog=EXIT_STATUS)
 

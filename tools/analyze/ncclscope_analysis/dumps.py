@@ -2,7 +2,11 @@
 
 Two formats are read (docs/dump-format.md):
 - v2, `ncclscope-comm-*.json.gz`: two gzip members, a one-line summary then the flight recorder. Only the first
-  member is inflated for a verdict; the recorder is read on demand (flight_recorder()), for a trace.
+  member is parsed for a verdict; the recorder is parsed on demand (flight_recorder()), for a trace. Both are
+  checked for every verdict all the same (read_summary()): each member whole, its CRC and length trailer
+  intact, the recorder present and nothing after it. A dump cut short or damaged after its summary is a dump
+  of a rank that died or a disk that failed mid-write: a verdict that took it for whole could call the job
+  healthy, so it is bad input like any other.
 - v1, `ncclscope-comm-*.json`: one uncompressed document with the recorder inline; normalised on load to the
   v2 summary's shape (normalize()), so the analysis sees one shape.
 
@@ -28,9 +32,12 @@ DUMP_GLOBS = ("ncclscope-comm-*.json", "ncclscope-comm-*.json.gz")
 DUMP_GLOB = DUMP_GLOBS[0]
 MAX_DUMP_BYTES = 256 << 20   # a v1 dump of a 2048-entry flight recorder is about 2 MB
 MAX_MEMBER_BYTES = 256 << 20  # one inflated gzip member
+OUT_PIECE_BYTES = 64 << 10    # inflated text per zlib call
 RECENT = 64                   # completed operations a v1 dump contributes to `recent`, as v2 writers default to
 PARALLEL_FROM = 64            # files; below this, parsing in this process is faster than starting workers
 GZIP_MAGIC = b"\x1f\x8b"
+SUMMARY_MEMBER = "the summary (gzip member 1)"
+RECORDER_MEMBER = "the flight recorder (gzip member 2)"
 
 
 class BadInput(Exception):
@@ -119,31 +126,50 @@ def _read(path):
         raise BadInput(f"{path}: cannot read ({e.strerror or e})")
 
 
-def _inflate_member(path, f, pending=b""):
-    """Inflates one gzip member from `pending` then the file; returns (text, bytes after the member)."""
+def _inflate_member(path, f, member, pending=b"", keep=True):
+    """Inflates one gzip member (`member` names it in errors) from `pending` then the file; returns (text,
+    bytes after the member). zlib reaches `eof` only past the member's trailer with its CRC-32 and length
+    checked, so a member cut short or damaged anywhere is BadInput. keep=False checks the member without
+    holding its text (returns b"")."""
     z = zlib.decompressobj(31)
-    out, size = [], 0
+    out, size, chunk, full = [], 0, pending, False
     try:
-        chunk = pending or f.read(1 << 16)
-        while chunk:
-            piece = z.decompress(chunk, MAX_MEMBER_BYTES + 1 - size)
-            out.append(piece)
+        while not z.eof:
+            if not chunk and not full:
+                chunk = f.read(1 << 16)
+                if not chunk:
+                    break
+            # At most 64 KB of text a call, so that pieces stay below malloc's mmap threshold: inflated in
+            # pieces of up to 1 MB, a recorder member cost more in page faults than in inflating.
+            limit = min(OUT_PIECE_BYTES, MAX_MEMBER_BYTES + 1 - size)
+            piece = z.decompress(chunk, limit)
+            chunk = z.unconsumed_tail
+            full = len(piece) == limit  # zlib may hold more output even with no input left
+            if keep:
+                out.append(piece)
             size += len(piece)
             if size > MAX_MEMBER_BYTES:
-                raise BadInput(f"{path}: a gzip member inflates to more than {MAX_MEMBER_BYTES} bytes")
-            if z.eof:
-                break
-            if z.unconsumed_tail:
-                chunk = z.unconsumed_tail
-                continue
-            chunk = f.read(1 << 16)
+                raise BadInput(f"{path}: {member} inflates to more than {MAX_MEMBER_BYTES} bytes")
     except zlib.error as e:
-        raise BadInput(f"{path}: not a readable gzip file ({e})")
+        raise BadInput(f"{path}: {member} is not readable gzip ({e})")
     except OSError as e:
         raise BadInput(f"{path}: cannot read ({e.strerror or e})")
     if not z.eof:
-        raise BadInput(f"{path}: gzip data ends early (truncated file?)")
+        raise BadInput(f"{path}: {member} ends early (truncated file?)")
     return b"".join(out), z.unused_data
+
+
+def _recorder_member(path, f, after_summary, keep=True):
+    """Member 2 of a v2 dump, read from `after_summary` (what followed member 1) then the file: present, whole
+    and the last thing in the file (the writer writes exactly two members; more is not a dump of ours)."""
+    first = after_summary or f.read(1 << 16)
+    if not first:
+        raise BadInput(f"{path}: no flight recorder (gzip member 2) after the summary (truncated file?)")
+    data, after = _inflate_member(path, f, RECORDER_MEMBER, first, keep)
+    extra = len(after) + max(0, os.fstat(f.fileno()).st_size - f.tell())  # read past the member + still unread
+    if extra:
+        raise BadInput(f"{path}: {extra} bytes after {RECORDER_MEMBER} (a dump has two gzip members, nothing more)")
+    return data
 
 
 def _json(path, data):
@@ -248,10 +274,11 @@ def read_summary(path):
         head = f.read(2)
         if head == GZIP_MAGIC:
             f.seek(0)
-            data, _ = _inflate_member(path, f)
+            data, rest = _inflate_member(path, f, SUMMARY_MEMBER)
             s = parse(path, data)
             if s.get("part") != "summary":
                 raise BadInput(f"{path}: part: expected 'summary' in the first gzip member, got {s.get('part')!r}")
+            _recorder_member(path, f, rest, keep=False)  # checked, not kept: a verdict needs it whole, not parsed
         else:
             f.seek(0)
             s = parse(path, f.read(MAX_DUMP_BYTES + 1))
@@ -268,12 +295,8 @@ def flight_recorder(s):
     if s.get("schema") == "ncclscope.comm.v1":
         return parse(path, _read(path))["flight_recorder"]["completed"]
     with _open(path) as f:
-        _, rest = _inflate_member(path, f)
-        if not rest:
-            rest = f.read(1 << 16)
-        if not rest:
-            raise BadInput(f"{path}: no flight-recorder member after the summary")
-        data, _ = _inflate_member(path, f, rest)
+        _, rest = _inflate_member(path, f, SUMMARY_MEMBER, keep=False)
+        data = _recorder_member(path, f, rest)
     fr = _json(path, data)
     try:
         check_flight_recorder(fr)
@@ -291,7 +314,7 @@ def read_dump(path):
         f.seek(0)
         if head != GZIP_MAGIC:
             return json.loads(f.read())
-        summary, _ = _inflate_member(path, f)
+        summary, _ = _inflate_member(path, f, SUMMARY_MEMBER)
     d = json.loads(summary)
     completed = flight_recorder({"_path": path, "schema": d.get("schema")})
     d["flight_recorder"] = dict(d.get("flight_recorder") or {}, completed=completed, in_flight=d["in_flight"])

@@ -169,7 +169,7 @@ SUMMARY = obj(dict(_COMMON, **{
     "p2p": array(obj({"peer": _I, "func": STR, "last_seq": _I}, required=("peer", "func", "last_seq"))),
     "recent": RECENT, "in_flight": array(RECORD), "net_errors": array(NET_ERROR),
     "flight_recorder": obj({"depth": _I, "overwritten": _I, "completed": _I}),
-}), required=("schema", "part", "comm_hash", "rank", "nranks", "ops", "in_flight", "recent"))
+}), required=("schema", "part", "comm_hash", "rank", "nranks", "ops", "in_flight", "recent", "p2p"))
 FR_MEMBER = obj({"schema": STR, "part": STR, "completed": array(RECORD)}, required=("completed",))
 
 
@@ -194,6 +194,11 @@ def check(d):
     if not 0 <= d["rank"] < d["nranks"]:
         raise SchemaError(f"rank: {d['rank']} outside 0..{d['nranks'] - 1}")
     if v2:
+        # The job's size bounds a table of global ranks (chains.absent_global_ranks) as nranks bounds the
+        # per-rank ones: a WORLD_SIZE of 2**31 would take the analyzer's memory, not name a missing rank.
+        world = (d.get("identity") or {}).get("world_size")
+        if world is not None and not 1 <= world <= MAX_RANKS:
+            raise SchemaError(f"identity.world_size: {world} outside 1..{MAX_RANKS}")
         lengths = {k: len(v) for k, v in d["recent"].items()}
         if len(set(lengths.values())) > 1:
             raise SchemaError(f"recent: columns of different lengths {lengths}")
