@@ -134,6 +134,7 @@ TEST_F(EndpointSecurityTest, AnUnusableFileTurnsTheEndpointOffAndSaysWhy) {
 TEST_F(EndpointSecurityTest, NothingABadFileHoldsReachesTheJob) {
   std::string deep;
   for (int i = 0; i < 120'000; ++i) deep += "{\"a\":";
+  deep += "1" + std::string(120'000, '}');
   const std::string fifo = dir_ + "/fifo.yml";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   struct Case {

@@ -172,6 +172,7 @@ TEST(WebConfig, AMissingFileIsNamed) {
 TEST(WebConfig, DeepNestingIsRefusedNotRecursedInto) {
   std::string json;
   for (int i = 0; i < 120'000; ++i) json += "{\"a\":";
+  json += "1" + std::string(120'000, '}');  // complete: nlohmann accepts it, the reader must not recurse
   Result<WebConfig> r = ParseWebConfig(json, "deep.yml");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "deep.yml:1: nested deeper than 8 levels");
