@@ -76,4 +76,12 @@ Result<std::string> ReadConfigFile(std::string_view what, const std::string& pat
   }
 }
 
+std::string Printable(std::string_view text, size_t max) {
+  std::string out(text.substr(0, max));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return text.size() > max ? out + "..." : out;
+}
+
 }  // namespace ncclscope

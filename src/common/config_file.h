@@ -32,6 +32,10 @@ struct ConfigFileLimits {
 // The whole file, or an InvalidUsage error naming `what`, `path` and the reason.
 Result<std::string> ReadConfigFile(std::string_view what, const std::string& path, const ConfigFileLimits& limits);
 
+// Text from such a file, quoted in a log line: at most `max` bytes (then "..."), control bytes as '?', so a
+// hostile file can neither flood the job's log nor write escape sequences to its terminal.
+std::string Printable(std::string_view text, size_t max);
+
 }  // namespace ncclscope
 
 #endif  // NCCLSCOPE_COMMON_CONFIG_FILE_H_

@@ -17,15 +17,6 @@ constexpr size_t kMaxNameLength = 64;
 constexpr size_t kMaxNameFileBytes = 1 << 20;
 constexpr size_t kMaxWarnings = 10;
 
-// A pair as quoted in a warning: at most 80 bytes, control bytes as '?'.
-std::string Excerpt(const std::string& pair) {
-  std::string out = pair.substr(0, 80);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return pair.size() > 80 ? out + "..." : out;
-}
-
 bool ValidName(const std::string& name) {
   if (name.empty() || name.size() > kMaxNameLength) return false;
   for (char c : name) {
@@ -78,7 +69,7 @@ TagNameMap ParseTagNames(const std::string& text, const std::function<void(const
     const std::string why = AddPair(pair, &out);
     if (why.empty()) continue;
     // A file of junk must not flood the job's log: the first few are named, the rest counted.
-    if (++skipped <= kMaxWarnings) warn("tag name '" + Excerpt(pair) + "' skipped: " + why);
+    if (++skipped <= kMaxWarnings) warn("tag name '" + Printable(pair, 80) + "' skipped: " + why);
   }
   if (skipped > kMaxWarnings) warn(std::to_string(skipped - kMaxWarnings) + " more bad tag names skipped");
   return out;

@@ -61,5 +61,11 @@ TEST(ConfigFile, AFileWithoutAKnownSizeIsStillCappedWhileRead) {
       << r.status().message();
 }
 
+TEST(ConfigFile, PrintableCutsAndMasksWhatAFileHolds) {
+  EXPECT_EQ(Printable("forward", 80), "forward");
+  EXPECT_EQ(Printable("a\x1b[2Jb\n", 80), "a?[2Jb?");
+  EXPECT_EQ(Printable(std::string(100, 'x'), 4), "xxxx...");
+}
+
 }  // namespace
 }  // namespace ncclscope

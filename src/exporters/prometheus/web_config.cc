@@ -34,15 +34,6 @@ struct Node {
 
 Node::Node() = default;
 
-// At most `max` bytes of `s` for a log line, control bytes shown as '?': keys and values come from the file.
-std::string Printable(const std::string& s, size_t max) {
-  std::string out = s.substr(0, max);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return s.size() > max ? out + "..." : out;
-}
-
 Status ErrorAt(const std::string& file, int line, const std::string& key, const std::string& what) {
   std::string m = file;
   if (line > 0) m += ":" + std::to_string(line);
