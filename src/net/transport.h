@@ -12,11 +12,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "common/status.h"
 #include "net/net_types.h"
 
 namespace ncclscope::net {
+
+// What a transport sees on this host, without opening anything for use (transport_registry.h).
+struct TransportProbe {
+  int present = 0;     // devices seen
+  int usable = 0;      // devices the transport could carry data over
+  std::string detail;  // what was seen, for the init log line ("2 RDMA device(s): rxe0, rxe1")
+};
 
 // A posted isend/irecv/iflush; owned by its comm, valid until Test() reports done.
 class Request {

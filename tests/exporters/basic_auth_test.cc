@@ -2,7 +2,7 @@
 // verified credentials, the rate limit and the bounded queue, and a destruction that does not wait for a
 // slow hash; passwords compared whole (a NUL or a 73rd byte is not cut off) and bcrypt hashes validated at
 // load. Hashes are real bcrypt through libcrypt (cost 4-12).
-#include "exporters/prometheus/basic_auth.h"
+#include "exporters/http/basic_auth.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>

@@ -23,11 +23,11 @@
 
 #include "common/log.h"
 #include "common/runtime.h"
-#include "exporters/prometheus/basic_auth.h"
+#include "exporters/http/basic_auth.h"
 #include "exporters/prometheus/metrics_endpoint.h"
 #include "http_load.h"
 #include "log_capture.h"
-#include "plugin/plugin_services.h"
+#include "plugin/services/plugin_services.h"
 
 namespace ncclscope {
 namespace {

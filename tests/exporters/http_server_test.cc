@@ -3,7 +3,7 @@
 // idle connection rather than refuse scrapes, and requests get the status they deserve. Bounds are
 // generous (1 s) for a loaded 2-core machine; the old one-connection-at-a-time server missed each of
 // them by seconds.
-#include "exporters/prometheus/http_server.h"
+#include "exporters/http/http_server.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>

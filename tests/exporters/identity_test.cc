@@ -26,7 +26,7 @@
 #include "exporters/prometheus/textfile_writer.h"
 #include "http_get.h"
 #include "log_capture.h"
-#include "plugin/plugin_services.h"
+#include "plugin/services/plugin_services.h"
 
 namespace ncclscope {
 namespace {

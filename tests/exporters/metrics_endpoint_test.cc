@@ -23,7 +23,7 @@
 #include "http_load.h"
 #include "profiler/profiler.h"
 #include "log_capture.h"
-#include "plugin/plugin_services.h"
+#include "plugin/services/plugin_services.h"
 
 namespace ncclscope {
 namespace {

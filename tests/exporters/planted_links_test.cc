@@ -19,7 +19,7 @@
 #include "common/hex.h"
 #include "common/host.h"
 #include "core/registry.h"
-#include "plugin/plugin_services.h"
+#include "plugin/services/plugin_services.h"
 #include "profiler/profiler.h"
 
 namespace ncclscope {

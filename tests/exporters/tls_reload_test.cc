@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "common/log.h"
-#include "exporters/prometheus/http_server.h"
-#include "exporters/prometheus/tls.h"
+#include "exporters/http/http_server.h"
+#include "exporters/http/tls.h"
 #include "log_capture.h"
 #include "temp_dir.h"
 

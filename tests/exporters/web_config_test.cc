@@ -1,6 +1,6 @@
 // The web config reader (NCCLSCOPE_PROM_WEB_CONFIG): the YAML subset exporter-toolkit files use and JSON give
 // the same config, and every bad file is refused with a message that names the file, the line and the key.
-#include "exporters/prometheus/web_config.h"
+#include "exporters/http/web_config.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "exporters/prometheus/web_config.h"
+#include "exporters/http/web_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

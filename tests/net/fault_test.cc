@@ -13,7 +13,7 @@
 
 #include "harness.h"
 #include "net/net_types.h"
-#include "net/tcp/interfaces.h"
+#include "socket/interfaces.h"
 #include "net/tcp/wire.h"
 
 namespace ncclscope::testing {

@@ -10,9 +10,9 @@
 
 #include "common/params.h"
 #include "harness.h"
-#include "net/tcp/interfaces.h"
+#include "socket/interfaces.h"
 #include "net/tcp/wire.h"
-#include "net/transport_registry.h"
+#include "net/api/transport_registry.h"
 #include "net/verbs/verbs_probe.h"
 
 namespace ncclscope {

@@ -9,7 +9,7 @@
 #include "core/registry.h"
 #include "event_desc_builders.h"
 #include "gtest/gtest.h"
-#include "plugin/plugin_services.h"
+#include "plugin/services/plugin_services.h"
 #include "profiler/profiler.h"
 
 namespace ncclscope::profiler {

@@ -12,7 +12,7 @@
 
 #include "common/host.h"
 #include "dump_reader.h"
-#include "plugin/plugin_services.h"
+#include "plugin/services/plugin_services.h"
 #include "profiler/profiler.h"
 
 namespace ncclscope::profiler {

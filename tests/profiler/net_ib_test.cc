@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "ncclscope/abi/common.h"
 #include "ncclscope/abi/profiler.h"
-#include "profiler/abi/translate.h"
+#include "plugin/profiler/translate.h"
 #include "profiler/profiler.h"
 
 namespace ncclscope::profiler {

@@ -18,9 +18,9 @@
 #include "exporters/dump/chrome_trace.h"
 #include "exporters/dump/comm_dump.h"
 #include "gtest/gtest.h"
-#include "plugin/plugin_services.h"
+#include "plugin/services/plugin_services.h"
 #include "profiler/profiler.h"
-#include "profiler/stall_watch.h"
+#include "watch/stall_watch.h"
 
 namespace ncclscope::profiler {
 namespace {

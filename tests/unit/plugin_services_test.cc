@@ -16,8 +16,8 @@
 #include "exporters/dump/comm_dump.h"
 #include "ncclscope/abi/net.h"
 #include "ncclscope/abi/profiler.h"
-#include "plugin/plugin_services.h"
-#include "profiler/stall_watch.h"
+#include "plugin/services/plugin_services.h"
+#include "watch/stall_watch.h"
 #if NCCLSCOPE_WITH_PROMETHEUS
 #include "exporters/prometheus/metrics_endpoint.h"
 #include "exporters/prometheus/retired_comms.h"

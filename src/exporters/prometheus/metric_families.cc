@@ -37,7 +37,7 @@ bool IdentityOnTarget() { return g_identity_on_target.load(std::memory_order_acq
 std::vector<MetricFamily> CollectMetricFamilies(IdentityPlacement placement) {
   std::vector<MetricFamily> out;
   MetricFamily build = Gauge("ncclscope_build_info", "ncclscope build metadata (value is always 1)");
-  build.metric.push_back(GaugeValue(1, {{"version", "0.1.0"}}));
+  build.metric.push_back(GaugeValue(1, {{"version", NCCLSCOPE_VERSION}}));
   out.push_back(std::move(build));
   MetricFamily process = Gauge("ncclscope_process_info",
                                "This process: pid, and the identity labels unless the target carries them (value is always 1)");

@@ -15,10 +15,10 @@
 #include "common/output_dir.h"
 #include "common/params.h"
 #include "common/process_identity.h"
-#include "exporters/prometheus/basic_auth.h"
+#include "exporters/http/basic_auth.h"
 #include "exporters/prometheus/metric_families.h"
-#include "exporters/prometheus/tls.h"
-#include "exporters/prometheus/web_config.h"
+#include "exporters/http/tls.h"
+#include "exporters/http/web_config.h"
 
 namespace ncclscope {
 namespace {

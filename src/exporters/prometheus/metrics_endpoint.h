@@ -17,7 +17,7 @@
 #include "common/output_dir.h"
 #include "common/process_identity.h"  // LocalRankFromEnv
 #include "common/runtime.h"
-#include "exporters/prometheus/http_server.h"
+#include "exporters/http/http_server.h"
 
 namespace ncclscope {
 

@@ -7,10 +7,10 @@
 
 #include <vector>
 
-#include "net/tcp/interfaces.h"
-#include "net/tcp/socket_util.h"
+#include "socket/interfaces.h"
+#include "socket/socket_util.h"
 #include "net/transport.h"
-#include "net/transport_registry.h"
+#include "net/transport.h"
 
 namespace ncclscope::net::tcp {
 

@@ -9,7 +9,7 @@
 
 #include "net/net_types.h"
 #include "net/peer_identity.h"
-#include "net/tcp/interfaces.h"
+#include "socket/interfaces.h"
 
 namespace ncclscope::net::tcp {
 

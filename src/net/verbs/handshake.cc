@@ -3,7 +3,7 @@
 #include <sys/socket.h>
 
 #include "net/handle.h"
-#include "net/tcp/interfaces.h"
+#include "socket/interfaces.h"
 
 namespace ncclscope::net::verbs {
 namespace {

@@ -30,7 +30,7 @@
 #include "net/comm_accounting.h"
 #include "net/net_types.h"
 #include "net/peer_identity.h"
-#include "net/tcp/interfaces.h"
+#include "socket/interfaces.h"
 #include "net/verbs/verbs_device.h"
 
 namespace ncclscope::net::verbs {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "net/transport.h"
-#include "net/transport_registry.h"
+#include "net/transport.h"
 #include "net/verbs/discovery.h"
 
 namespace ncclscope::net::verbs {

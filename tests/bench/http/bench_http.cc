@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "exporters/prometheus/http_server.h"
-#include "exporters/prometheus/tls.h"
+#include "exporters/http/http_server.h"
+#include "exporters/http/tls.h"
 #include "http_get.h"
 #include "http_load.h"
 

@@ -1,0 +1,87 @@
+// A small HTTP/1.0 server for /metrics. One thread runs a poll() loop over non-blocking sockets: the
+// listening socket, an eventfd that Stop() signals, and every client connection. Requests are read and
+// responses written incrementally, so no client can hold up another scrape or the job's teardown:
+//  - each connection has deadlines counted from its accept (the full request header within
+//    header_timeout, the whole exchange within total_timeout), not per byte, so a client trickling one
+//    byte a second is dropped at its deadline;
+//  - at most max_connections are open; a new connection evicts the oldest one that is idle, still
+//    reading its request or lingering after its response (one whose response is being sent only when
+//    nothing else can go);
+//  - Stop() signals the eventfd; the loop shuts down and closes every client socket and exits, so Stop()
+//    returns within about a millisecond (tests/bench/http) unless the handler itself is running
+//    (civetweb, under prometheus-cpp's Exposer, took up to 2 s to stop, and the last finalize must
+//    return within 100 ms).
+// One request per connection (answered with Connection: close). GET is served, HEAD answered like GET
+// without the body, any other well-formed method gets 405, a malformed request line 400, a request
+// header over 8 KiB 431. LF and CRLF line endings are both accepted. A response is reused for requests of
+// the same path within 250 ms, shared by every client it goes to, so a flood of connections costs one
+// collection and one copy of the body. Sends use MSG_NOSIGNAL (no
+// process-wide SIGPIPE change); every descriptor is close-on-exec.
+// With Options::tls, connections speak TLS (tls.h): the handshake runs inside the same loop, non-blocking,
+// its WANT_READ/WANT_WRITE mapped to poll events and bounded by header_timeout; a plain-HTTP request on the
+// TLS port gets a plain 400, as Go's servers answer it. With Options::auth, every request needs HTTP basic
+// credentials (basic_auth.h): a request whose check is pending waits parked in the loop (no poll events)
+// until the verifier thread answers (at most 5 s, then 429), then is served, or gets 401 with
+// WWW-Authenticate; a rate-limited one gets 429 at once.
+// Thread-safety: Start/Stop are not thread-safe against each other (the runtime serialises them), and
+// port()/listen_fd() are read by the thread that calls them. The handler runs on the server thread, one
+// request at a time.
+#ifndef NCCLSCOPE_EXPORTERS_HTTP_HTTP_SERVER_H_
+#define NCCLSCOPE_EXPORTERS_HTTP_HTTP_SERVER_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+
+namespace ncclscope {
+
+class BasicAuth;
+class TlsContext;
+
+class HttpServer {
+ public:
+  // Returns the body for a GET of `path` (query string removed), with *found = false for a 404.
+  using Handler = std::function<std::string(const std::string& path, bool* found)>;
+
+  struct Options {
+    int max_connections = 64;
+    std::chrono::milliseconds header_timeout{2000};  // from accept to the end of the request header
+    std::chrono::milliseconds total_timeout{10000};  // from accept to the last byte of the response
+    std::shared_ptr<TlsContext> tls;  // null: plain HTTP
+    std::shared_ptr<BasicAuth> auth;  // null: no authentication
+  };
+
+  HttpServer() = default;
+  ~HttpServer() { Stop(); }
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds `address` (IPv4 dotted quad, "0.0.0.0" = all interfaces) and `port` (0 = any free port).
+  Status Start(const std::string& address, int port, Handler handler) {
+    return Start(address, port, std::move(handler), Options());
+  }
+  Status Start(const std::string& address, int port, Handler handler, const Options& options);
+  // Returns at once whatever the clients do: closes every connection and joins the server thread.
+  void Stop();
+
+  int port() const { return port_; }
+  int listen_fd() const { return listen_fd_; }
+
+ private:
+  void Serve();
+
+  Handler handler_;
+  Options options_;
+  std::thread thread_;
+  int listen_fd_ = -1;
+  int stop_fd_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace ncclscope
+
+#endif  // NCCLSCOPE_EXPORTERS_HTTP_HTTP_SERVER_H_

@@ -1,0 +1,54 @@
+// ncclNetPlugin_v12: per-communicator init returning a ctx (with the comm id used for per-communicator
+// accounting and a runtime reference), finalize, setNetAttr, with v12 properties (8 devices per vNIC, rail and plane ids).
+// Translates only; every slot but init and getProperties is shared (shared_entry_points.cc).
+#include "plugin/net/adapter_common.h"
+#include "plugin/net/shared_entry_points.h"
+
+namespace ncclscope::net::abi {
+namespace {
+
+ncclscope_result_t Init(void** ctx, uint64_t comm_id, ncclscope_net_comm_config_t* cfg, ncclscope_logger_t log,
+                        ncclscope_profiler_callback_t prof) {
+  return shared::InitPerComm(12, ctx, comm_id, cfg, log, prof);
+}
+
+ncclscope_result_t GetProps(int dev, ncclscope_net_properties_v12_t* out) {
+  return NetGate("v12.getProperties", [&] {
+    const NetProperties* p;
+    NCCLSCOPE_RETURN_IF_ERROR(LookUp(dev, &p));
+    FillV8Fields(*p, out);
+    FillV9Fields<ncclscope_net_properties_v12_t, NCCLSCOPE_NET_MAX_DEVS_PER_NIC_V12>(*p, out);
+    out->maxMultiRequestSize = p->max_multi_request_size;
+    out->railId = static_cast<int16_t>(p->rail_id);
+    out->planeId = static_cast<int16_t>(p->plane_id);
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+}  // namespace ncclscope::net::abi
+
+extern "C" __attribute__((visibility("default"))) const ncclscope_net_v12_t ncclNetPlugin_v12 = {
+    "ncclscope",
+    ncclscope::net::abi::Init,
+    ncclscope::net::abi::shared::Devices,
+    ncclscope::net::abi::GetProps,
+    ncclscope::net::abi::shared::Listen,
+    ncclscope::net::abi::shared::Connect,
+    ncclscope::net::abi::shared::Accept,
+    ncclscope::net::abi::shared::RegMr,
+    ncclscope::net::abi::shared::RegMrDmaBuf,
+    ncclscope::net::abi::shared::DeregMr,
+    ncclscope::net::abi::shared::Isend,
+    ncclscope::net::abi::shared::Irecv,
+    ncclscope::net::abi::shared::Iflush,
+    ncclscope::net::abi::shared::Test,
+    ncclscope::net::abi::shared::CloseSend,
+    ncclscope::net::abi::shared::CloseRecv,
+    ncclscope::net::abi::shared::CloseListen,
+    nullptr,  // getDeviceMr: no device offload
+    nullptr,  // irecvConsumed: no device offload
+    ncclscope::net::abi::shared::MakeVDeviceV12,
+    ncclscope::net::abi::shared::Finalize,
+    ncclscope::net::abi::shared::SetNetAttr,
+};

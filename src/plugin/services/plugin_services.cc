@@ -1,0 +1,64 @@
+#include "plugin/services/plugin_services.h"
+
+#include <mutex>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/output_janitor.h"
+#include "common/params.h"
+#include "common/runtime.h"
+#include "core/registry.h"
+#include "watch/stall_watch.h"
+#if NCCLSCOPE_HAVE_DUMP_EXPORTERS
+#include "exporters/dump/chrome_trace.h"
+#include "exporters/dump/comm_dump.h"
+#endif
+#if NCCLSCOPE_HAVE_PROMETHEUS_EXPORTERS
+#include "exporters/prometheus/metrics_endpoint.h"
+#include "exporters/prometheus/retired_comms.h"
+#include "exporters/prometheus/textfile_writer.h"
+#endif
+
+namespace ncclscope {
+namespace {
+
+// Dump hooks run in this order on each snapshot. The flight-recorder dump comes first: it is what a
+// post-mortem needs, so a rank killed while a stall dumps most likely has it written.
+void InstallDumpHooks() {
+  [[maybe_unused]] CommRegistry& registry = CommRegistry::Instance();
+#if NCCLSCOPE_HAVE_DUMP_EXPORTERS
+  registry.AddDumpHook(&dump::CommDumpHook);
+  registry.AddDumpHook(&dump::ChromeTraceHook);
+#endif
+#if NCCLSCOPE_HAVE_PROMETHEUS_EXPORTERS
+  registry.AddDumpHook(&KeepFinalTotals);
+#endif
+}
+
+// Services start in this order at a cycle's first init and stop in reverse at its last finalize: the
+// textfile writer stops first (its final write), the endpoint next, then the stall watch; the output janitor
+// stops last, so its final pass over the output folders comes after every other thread's last write.
+void RegisterServices() {
+  Runtime& runtime = Runtime::Instance();
+  runtime.RegisterService(&OutputJanitorService());
+  runtime.RegisterService(&profiler::StallWatch::Instance());
+#if NCCLSCOPE_HAVE_PROMETHEUS_EXPORTERS
+  runtime.RegisterService(&MetricsEndpoint::Instance());
+  runtime.RegisterService(&TextfileWriter::Instance());
+#endif
+}
+
+}  // namespace
+
+void InstallPluginServices() {
+  static std::once_flag once;  // -z nodelete: once per process, whatever the number of init/finalize cycles
+  // Hooks before services: a service started here (when a user already holds the runtime) may dump at once.
+  std::call_once(once, [] {
+    const std::string clock = EnableTscClock(Params().Str(ParamId::kHostClock));
+    NCCLSCOPE_INFO(subsys::kInit, "ncclscope: event times from %s", clock.c_str());
+    InstallDumpHooks();
+    RegisterServices();
+  });
+}
+
+}  // namespace ncclscope
