@@ -22,7 +22,8 @@ inline ncclscope_result_t ToNcclResult(const Status& s) {
     case StatusCode::kInvalidUsage: return NCCLSCOPE_INVALID_USAGE;
     case StatusCode::kRemote: return NCCLSCOPE_REMOTE_ERROR;
     case StatusCode::kInternal:
-    case StatusCode::kUnimplemented: return NCCLSCOPE_INTERNAL_ERROR;
+    case StatusCode::kUnimplemented:
+    case StatusCode::kDeclined: return NCCLSCOPE_INTERNAL_ERROR;
   }
   return NCCLSCOPE_INTERNAL_ERROR;
 }

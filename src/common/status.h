@@ -18,6 +18,7 @@ enum class StatusCode {
   kInvalidUsage,     // user or configuration mistake -> ncclInvalidUsage
   kRemote,           // the peer failed or vanished   -> ncclRemoteError
   kUnimplemented,    // not built yet                 -> ncclInternalError
+  kDeclined,         // we step aside on purpose      -> ncclInternalError (NCCL tries its next net)
 };
 
 class Status {
@@ -41,6 +42,7 @@ inline Status InvalidArgument(std::string m) { return Status(StatusCode::kInvali
 inline Status InvalidUsage(std::string m) { return Status(StatusCode::kInvalidUsage, std::move(m)); }
 inline Status RemoteError(std::string m) { return Status(StatusCode::kRemote, std::move(m)); }
 inline Status Unimplemented(std::string m) { return Status(StatusCode::kUnimplemented, std::move(m)); }
+inline Status Declined(std::string m) { return Status(StatusCode::kDeclined, std::move(m)); }
 
 // A value or the Status that explains why there is none.
 template <class T>

@@ -18,17 +18,9 @@ absl::flat_hash_map<uint64_t, std::unique_ptr<PendingConnect>>* pending ABSL_GUA
 
 }  // namespace
 
-const char* TransportKindName(TransportKind kind) {
-  switch (kind) {
-    case TransportKind::kTcp: return "TCP";
-    case TransportKind::kVerbs: return "verbs (IB/RoCE)";
-  }
-  return "unknown";
-}
-
-void WriteHandle(void* handle, TransportKind kind, const void* payload, size_t payload_bytes) {
+void WriteHandle(void* handle, HandleTag tag, const void* payload, size_t payload_bytes) {
   memset(handle, 0, kHandleBytes);
-  HandleHeader hh{kHandleMagic, kHandleVersion, static_cast<uint16_t>(kind), 0};
+  HandleHeader hh{kHandleMagic, kHandleVersion, tag.id, 0};
   memcpy(handle, &hh, sizeof(hh));
   memcpy(static_cast<char*>(handle) + sizeof(hh), payload, payload_bytes);
 }
@@ -38,7 +30,7 @@ void ReadHandle(const void* handle, HandleHeader* header, void* payload, size_t 
   memcpy(payload, static_cast<const char*>(handle) + sizeof(*header), payload_bytes);
 }
 
-Status CheckHandleHeader(const HandleHeader& hh, TransportKind expected, const std::string& from) {
+Status CheckHandleHeader(const HandleHeader& hh, HandleTag expected, const std::string& from) {
   if (hh.magic != kHandleMagic) {
     return SystemError("malformed connect handle from " + from + " (bad magic 0x" +
                        absl::StrFormat("%08x", hh.magic) + "): not an ncclscope handle");
@@ -47,9 +39,9 @@ Status CheckHandleHeader(const HandleHeader& hh, TransportKind expected, const s
     return SystemError("connect handle from " + from + " has version " + std::to_string(hh.version) +
                        ", this ncclscope speaks version " + std::to_string(kHandleVersion));
   }
-  if (hh.transport != static_cast<uint16_t>(expected)) {
+  if (hh.transport != expected.id) {
     return SystemError("connect handle from " + from + " is for transport " + std::to_string(hh.transport) +
-                       ", not " + TransportKindName(expected) + ": both sides must use the same NCCLSCOPE_TRANSPORT");
+                       ", not " + expected.name + ": both sides must use the same NCCLSCOPE_TRANSPORT");
   }
   return Status::Ok();
 }

@@ -19,14 +19,12 @@
 
 namespace ncclscope::net {
 
-const char* TransportKindName(TransportKind kind);
-
-// Clears `handle` and writes the header for `kind` (cookie 0) and `payload` after it.
-void WriteHandle(void* handle, TransportKind kind, const void* payload, size_t payload_bytes);
+// Clears `handle` and writes the header for `tag` (cookie 0) and `payload` after it.
+void WriteHandle(void* handle, HandleTag tag, const void* payload, size_t payload_bytes);
 // Copies the header and `payload_bytes` of payload out of `handle` (no validation).
 void ReadHandle(const void* handle, HandleHeader* header, void* payload, size_t payload_bytes);
 // Checks magic, version and transport; `from` names the peer in the error ("peer 10.0.0.1:5000").
-Status CheckHandleHeader(const HandleHeader& header, TransportKind expected, const std::string& from);
+Status CheckHandleHeader(const HandleHeader& header, HandleTag expected, const std::string& from);
 
 // The connecting side's state machine of one connection.
 class PendingConnect {

@@ -52,12 +52,17 @@ struct NetProperties {
 struct HandleHeader {
   uint32_t magic;
   uint16_t version;
-  uint16_t transport;  // TransportKind
+  uint16_t transport;  // HandleTag::id of the transport that wrote it
   uint64_t stage_cookie;
 };
 inline constexpr int kHandlePayloadBytes = kHandleBytes - static_cast<int>(sizeof(HandleHeader));
 
-enum class TransportKind : uint16_t { kTcp = 1, kVerbs = 2 };
+// How a transport marks its handles: each transport declares its own (tcp 1, verbs 2), so that a
+// connector on another transport fails with a clear error rather than misreading the payload.
+struct HandleTag {
+  uint16_t id;
+  const char* name;  // for that error: "TCP"
+};
 
 // setNetAttr hints (v11+); -1 / 0xFFFFFFFF = unset. Kept for the transports to consult.
 struct NetAttrHints {

@@ -1,9 +1,9 @@
-// The transport interface: what the TCP transport implements now and the verbs transport later.
+// The transport interface: what each transport (net/tcp, net/verbs) implements.
 // It is shaped by what verbs needs: a receiver-driven clear-to-send (irecv advertises buffers, isend
 // may answer "not yet" with a null request until one arrives), registration handles on every comm,
 // and completion discovered only by polling a Request in Test(). Nothing here sees NCCL's structs.
 //
-// Thread-safety (NCCL's rules, §3.5): a Transport's device queries are reentrant; Listen/Connect/
+// Thread-safety (NCCL's rules): a Transport's device queries are reentrant; Listen/Connect/
 // Accept/RegMr/DeregMr/Close run on NCCL's service thread; Isend/Irecv/Iflush/Test on one progress
 // thread per comm, and a Request is tested only by the thread that posted it. RegMr/DeregMr may run
 // concurrently with the data path of the same comm. Isend/Irecv/Test take no lock and allocate nothing.

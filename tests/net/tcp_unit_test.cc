@@ -88,7 +88,7 @@ class Ladder : public ::testing::Test {
 TEST_F(Ladder, AutoWithoutRdmaPicksTcp) {
   auto c = net::ChooseTransport("auto", false);
   ASSERT_TRUE(c.ok()) << c.status().message();
-  EXPECT_EQ(c->kind, net::TransportKind::kTcp);
+  EXPECT_STREQ(c->entry->name, "tcp");
   EXPECT_NE(c->reason.find("no RDMA device"), std::string::npos);
 }
 
@@ -108,7 +108,7 @@ TEST_F(Ladder, AutoWithIbDisabledTakesTcpEvenWithRdma) {
   AddFakeVerbsDevice();
   auto c = net::ChooseTransport("auto", /*ib_disabled=*/true);
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->kind, net::TransportKind::kTcp);
+  EXPECT_STREQ(c->entry->name, "tcp");
   EXPECT_NE(c->reason.find("NCCL_IB_DISABLE"), std::string::npos);
 }
 
@@ -116,7 +116,7 @@ TEST_F(Ladder, UserOverrideTcpWinsOverRdmaHardware) {
   AddFakeVerbsDevice();
   auto c = net::ChooseTransport("tcp", false);
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->kind, net::TransportKind::kTcp);
+  EXPECT_STREQ(c->entry->name, "tcp");
 }
 
 TEST_F(Ladder, IbRequestWithoutUsableDeviceFailsClearly) {

@@ -38,12 +38,13 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
   auto release = [&] {
     if (args.per_comm) Runtime::Instance().Release("net ctx (init failed)");
   };
-  Result<TransportChoice> choice = ChooseTransport(Params().Str(ParamId::kTransport), Params().Bool(ParamId::kIbDisable));
+  Result<TransportChoice> choice = ChooseTransport(
+      BuiltinTransports(), Params().Str(ParamId::kTransport), ChoiceInputs{.ib_disabled = Params().Bool(ParamId::kIbDisable)});
   if (!choice.ok()) {
     release();
     return Status(choice.status().code(), "ncclscope net init: " + choice.status().message());
   }
-  Transport* t = &TransportFor(choice->kind).get();
+  Transport* t = &choice->entry->get();
   // Devices are discovered once per process: later comms' service threads read them concurrently.
   Status opened = Current() == t ? Status::Ok() : t->Open();
   if (!opened.ok()) {

@@ -10,50 +10,103 @@ namespace {
 Transport& Tcp() { return tcp::GetTcpTransport(); }
 Transport& Verbs() { return verbs::GetVerbsTransport(); }
 
-const TransportEntry kTransports[] = {
-    {TransportKind::kVerbs, "ib", &Verbs, &verbs::ProbeVerbs},
-    {TransportKind::kTcp, "tcp", &Tcp, &tcp::ProbeTcp},
+std::vector<std::string> TcpPresent() { return {}; }  // never consulted: `auto` takes TCP unprobed
+const char* NeverDisabled(const ChoiceInputs&) { return nullptr; }
+const char* IbDisabled(const ChoiceInputs& in) { return in.ib_disabled ? "NCCL_IB_DISABLE=1" : nullptr; }
+
+// In the order `auto` considers them.
+const TransportTable kBuiltin = {
+    {.name = "ib",
+     .devices = "RDMA device",
+     .get = &Verbs,
+     .probe = &verbs::ProbeVerbs,
+     .present = &verbs::ListVerbsDeviceNames,
+     .disabled = &IbDisabled,
+     .in_auto = AutoRule::kDeclineIfPresent},
+    {.name = "tcp",
+     .devices = "network interface",
+     .get = &Tcp,
+     .probe = &tcp::ProbeTcp,
+     .present = &TcpPresent,
+     .disabled = &NeverDisabled,
+     .in_auto = AutoRule::kTake},
 };
+
+// Said when `auto` declines for an entry's devices: why, and what the user can set instead.
+constexpr char kDeclining[] =
+    "declining, so that NCCL's own IB transport carries the data (ncclscope's verbs transport is opt-in until "
+    "it is measured on real NICs: NCCLSCOPE_TRANSPORT=ib; NCCLSCOPE_TRANSPORT=tcp forces TCP)";
+
+std::string Seen(const std::vector<std::string>& names, const char* devices) {
+  std::string seen = std::to_string(names.size()) + " " + devices + "(s)";
+  for (size_t i = 0; i < names.size(); ++i) seen += (i ? ", " : ": ") + names[i];
+  return seen;
+}
+
+// What a user whose named transport cannot run could set instead: the transport `auto` would take.
+std::string Instead(const TransportTable& table, const TransportEntry& failed) {
+  for (const TransportEntry& e : table) {
+    if (&e != &failed && e.in_auto == AutoRule::kTake) return std::string(" or set NCCLSCOPE_TRANSPORT=") + e.name;
+  }
+  return "";
+}
+
+Result<TransportChoice> ChooseNamed(const TransportTable& table, const TransportEntry& e,
+                                    const ChoiceInputs& inputs) {
+  const std::string asked = std::string("NCCLSCOPE_TRANSPORT=") + e.name;
+  if (const char* off = e.disabled(inputs)) {
+    return InvalidUsage(asked + ", but " + off + " switches it off; unset one of them");
+  }
+  TransportProbe p = e.probe();
+  if (p.usable == 0) {
+    return SystemError(asked + ", but no " + e.devices + " is usable (" + p.detail +
+                       "); unset it (NCCL then uses its own transports)" + Instead(table, e));
+  }
+  return TransportChoice{&e, asked + ": " + p.detail};
+}
+
+Result<TransportChoice> ChooseAuto(const TransportTable& table, const ChoiceInputs& inputs) {
+  std::string passed;  // why the entries before the chosen one were passed over
+  for (const TransportEntry& e : table) {
+    if (const char* off = e.disabled(inputs)) {
+      passed += std::string(passed.empty() ? "" : ", ") + off;
+      continue;
+    }
+    switch (e.in_auto) {
+      case AutoRule::kSkip:
+        continue;
+      case AutoRule::kTake:
+        return TransportChoice{&e, "auto: " + (passed.empty() ? "nothing else to use" : passed)};
+      case AutoRule::kDeclineIfPresent: {
+        // Presence alone decides: no need to load a driver library and open every device at each init.
+        const std::vector<std::string> names = e.present();
+        if (!names.empty()) return Declined(Seen(names, e.devices) + ": " + kDeclining);
+        passed += std::string(passed.empty() ? "" : ", ") + "no " + e.devices + " found";
+        continue;
+      }
+    }
+  }
+  return SystemError("NCCLSCOPE_TRANSPORT=auto found no transport to use" +
+                     (passed.empty() ? std::string() : " (" + passed + ")"));
+}
 
 }  // namespace
 
-const TransportEntry* Transports(int* count) {
-  *count = static_cast<int>(std::size(kTransports));
-  return kTransports;
-}
+const TransportTable& BuiltinTransports() { return kBuiltin; }
 
-const TransportEntry& TransportFor(TransportKind kind) {
-  for (const TransportEntry& e : kTransports) {
-    if (e.kind == kind) return e;
+Result<TransportChoice> ChooseTransport(const TransportTable& table, std::string_view requested,
+                                        const ChoiceInputs& inputs) {
+  if (requested == "auto") return ChooseAuto(table, inputs);
+  std::string known = "auto";
+  for (const TransportEntry& e : table) {
+    if (requested == e.name) return ChooseNamed(table, e, inputs);
+    known += std::string(", ") + e.name;
   }
-  return kTransports[0];  // unreachable: every kind has an entry
+  return InvalidUsage("NCCLSCOPE_TRANSPORT=" + std::string(requested) + " names no transport (" + known + ")");
 }
 
 Result<TransportChoice> ChooseTransport(std::string_view requested, bool ib_disabled) {
-  if (requested == "tcp") return TransportChoice{TransportKind::kTcp, "NCCLSCOPE_TRANSPORT=tcp"};
-  if (requested == "ib") {
-    if (ib_disabled) {
-      return InvalidUsage("NCCLSCOPE_TRANSPORT=ib, but NCCL_IB_DISABLE=1 turns RDMA off; unset one of them");
-    }
-    TransportProbe p = verbs::ProbeVerbs();
-    if (p.usable == 0) {
-      return SystemError("NCCLSCOPE_TRANSPORT=ib, but no RDMA device is usable (" + p.detail +
-                         "); unset it (NCCL then uses its own transports) or set NCCLSCOPE_TRANSPORT=tcp");
-    }
-    return TransportChoice{TransportKind::kVerbs, "NCCLSCOPE_TRANSPORT=ib: " + p.detail};
-  }
-  if (ib_disabled) return TransportChoice{TransportKind::kTcp, "auto: NCCL_IB_DISABLE=1"};
-  // Presence alone decides `auto`: no need to load libibverbs and open every device at each init.
-  const std::vector<std::string> names = verbs::ListVerbsDeviceNames();
-  if (!names.empty()) {
-    std::string seen = std::to_string(names.size()) + " RDMA device(s)";
-    for (size_t i = 0; i < names.size(); ++i) seen += (i ? ", " : ": ") + names[i];
-    return Unimplemented(seen +
-                         ": declining, so that NCCL's own IB transport carries the data (ncclscope's verbs "
-                         "transport is opt-in until it is measured on real NICs: NCCLSCOPE_TRANSPORT=ib; "
-                         "NCCLSCOPE_TRANSPORT=tcp forces TCP)");
-  }
-  return TransportChoice{TransportKind::kTcp, "auto: no RDMA device found"};
+  return ChooseTransport(BuiltinTransports(), requested, ChoiceInputs{.ib_disabled = ib_disabled});
 }
 
 }  // namespace ncclscope::net

@@ -1,21 +1,23 @@
 // The transports ncclscope can carry a job's data with, and the choice between them at every net init.
-// Each transport is one entry: its NCCLSCOPE_TRANSPORT name, its singleton, and a probe that says what
-// devices it sees without opening them for use. A new transport is a new folder and a line in the table
-// (transport_registry.cc).
+// The table (transport_registry.cc) is the registry: each entry is a transport's NCCLSCOPE_TRANSPORT
+// name, a probe and a factory, and the choice only iterates it. Adding a transport is a new folder under
+// src/net/ and one line in that table (docs/architecture.md).
 //
 // The choice (NCCL tries the NCCL_NET_PLUGIN entries in order, then its own IB, then sockets, skipping a
 // plugin whose init fails or reports no device):
-//  - `tcp`: our TCP transport, whatever the host has.
-//  - `ib`: our verbs transport; init fails (naming the cause) when no RDMA device is usable.
-//  - `auto`: TCP on a host with no RDMA device. On a host with RDMA devices, usable or not, init declines:
-//    NCCL's own heavily tuned IB transport carries the data until ours is measured on real NICs, and an
-//    RDMA job is never moved onto our TCP silently. NCCL_IB_DISABLE=1 makes `auto` take TCP.
-// Thread-safe: the table is immutable; probes are reentrant.
+//  - a transport's name (`tcp`, `ib`): that transport, if its probe finds a usable device; otherwise init
+//    fails, naming what was seen and what the user can do instead.
+//  - `auto`: the entries in table order, each by its AutoRule. Today: on a host with RDMA devices, usable
+//    or not, init declines, so that NCCL's own heavily tuned IB transport carries the data until ours is
+//    measured on real NICs (an RDMA job is never moved onto our TCP silently); elsewhere TCP.
+//    NCCL_IB_DISABLE=1 switches the verbs entry off, so `auto` takes TCP.
+// Thread-safe: the tables are immutable; probes are reentrant.
 #ifndef NCCLSCOPE_NET_API_TRANSPORT_REGISTRY_H_
 #define NCCLSCOPE_NET_API_TRANSPORT_REGISTRY_H_
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "net/net_types.h"
@@ -23,24 +25,45 @@
 
 namespace ncclscope::net {
 
-struct TransportEntry {
-  TransportKind kind;
-  const char* name;  // the NCCLSCOPE_TRANSPORT value
-  Transport& (*get)();
-  TransportProbe (*probe)();
+// What the user's environment says about the transports (read once per init).
+struct ChoiceInputs {
+  bool ib_disabled = false;  // NCCL_IB_DISABLE
 };
 
-// Every transport, in no particular order.
-const TransportEntry* Transports(int* count);
-const TransportEntry& TransportFor(TransportKind kind);
+// What `auto` does with an entry.
+enum class AutoRule {
+  kSkip,              // only when named
+  kTake,              // choose it
+  kDeclineIfPresent,  // if its devices are present, decline (NCCL's own transport is better there)
+};
+
+struct TransportEntry {
+  const char* name;     // the NCCLSCOPE_TRANSPORT value
+  const char* devices;  // what it carries data over, for messages: "RDMA device"
+  Transport& (*get)();  // the process's instance, created at first use
+  TransportProbe (*probe)();  // opens what it must to count usable devices (a named transport)
+  std::vector<std::string> (*present)();  // device names seen, opening nothing (for `auto`)
+  // Why the user's environment switches it off ("NCCL_IB_DISABLE=1"), or nullptr.
+  const char* (*disabled)(const ChoiceInputs&);
+  AutoRule in_auto;
+};
+
+// A table of transports, in the order `auto` considers them.
+using TransportTable = std::vector<TransportEntry>;
+
+// ncclscope's transports.
+const TransportTable& BuiltinTransports();
 
 struct TransportChoice {
-  TransportKind kind = TransportKind::kTcp;
-  std::string reason;  // for the plugin's init log line
+  const TransportEntry* entry = nullptr;  // points into the table the choice was made from
+  std::string reason;                     // for the plugin's init log line
 };
 
-// `requested` is "auto", "ib" or "tcp"; `ib_disabled` is NCCL_IB_DISABLE. A failure says why and what the
-// user can do instead; NCCL then moves on to its own transports.
+// `requested` is "auto" or an entry's name. A failure says why and what the user can do instead; NCCL
+// then moves on to its own transports. Declining (`auto` on an RDMA host) is StatusCode::kDeclined.
+Result<TransportChoice> ChooseTransport(const TransportTable& table, std::string_view requested,
+                                        const ChoiceInputs& inputs);
+// The same over BuiltinTransports().
 Result<TransportChoice> ChooseTransport(std::string_view requested, bool ib_disabled);
 
 }  // namespace ncclscope::net

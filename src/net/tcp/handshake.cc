@@ -13,7 +13,7 @@ bool IsInet(const SockAddr& a) { return a.sa.sa_family == AF_INET || a.sa.sa_fam
 }  // namespace
 
 void EncodeTcpHandle(void* handle, const TcpHandlePayload& payload) {
-  WriteHandle(handle, TransportKind::kTcp, &payload, sizeof(payload));
+  WriteHandle(handle, kTcpHandle, &payload, sizeof(payload));
 }
 
 Result<TcpHandlePayload> DecodeTcpHandle(const void* handle) {
@@ -22,7 +22,7 @@ Result<TcpHandlePayload> DecodeTcpHandle(const void* handle) {
   ReadHandle(handle, &hh, &h, sizeof(h));
   // Only an address we could connect to is worth printing: anything else is bytes from a confused peer.
   const std::string from = IsInet(h.addr) ? "peer " + SockAddrToString(h.addr) : "an unknown peer";
-  NCCLSCOPE_RETURN_IF_ERROR(CheckHandleHeader(hh, TransportKind::kTcp, from));
+  NCCLSCOPE_RETURN_IF_ERROR(CheckHandleHeader(hh, kTcpHandle, from));
   if (!IsInet(h.addr) || h.nsocks < 1 || h.nsocks > kMaxSockets) {
     return SystemError("malformed connect handle from " + from + " (address family " +
                        std::to_string(h.addr.sa.sa_family) + ", " + std::to_string(h.nsocks) + " sockets)");

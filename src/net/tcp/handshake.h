@@ -16,6 +16,8 @@
 
 namespace ncclscope::net::tcp {
 
+inline constexpr HandleTag kTcpHandle{1, "TCP"};
+
 // The listener's handle: `payload` after the common header (net/handle.h).
 void EncodeTcpHandle(void* handle, const TcpHandlePayload& payload);
 // Reads a handle of kHandleBytes and checks its header, address family and socket count; the error names

@@ -217,8 +217,13 @@ TcpTransport& GetTcpTransport() {
 
 TransportProbe ProbeTcp() {
   TransportProbe p;
-  std::vector<Interface> ifaces = DiscoverInterfaces(LoadTcpConfig().ifname_spec);
+  const std::string spec = LoadTcpConfig().ifname_spec;
+  std::vector<Interface> ifaces = DiscoverInterfaces(spec);
   p.present = p.usable = static_cast<int>(ifaces.size());
+  if (ifaces.empty()) {
+    p.detail = "no interface matches NCCLSCOPE_SOCKET_IFNAME/NCCL_SOCKET_IFNAME='" + spec + "'";
+    return p;
+  }
   p.detail = std::to_string(ifaces.size()) + " interface(s)";
   for (size_t i = 0; i < ifaces.size(); ++i) p.detail += (i ? ", " : ": ") + ifaces[i].name;
   return p;

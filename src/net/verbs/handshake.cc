@@ -16,7 +16,7 @@ bool ValidMtu(uint32_t mtu) { return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096; 
 }  // namespace
 
 void EncodeVerbsHandle(void* handle, const VerbsHandlePayload& payload) {
-  WriteHandle(handle, TransportKind::kVerbs, &payload, sizeof(payload));
+  WriteHandle(handle, kVerbsHandle, &payload, sizeof(payload));
 }
 
 std::string HandlePeer(const VerbsHandlePayload& payload) {
@@ -28,7 +28,7 @@ Result<VerbsHandlePayload> DecodeVerbsHandle(const void* handle) {
   VerbsHandlePayload payload;
   ReadHandle(handle, &hh, &payload, sizeof(payload));
   const std::string from = HandlePeer(payload);
-  NCCLSCOPE_RETURN_IF_ERROR(CheckHandleHeader(hh, TransportKind::kVerbs, from));
+  NCCLSCOPE_RETURN_IF_ERROR(CheckHandleHeader(hh, kVerbsHandle, from));
   if (!IsInet(payload.addr)) {
     return SystemError("malformed verbs connect handle from " + from + " (address family " +
                        std::to_string(payload.addr.sa.sa_family) + ")");

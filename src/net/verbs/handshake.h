@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "common/status.h"
+#include "net/net_types.h"
 #include "net/verbs/verbs_comm.h"
 
 namespace ncclscope::net::verbs {
+
+inline constexpr HandleTag kVerbsHandle{2, "verbs (IB/RoCE)"};
 
 // The listener's handle: `payload` after the common header (net/handle.h).
 void EncodeVerbsHandle(void* handle, const VerbsHandlePayload& payload);
