@@ -22,7 +22,7 @@ ninja -C build -j"$jobs"
 echo "=== tests ==="
 # The fuzz tests (LABELS fuzz) run in their own tier below, after the sanitizer builds.
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900 -E '^rdma2_tier$' -LE '^fuzz$'
-# The two-host tier on its own, and once more only if it fails: in one CI run (fifteenth session) a rank of
+# The two-host tier on its own, and once more only if it fails: in one CI run (2026-11-27) a rank of
 # rdma2_peer_link_down exited 50 s late after failing in time, and 5 reruns of that test passed
 # (tests/rdma/sim_ranks.sh now records where a late rank waits). Both attempts print; a second failure fails.
 rdma2() { ctest --test-dir build --output-on-failure --timeout 900 -R '^rdma2_tier$'; }

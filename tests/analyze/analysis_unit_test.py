@@ -430,7 +430,7 @@ class V2FileTest(FileCase):
             self.write_bytes(f"ncclscope-comm-aa-rank{r}.json.gz",
                              v2_bytes(dump(r, completed=history(4), in_flight=waiting, stalled=True)))
         # Rank 1's recorder member is garbage: a verdict does not parse it, but a dump damaged after its summary
-        # is not one to draw a verdict from (issue 29 item 7; analyze_gzip_members_test.py has every case).
+        # is not one to draw a verdict from (analyze_gzip_members_test.py has every case).
         bad_fr = gzip.compress(json.dumps(dump(1, completed=history(4))).encode())[:-8] + b"garbage!"
         self.write_bytes("ncclscope-comm-aa-rank1.json.gz",
                          v2_bytes(dump(1, completed=history(4)))[:-40] + bad_fr)

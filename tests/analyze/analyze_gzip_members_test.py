@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 29 item 7: a v2 dump is two gzip members (docs/dump-format.md) and ncclscope-analyze checks both in
+"""A v2 dump is two gzip members (docs/dump-format.md) and ncclscope-analyze checks both in
 every mode, not only with --trace. From the real finalize dumps of a healthy 2-rank ncclscope-sim job (checked
 in as a fuzz corpus case), rank 1's file is damaged after its summary: the second member cut short at its
 header, its data, its trailer; missing; its CRC or length wrong; a byte of its data changed; bytes or a third

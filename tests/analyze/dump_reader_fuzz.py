@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time-bounded mutation fuzz of ncclscope-analyze's dump reader (the `fuzz` tier, issue 29).
+"""Time-bounded mutation fuzz of ncclscope-analyze's dump reader (the `fuzz` tier).
 
 The corpus (tests/fuzz/corpus/dump_reader/) holds one folder per case, each the dumps of one real job: v1
 documents and two-member gzip v2 files. Every case is first run as it is; then, until the time budget is

@@ -127,7 +127,7 @@ TEST_F(EndpointSecurityTest, AnUnusableFileTurnsTheEndpointOffAndSaysWhy) {
       << ::testing::PrintToString(warnings);
 }
 
-// Issue 29 items 1-5 through the runtime as NCCL's init drives it: a file nested 120,000 deep (was SIGSEGV),
+// The hostile-file cases through the runtime as NCCL's init drives it: a file nested 120,000 deep (was SIGSEGV),
 // a number out of range (was an exception out of the net plugin's init), a directory (was plain HTTP
 // without auth), a FIFO (was a hang) and /dev/zero (was out of memory). Each leaves the endpoint off with
 // one warning, and the runtime (the job) goes on.

@@ -71,7 +71,7 @@ class TlsReloadTest : public ::testing::Test {
   TlsServerConfig config_;
 };
 
-// Issue 29 item 3: a FIFO as the certificate at start blocked the net plugin's init.
+// Before 2026-11-27, a FIFO as the certificate at start blocked the net plugin's init.
 TEST_F(TlsReloadTest, AFifoOrADirectoryAsACertificateIsRefusedAtStart) {
   const std::string fifo = dir_.path() + "/fifo.crt";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
@@ -94,7 +94,7 @@ TEST_F(TlsReloadTest, AChangedCertificateIsReloadedAndAFifoInItsPlaceIsRefusedKe
   ReplaceCertificate();
   EXPECT_TRUE(WaitFor([&] { return (*tls)->reloads() == 1; }, 5s));
 
-  // Issue 29 item 3: the certificate replaced by a FIFO while the job runs hung the serving loop for ever.
+  // Before 2026-11-27, the certificate replaced by a FIFO while the job runs hung the serving loop for ever.
   ASSERT_EQ(unlink(config_.cert_file.c_str()), 0);
   ASSERT_EQ(mkfifo(config_.cert_file.c_str(), 0600), 0);
   EXPECT_TRUE(WaitFor([] { return AnyContains(testing::LogCapture::AllWarnings(), "is a FIFO, not a regular file"); },

@@ -110,7 +110,7 @@ TEST(WebConfig, EveryBadFileIsRefusedWithFileLineAndKey) {
       {"basic_auth_users:\n  alice: secret\n", "2: basic_auth_users.alice: not a bcrypt hash"},
       {"basic_auth_users:\n  alice: $1$abc$def\n", "2: basic_auth_users.alice: not a bcrypt hash"},
       {"basic_auth_users:\n  alice: '" + kHash.substr(0, 59) + "'\n", "2: basic_auth_users.alice: not a bcrypt hash"},
-      // Issue 29 item 8: a salt whose last character sets bits bcrypt never sets loaded, and no login matched.
+      // Before 2026-11-27: a salt whose last character sets bits bcrypt never sets loaded, and no login matched.
       {"basic_auth_users:\n  alice: " + kHash.substr(0, 28) + "H" + kHash.substr(29) + "\n",
        "2: basic_auth_users.alice: not a bcrypt hash: the last character of the salt sets padding bits"},
       {"basic_auth_users:\n  \"a:b\": " + kHash + "\n", "2: basic_auth_users.a:b: a user name cannot hold ':'"},
@@ -168,7 +168,7 @@ TEST(WebConfig, AMissingFileIsNamed) {
   EXPECT_EQ(r.status().message(), "/nonexistent/web.yml: cannot open: No such file or directory");
 }
 
-// Issue 29 item 1: 600 KB of nested `{"a":` recursed without bound and killed every rank with SIGSEGV.
+// Before 2026-11-27, 600 KB of nested `{"a":` recursed without bound and killed every rank with SIGSEGV.
 TEST(WebConfig, DeepNestingIsRefusedNotRecursedInto) {
   std::string json;
   for (int i = 0; i < 120'000; ++i) json += "{\"a\":";
@@ -190,7 +190,7 @@ TEST(WebConfig, DeepNestingIsRefusedNotRecursedInto) {
   EXPECT_NE(r.status().message().find("not a bcrypt hash"), std::string::npos) << r.status().message();
 }
 
-// Issue 29 item 2: nlohmann's out_of_range escaped the parser and failed the net plugin's init.
+// Before 2026-11-27, nlohmann's out_of_range escaped the parser and failed the net plugin's init.
 TEST(WebConfig, EveryJsonErrorIsAnErrorNotAnException) {
   for (const char* text : {"{\"basic_auth_users\":{\"prom\":1e999}}", "{\"a\": -1e400}", "{\"a\": \"\\ud800\"}"}) {
     Result<WebConfig> r = ParseWebConfig(text, "web.json");
@@ -199,7 +199,7 @@ TEST(WebConfig, EveryJsonErrorIsAnErrorNotAnException) {
   }
 }
 
-// Issue 29 items 3-5: a directory read as an empty config (plain HTTP, no auth), /dev/zero ran the
+// Before 2026-11-27, a directory read as an empty config (plain HTTP, no auth), /dev/zero ran the
 // process out of memory and a FIFO blocked init. All three are refused at once, naming what they are.
 TEST(WebConfig, APathThatIsNotARegularFileIsRefused) {
   testing::ScopedTempDir dir;

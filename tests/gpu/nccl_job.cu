@@ -1,4 +1,4 @@
-// A small real NCCL job for the GPU proof (issue 6): one rank per process, ranks meet through a unique-id file.
+// A small real NCCL job for the GPU proof (gpu-proof.md): one rank per process, ranks meet through a unique-id file.
 // Run by run_real_nccl.sh, which loads ncclscope as NCCL's net and profiler plugin.
 // Usage: nccl_job RANK NRANKS ID_FILE SCENARIO [ARGS...]
 //   timing ITERS SIZE...  all-reduces of each size, timed with CUDA events; results checked

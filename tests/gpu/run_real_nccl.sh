@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The proof under real NCCL (issue 6): two processes on one GPU machine, each its own "host" (NCCL_HOSTID) so that
+# The proof under real NCCL (gpu-proof.md): two processes on one GPU machine, each its own "host" (NCCL_HOSTID) so that
 # NCCL routes through the net plugin, load ncclscope as net and profiler plugin with NCCL_DEBUG=INFO, and
 #  1. run all-reduces of 1 MiB and 64 MiB with the profiler on and off (three times each) for the overhead,
 #  2. check NCCL's log, our dumps and our final metrics against what the job did,

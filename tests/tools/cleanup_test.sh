@@ -45,7 +45,7 @@ simpid=$!
 for _ in $(seq 1 100); do [ "$(count "$work/live" .prom)" = 2 ] && break; sleep 0.1; done
 "$cleanup" --grace 0 "$work/live" >"$work/out"; rc=$?
 check "a live job's files are kept with --grace 0" '[ $rc = 0 ] && [ ! -s "$work/out" ] && [ "$(count "$work/live" .prom)" = 2 ]'
-# Issue 29 item 6: free, stale locks named with the empty tag and with a prefix of a live rank's tag (the host
+# Since 2026-11-27: free, stale locks named with the empty tag and with a prefix of a live rank's tag (the host
 # part), listing the live textfiles (anyone who can write the work folder can make them), claim none of them;
 # the sweep removes only those locks.
 wf=$(echo "$work"/live/.ncclscope-work-*)

@@ -357,7 +357,7 @@ TEST(OutputDir, TheSweepRemovesOnlyTheOwnersNamesAndNeverFollowsALink) {
   EXPECT_TRUE(List(WorkDir(dir)).empty());
 }
 
-// Issue 29 item 6: a lock claims only the names derived from its own tag, exactly. Free, stale locks named
+// Fixed 2026-11-27: a lock claims only the names derived from its own tag, exactly. Free, stale locks named
 // with the empty tag and with prefixes of a live owner's tag (as anyone with write access to the work folder
 // can make) list the live owner's textfile: the sweep must leave it and remove only those locks.
 TEST(OutputDir, ALockNamedWithAnEmptyTagOrAPrefixOfALiveTagClaimsNothingOfIt) {

@@ -56,7 +56,7 @@ TEST(TagNames, FileWithComments) {
   EXPECT_NE(warnings[0].find("tag-name file " + path + ".missing: cannot open"), std::string::npos) << warnings[0];
 }
 
-// Issue 29 item 5: @/dev/zero grew each rank to ~1 GB and @FIFO hung the job. Both are refused at once.
+// Before 2026-11-27, @/dev/zero grew each rank to ~1 GB and @FIFO hung the job. Both are refused at once.
 TEST(TagNames, AFileThatIsNotARegularFileIsRefusedAtOnce) {
   testing::ScopedTempDir dir;
   const std::string fifo = dir.path() + "/fifo";

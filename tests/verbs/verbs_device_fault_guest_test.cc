@@ -1,4 +1,4 @@
-// Device-level failures of the verbs transport fail loudly (issue 12), in the soft-RoCE guest (both
+// Device-level failures of the verbs transport fail loudly, in the soft-RoCE guest (both
 // processes on rxe0; the children use the linked core library so they can read their own error counters,
 // and scrape their own Prometheus endpoint for ncclscope_nic_errors_total):
 //  - rxe0's netdev taken down while messages stream: BOTH sides' next test() fails within seconds naming

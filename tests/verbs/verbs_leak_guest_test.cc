@@ -1,4 +1,4 @@
-// Connection churn leaks nothing on the verbs transport (issue 12), in the soft-RoCE guest: two processes
+// Connection churn leaks nothing on the verbs transport, in the soft-RoCE guest: two processes
 // on rxe0 run 200 cycles of listen, connect, accept, one small message each way (registered buffers),
 // close everything (every other cycle with a receive still posted, every 50th also a refused connect). Each compares its open fds (/proc/self/fd), threads (/proc/self/task) and its QPs,
 // CQs and MRs (`rdma resource show qp|cq|mr`, lines with its pid) after cycle 1 (the warm-up: device

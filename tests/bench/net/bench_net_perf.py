@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Splits each process's CPU time in a `bench_net --runs=N --trace=FILE` run into the kernel's data copies and
-everything else, from a system-wide `perf` sampling of the same run (issue 17: what a slow run spends more on).
+everything else, from a system-wide `perf` sampling of the same run (what a slow run spends more on).
 
   perf record -a -k CLOCK_MONOTONIC -e cpu-clock -F 997 -o P.data -- build/bin/bench_net --runs=12 --trace=T
   perf script -i P.data -F pid,tid,time,ip,sym --ns > P.txt

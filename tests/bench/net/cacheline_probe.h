@@ -1,5 +1,5 @@
 // How far apart the host keeps two CPUs: the median round trip of one cache line between a thread pinned to
-// each (issue 17: on a VM the host may place our vCPUs where a line takes 4x longer to cross). The calling
+// each (on a VM the host may place our vCPUs where a line takes 4x longer to cross). The calling
 // thread's CPU affinity is restored afterwards, so processes it forks later are not pinned.
 #ifndef NCCLSCOPE_TESTS_BENCH_NET_CACHELINE_PROBE_H_
 #define NCCLSCOPE_TESTS_BENCH_NET_CACHELINE_PROBE_H_

@@ -1,4 +1,4 @@
-// bench_net --trace: per-process evidence of what sets a slow run apart (issue 17). Off unless a path is set;
+// bench_net --trace: per-process evidence of what sets a slow run apart. Off unless a path is set;
 // then Begin() starts a sampler thread that reads every thread's CPU from /proc every millisecond (the
 // transport's helper threads included, found by their names), and End() appends, per process and size:
 //   the process: its measuring thread's polls and those without completion, context switches, CPU time;
