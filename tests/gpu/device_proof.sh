@@ -50,7 +50,7 @@ if [ -x "$build/bin/bench_profiler" ]; then
   timeout 300 "$build/bin/bench_profiler" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 fi
 if [ -x "$build/bin/bench_net" ]; then
-  echo "=== bench_net spread: 12 runs in fresh processes, 1-64 MiB (issue 17) ==="
+  echo "=== bench_net spread: 12 runs in fresh processes, 1-64 MiB ==="
   BENCH_MIN=1048576 timeout 300 "$build/bin/bench_net" --runs=12 --sizes-max=67108864 --quick
   echo "=== bench_net ($(nproc) CPUs, default: helper threads) ==="
   timeout 300 "$build/bin/bench_net"

@@ -1,4 +1,4 @@
-// Failing loudly on device events (issue 12): one thread per opened verbs device context reads its
+// Failing loudly on device events: one thread per opened verbs device context reads its
 // asynchronous events (ibv_get_async_event on the context's async_fd, polled with a timeout so it can be
 // stopped) and turns the fatal ones into errors that the NEXT isend/irecv/test() of every affected comm
 // returns, naming the peer, device:port, QP number and the event (ibv_event_type_str):
