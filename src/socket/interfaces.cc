@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_split.h"
 
-namespace ncclscope::net::tcp {
+namespace ncclscope::sock {
 namespace {
 
 int ReadIntFile(const std::string& path, int fallback) {
@@ -22,23 +22,6 @@ int ReadIntFile(const std::string& path, int fallback) {
 }
 
 }  // namespace
-
-std::string SockAddrToString(const SockAddr& addr) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  if (addr.sa.sa_family == AF_INET) {
-    inet_ntop(AF_INET, &addr.in4.sin_addr, host, sizeof(host));
-    return std::string(host) + ":" + std::to_string(ntohs(addr.in4.sin_port));
-  }
-  if (addr.sa.sa_family == AF_INET6) {
-    inet_ntop(AF_INET6, &addr.in6.sin6_addr, host, sizeof(host));
-    return "[" + std::string(host) + "]:" + std::to_string(ntohs(addr.in6.sin6_port));
-  }
-  return "<unknown address family>";
-}
-
-socklen_t SockAddrLen(const SockAddr& addr) {
-  return addr.sa.sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-}
 
 bool InterfaceMatches(const std::string& spec_in, const std::string& ifname, bool loopback) {
   std::string spec = spec_in;
@@ -107,4 +90,4 @@ std::vector<Interface> DiscoverInterfaces(const std::string& spec) {
   return out;
 }
 
-}  // namespace ncclscope::net::tcp
+}  // namespace ncclscope::sock

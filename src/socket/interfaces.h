@@ -1,26 +1,16 @@
-// Network-interface discovery for the TCP transport: the UP interfaces with an address, filtered with
+// Network-interface discovery for the socket transports: the UP interfaces with an address, filtered with
 // NCCL_SOCKET_IFNAME syntax ("eth,ib" prefixes, "^docker" excludes, "=eth0" exact names; loopback
 // only when the filter asks for it), with speed, PCI path and NUMA node read from sysfs where present.
 // Pure functions; thread-safe.
 #ifndef NCCLSCOPE_SOCKET_INTERFACES_H_
 #define NCCLSCOPE_SOCKET_INTERFACES_H_
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <string>
 #include <vector>
 
-namespace ncclscope::net::tcp {
+#include "socket/sock_addr.h"
 
-union SockAddr {
-  sockaddr sa;
-  sockaddr_in in4;
-  sockaddr_in6 in6;
-};
-
-std::string SockAddrToString(const SockAddr& addr);
-socklen_t SockAddrLen(const SockAddr& addr);
+namespace ncclscope::sock {
 
 struct Interface {
   std::string name;
@@ -37,6 +27,6 @@ bool InterfaceMatches(const std::string& spec, const std::string& ifname, bool l
 // The interfaces that pass `spec`, one per name (IPv4 preferred), in name order.
 std::vector<Interface> DiscoverInterfaces(const std::string& spec);
 
-}  // namespace ncclscope::net::tcp
+}  // namespace ncclscope::sock
 
 #endif  // NCCLSCOPE_SOCKET_INTERFACES_H_

@@ -1,40 +1,14 @@
 #include "socket/socket_util.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
-#include <algorithm>
-
-#include "common/log.h"
-#include "common/params.h"
-
-namespace ncclscope::net::tcp {
-
-TcpConfig LoadTcpConfig() {
-  const ParamValues& p = Params();
-  TcpConfig c;
-  c.nsocks = static_cast<int>(p.Int(ParamId::kNetSocketsPerConn));
-  int threads = static_cast<int>(p.Int(ParamId::kNetHelperThreads));
-  if (threads == 0) {
-    // Helper threads pay off when they get CPUs of their own. On few CPUs they compete with NCCL's
-    // spinning progress thread (measured with bench_net on 2 CPUs: 0.85x a plain socket pair at 4 MiB
-    // with helpers); there the progress thread moving the data itself does better.
-    cpu_set_t set;
-    const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-    threads = cpus < 4 ? -1 : c.nsocks;
-  }
-  c.nthreads = threads < 0 ? 0 : std::min(threads, c.nsocks);
-  c.timeout_ms = static_cast<int>(p.Int(ParamId::kNetTimeoutMs));
-  c.keepalive_s = static_cast<int>(p.Int(ParamId::kNetKeepaliveS));
-  c.min_slice = static_cast<uint64_t>(p.Int(ParamId::kNetMinSliceBytes));
-  c.socket_buffer = static_cast<uint64_t>(p.Int(ParamId::kNetSocketBufferBytes));
-  c.ifname_spec = p.Str(ParamId::kSocketIfname);
-  return c;
-}
+namespace ncclscope::sock {
 
 Result<int> NewSocket(int family, const std::string& what) {
   int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -47,61 +21,94 @@ Result<int> NewSocket(int family, const std::string& what) {
   return SystemError(what + ": socket() failed: " + strerror(err));
 }
 
-void SizeSocketBuffers(int fd, const TcpConfig& cfg) {
-  if (cfg.socket_buffer == 0) return;
-  const int bytes = static_cast<int>(std::min<uint64_t>(cfg.socket_buffer, INT32_MAX / 2));
-  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
-  // The kernel clamps the request to net.core.wmem_max / rmem_max without an error, then doubles it.
-  int snd = 0, rcv = 0;
-  socklen_t len = sizeof(int);
-  getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, &len);
-  getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, &len);
-  if (std::min(snd, rcv) < 2 * bytes) {
-    NCCLSCOPE_LOG_ONCE(NCCLSCOPE_WARN, subsys::kNet,
-                       "NCCLSCOPE_NET_SOCKBUF=%d: the kernel granted %d bytes to send and %d to receive, less than "
-                       "twice the asked size: net.core.wmem_max / rmem_max clamp it (raise them for more)",
-                       bytes, snd, rcv);
+AcceptResult Accept(int listen_fd, int* fd, SockAddr* peer, int* err) {
+  for (;;) {
+    SockAddr scratch{};
+    SockAddr* a = peer != nullptr ? peer : &scratch;
+    socklen_t len = sizeof(*a);
+    *fd = accept4(listen_fd, &a->sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (*fd >= 0) return AcceptResult::kAccepted;
+    *err = errno;
+    if (*err == EINTR || *err == ECONNABORTED) continue;
+    if (*err == EAGAIN || *err == EWOULDBLOCK) return AcceptResult::kEmpty;
+    if (*err == EMFILE || *err == ENFILE) return AcceptResult::kOutOfFds;
+    return AcceptResult::kFailed;
   }
 }
 
-void ConfigureDataSocket(int fd, const TcpConfig& cfg) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-  int idle = std::max(1, cfg.keepalive_s);
-  int intvl = std::max(1, idle / 3);
-  int cnt = 3;
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-  unsigned int user_timeout = static_cast<unsigned int>(cfg.timeout_ms);
-  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+void SetBufferSizes(int fd, int bytes, int* snd, int* rcv) {
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+  *snd = *rcv = 0;
+  socklen_t len = sizeof(int);
+  getsockopt(fd, SOL_SOCKET, SO_SNDBUF, snd, &len);
+  len = sizeof(int);
+  getsockopt(fd, SOL_SOCKET, SO_RCVBUF, rcv, &len);
 }
 
-Status ErrnoStatus(int err, const char* op, const std::string& peer, NetErrorKind* kind) {
-  std::string msg = std::string(op) + " with peer " + peer + " failed: " + strerror(err);
+void SetNoDelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+void SetKeepalive(int fd, int idle_s, int interval_s, int count) {
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
+void SetUserTimeout(int fd, unsigned ms) {
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+}
+
+void SetIoTimeouts(int fd, int ms) {
+  timeval tv{ms / 1000, (ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+int ConnectResult(int fd) {
+  pollfd p{fd, POLLOUT, 0};
+  if (poll(&p, 1, 0) <= 0) return -1;
+  int err = 0;
+  socklen_t len = sizeof(err);
+  getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+  return err;
+}
+
+ErrorClass Classify(int err) {
   switch (err) {
     case ETIMEDOUT:
-      *kind = NetErrorKind::kTimeout;
-      return RemoteError(msg + " (no acknowledgement within the timeout: peer stopped or host silent)");
+      return ErrorClass::kTimeout;
     case ECONNRESET:
     case EPIPE:
     case ECONNREFUSED:
     case EHOSTUNREACH:
     case ENETUNREACH:
-      *kind = NetErrorKind::kRecv;
-      return RemoteError(msg + " (peer process gone or connection reset)");
+      return ErrorClass::kPeerGone;
     case EMFILE:
     case ENFILE:
     case ENOMEM:
     case ENOBUFS:
-      *kind = NetErrorKind::kResource;
-      return SystemError(msg);
+      return ErrorClass::kResource;
     default:
-      *kind = NetErrorKind::kRecv;
+      return ErrorClass::kOther;
+  }
+}
+
+Status ErrnoStatus(int err, const char* op, const std::string& peer, ErrorClass* cls) {
+  std::string msg = std::string(op) + " with peer " + peer + " failed: " + strerror(err);
+  *cls = Classify(err);
+  switch (*cls) {
+    case ErrorClass::kTimeout:
+      return RemoteError(msg + " (no acknowledgement within the timeout: peer stopped or host silent)");
+    case ErrorClass::kPeerGone:
+      return RemoteError(msg + " (peer process gone or connection reset)");
+    default:
       return SystemError(msg);
   }
 }
 
-}  // namespace ncclscope::net::tcp
+}  // namespace ncclscope::sock

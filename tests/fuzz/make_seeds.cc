@@ -30,16 +30,16 @@ WireIdentity FixedIdentity() {
   return w;
 }
 
-tcp::SockAddr Ipv4(const char* addr, int port) {
-  tcp::SockAddr a{};
+ncclscope::sock::SockAddr Ipv4(const char* addr, int port) {
+  ncclscope::sock::SockAddr a{};
   a.in4.sin_family = AF_INET;
   a.in4.sin_port = htons(port);
   inet_pton(AF_INET, addr, &a.in4.sin_addr);
   return a;
 }
 
-tcp::SockAddr Ipv6(const char* addr, int port) {
-  tcp::SockAddr a{};
+ncclscope::sock::SockAddr Ipv6(const char* addr, int port) {
+  ncclscope::sock::SockAddr a{};
   a.in6.sin6_family = AF_INET6;
   a.in6.sin6_port = htons(port);
   inet_pton(AF_INET6, addr, &a.in6.sin6_addr);
@@ -62,7 +62,7 @@ bool Write(const std::string& dir, const std::string& name, const Bytes& bytes) 
   return static_cast<bool>(f);
 }
 
-Bytes TcpHandle(const tcp::SockAddr& addr, int nsocks) {
+Bytes TcpHandle(const ncclscope::sock::SockAddr& addr, int nsocks) {
   tcp::TcpHandlePayload p{};
   p.addr = addr;
   p.nsocks = static_cast<uint16_t>(nsocks);

@@ -301,7 +301,7 @@ int HandWrittenSenderStoppingAfter(int fd, size_t size, size_t bytes) {
   int socks[2];
   for (uint16_t i = 0; i < 2; ++i) {
     socks[i] = socket(payload.addr.sa.sa_family, SOCK_STREAM, 0);
-    CHILD_CHECK(socks[i] >= 0 && connect(socks[i], &payload.addr.sa, net::tcp::SockAddrLen(payload.addr)) == 0);
+    CHILD_CHECK(socks[i] >= 0 && connect(socks[i], &payload.addr.sa, sock::SockAddrLen(payload.addr)) == 0);
     const net::tcp::Hello h{net::tcp::kHelloMagic, net::tcp::kWireVersion, 2, payload.listener_id, i, 0, 77, {}};
     CHILD_CHECK(SendBytes(socks[i], &h, sizeof(h)));
   }

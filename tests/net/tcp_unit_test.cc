@@ -19,7 +19,7 @@ namespace ncclscope {
 namespace {
 
 TEST(InterfaceFilter, NcclSocketIfnameSyntax) {
-  using net::tcp::InterfaceMatches;
+  using sock::InterfaceMatches;
   EXPECT_TRUE(InterfaceMatches("", "eth0", false));
   EXPECT_FALSE(InterfaceMatches("", "lo", true));  // loopback only when asked
   EXPECT_FALSE(InterfaceMatches("", "docker0", false));
@@ -37,12 +37,12 @@ TEST(InterfaceFilter, NcclSocketIfnameSyntax) {
 }
 
 TEST(InterfaceDiscovery, LoopbackOnlyWhenNamed) {
-  auto lo = net::tcp::DiscoverInterfaces("lo");
+  auto lo = sock::DiscoverInterfaces("lo");
   ASSERT_EQ(lo.size(), 1u);
   EXPECT_EQ(lo[0].name, "lo");
   EXPECT_TRUE(lo[0].pci_path.empty());
-  for (const auto& i : net::tcp::DiscoverInterfaces("")) EXPECT_FALSE(i.loopback) << i.name;
-  EXPECT_TRUE(net::tcp::DiscoverInterfaces("=nosuchif0").empty());
+  for (const auto& i : sock::DiscoverInterfaces("")) EXPECT_FALSE(i.loopback) << i.name;
+  EXPECT_TRUE(sock::DiscoverInterfaces("=nosuchif0").empty());
 }
 
 TEST(Slicing, CoversEveryByteOnceAndRotatesSockets) {

@@ -39,7 +39,7 @@ TEST(TcpWireCompat, OlderConnectorGetsAVersionError) {
         CHILD_CHECK(payload.wire_version == net::tcp::kWireVersion);
         // One socket of the connection is enough: the listener judges each hello as it arrives.
         const int fd = socket(payload.addr.sa.sa_family, SOCK_STREAM, 0);
-        CHILD_CHECK(fd >= 0 && connect(fd, &payload.addr.sa, net::tcp::SockAddrLen(payload.addr)) == 0);
+        CHILD_CHECK(fd >= 0 && connect(fd, &payload.addr.sa, sock::SockAddrLen(payload.addr)) == 0);
         const HelloV1 h{net::tcp::kHelloMagic, 1, payload.nsocks, payload.listener_id, 0, 0, 99};
         CHILD_CHECK(send(fd, &h, sizeof(h), 0) == static_cast<ssize_t>(sizeof(h)));
         void* rc = nullptr;

@@ -18,6 +18,7 @@
 
 #include "exporters/http/basic_auth.h"
 #include "exporters/http/tls.h"
+#include "socket/socket_util.h"
 
 namespace ncclscope {
 namespace {
@@ -335,10 +336,10 @@ class EventLoop {
 
   void Accept(Clock::time_point now) {
     for (size_t k = 0; k < max_connections_; ++k) {
-      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) accept_paused_until_ = now + kAcceptPause;  // EMFILE…
+      int fd = -1, err = 0;
+      const sock::AcceptResult r = sock::Accept(listen_fd_, &fd, nullptr, &err);
+      if (r != sock::AcceptResult::kAccepted) {
+        if (r != sock::AcceptResult::kEmpty) accept_paused_until_ = now + kAcceptPause;  // EMFILE…
         return;
       }
       Connection c;

@@ -20,7 +20,7 @@
 #include "ncclscope/abi/common.h"
 #include "net/comm_accounting.h"
 #include "net/net_types.h"
-#include "socket/socket_util.h"
+#include "net/tcp/tcp_config.h"
 #include "net/tcp/wire.h"
 
 namespace ncclscope::net::tcp {

@@ -3,14 +3,9 @@
 #include <sys/socket.h>
 
 #include "net/handle.h"
-#include "socket/interfaces.h"
+#include "socket/sock_addr.h"
 
 namespace ncclscope::net::tcp {
-namespace {
-
-bool IsInet(const SockAddr& a) { return a.sa.sa_family == AF_INET || a.sa.sa_family == AF_INET6; }
-
-}  // namespace
 
 void EncodeTcpHandle(void* handle, const TcpHandlePayload& payload) {
   WriteHandle(handle, kTcpHandle, &payload, sizeof(payload));
@@ -21,9 +16,9 @@ Result<TcpHandlePayload> DecodeTcpHandle(const void* handle) {
   TcpHandlePayload h;
   ReadHandle(handle, &hh, &h, sizeof(h));
   // Only an address we could connect to is worth printing: anything else is bytes from a confused peer.
-  const std::string from = IsInet(h.addr) ? "peer " + SockAddrToString(h.addr) : "an unknown peer";
+  const std::string from = sock::IsInet(h.addr) ? "peer " + sock::SockAddrToString(h.addr) : "an unknown peer";
   NCCLSCOPE_RETURN_IF_ERROR(CheckHandleHeader(hh, kTcpHandle, from));
-  if (!IsInet(h.addr) || h.nsocks < 1 || h.nsocks > kMaxSockets) {
+  if (!sock::IsInet(h.addr) || h.nsocks < 1 || h.nsocks > kMaxSockets) {
     return SystemError("malformed connect handle from " + from + " (address family " +
                        std::to_string(h.addr.sa.sa_family) + ", " + std::to_string(h.nsocks) + " sockets)");
   }
@@ -31,8 +26,8 @@ Result<TcpHandlePayload> DecodeTcpHandle(const void* handle) {
 }
 
 PeerInfo ListenerOf(const TcpHandlePayload& h) {
-  return h.wire_version == kWireVersion ? PeerFromWire(SockAddrToString(h.addr), h.identity)
-                                        : PeerInfo{SockAddrToString(h.addr)};
+  return h.wire_version == kWireVersion ? PeerFromWire(sock::SockAddrToString(h.addr), h.identity)
+                                        : PeerInfo{sock::SockAddrToString(h.addr)};
 }
 
 Hello MakeHello(int nsocks, uint32_t listener_id, int index, uint64_t conn_id, const WireIdentity& identity) {

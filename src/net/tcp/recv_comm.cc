@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "socket/socket_io.h"
 
 namespace ncclscope::net::tcp {
 namespace {
@@ -55,16 +56,10 @@ Status TcpRecvComm::Iflush(int, void**, const int*, void**, Request** request) {
 
 Status TcpRecvComm::FlushCts() {
   size_t off = 0;
-  while (off < cts_out_len_) {
-    ssize_t n = send(fds_[0], cts_out_ + off, cts_out_len_ - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) {
-      off += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+  int err = 0;
+  if (sock::SendSome(fds_[0], cts_out_, cts_out_len_, &off, &err) == sock::Io::kError) {
     NetErrorKind kind;
-    Status s = ErrnoStatus(errno, "sending clear-to-send", peer_, &kind);
+    Status s = ErrnoStatus(err, "sending clear-to-send", peer_, &kind);
     Fail(s, kind);
     return s;
   }

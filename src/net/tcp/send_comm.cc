@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "socket/socket_io.h"
 
 namespace ncclscope::net::tcp {
 namespace {
@@ -57,10 +58,9 @@ Status TcpSendComm::DeregMr(void*) { return Status::Ok(); }
 
 Status TcpSendComm::PullCts() {
   while (cts_received_ - cts_head_ < static_cast<uint32_t>(kMaxRequests)) {
-    ssize_t n = recv(fds_[0], cts_partial_ + cts_partial_len_, sizeof(Cts) - cts_partial_len_, MSG_DONTWAIT);
-    if (n > 0) {
-      cts_partial_len_ += static_cast<size_t>(n);
-      if (cts_partial_len_ < sizeof(Cts)) continue;
+    int err = 0;
+    const sock::Io io = sock::RecvSome(fds_[0], cts_partial_, sizeof(Cts), &cts_partial_len_, &err);
+    if (io == sock::Io::kDone) {
       Cts& c = cts_[cts_received_ % kMaxRequests];
       memcpy(&c, cts_partial_, sizeof(Cts));
       cts_partial_len_ = 0;
@@ -72,11 +72,10 @@ Status TcpSendComm::PullCts() {
       ++cts_received_;
       continue;
     }
-    if (n == 0) return RemoteError("peer " + peer_ + " closed the connection (process gone?)");
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Ok();
-    if (errno == EINTR) continue;
+    if (io == sock::Io::kEof) return RemoteError("peer " + peer_ + " closed the connection (process gone?)");
+    if (io == sock::Io::kAgain) return Status::Ok();
     NetErrorKind kind;
-    return ErrnoStatus(errno, "receiving clear-to-send", peer_, &kind);
+    return ErrnoStatus(err, "receiving clear-to-send", peer_, &kind);
   }
   return Status::Ok();
 }

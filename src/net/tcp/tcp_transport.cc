@@ -1,7 +1,6 @@
 #include "net/tcp/tcp_transport.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +19,8 @@
 #include "net/tcp/recv_comm.h"
 #include "net/tcp/send_comm.h"
 #include "net/vdevice.h"
+#include "socket/socket_io.h"
+#include "socket/socket_util.h"
 
 namespace ncclscope::net::tcp {
 namespace {
@@ -46,27 +47,24 @@ class TcpListenComm final : public ListenComm {
   Status Accept(RecvComm** recv_comm) override {
     *recv_comm = nullptr;
     for (;;) {
-      SockAddr peer{};
-      socklen_t len = sizeof(peer);
-      int fd = accept4(fd_, &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno == EMFILE || errno == ENFILE) {
-          NetCountersFor(nic_, 0, true)->AddError(NetErrorKind::kResource);
-          return SystemError("accept on " + addr_ + ": out of file descriptors (" + strerror(errno) +
-                             "); raise `ulimit -n` or lower NCCLSCOPE_NET_NSOCKS");
-        }
-        return SystemError("accept on " + addr_ + " failed: " + strerror(errno));
+      sock::SockAddr peer{};
+      int fd = -1, err = 0;
+      const sock::AcceptResult r = sock::Accept(fd_, &fd, &peer, &err);
+      if (r == sock::AcceptResult::kEmpty) break;
+      if (r == sock::AcceptResult::kOutOfFds) {
+        NetCountersFor(nic_, 0, true)->AddError(NetErrorKind::kResource);
+        return SystemError("accept on " + addr_ + ": out of file descriptors (" + strerror(err) +
+                           "); raise `ulimit -n` or lower NCCLSCOPE_NET_NSOCKS");
       }
-      pending_.push_back(Pending{fd, SockAddrToString(peer)});
+      if (r == sock::AcceptResult::kFailed) return SystemError("accept on " + addr_ + " failed: " + strerror(err));
+      pending_.push_back(Pending{fd, sock::SockAddrToString(peer)});
     }
     for (size_t i = 0; i < pending_.size(); ++i) {
       Pending& p = pending_[i];
       if (p.got == sizeof(Hello)) continue;
-      ssize_t n = recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got, MSG_DONTWAIT);
-      if (n > 0) p.got += static_cast<size_t>(n);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      int err = 0;
+      const sock::Io io = sock::RecvSome(p.fd, &p.hello, sizeof(Hello), &p.got, &err);
+      if (io == sock::Io::kEof || io == sock::Io::kError) {
         // A connector that went away before finishing its hello: drop that socket only.
         close(p.fd);
         pending_.erase(pending_.begin() + static_cast<long>(i--));
@@ -147,12 +145,12 @@ class Connector final : public PendingConnect {
   Status Progress(SendComm** comm) override {
     if (fds_.empty()) {
       for (int i = 0; i < nsocks_; ++i) {
-        Result<int> fd = NewSocket(addr_.sa.sa_family, "connect to peer " + peer_);
+        Result<int> fd = sock::NewSocket(addr_.sa.sa_family, "connect to peer " + peer_);
         if (!fd.ok()) return fd.status();
         fds_.push_back(*fd);
         sent_.push_back(0);
         SizeSocketBuffers(*fd, cfg_);
-        if (connect(*fd, &addr_.sa, SockAddrLen(addr_)) != 0 && errno != EINPROGRESS) {
+        if (connect(*fd, &addr_.sa, sock::SockAddrLen(addr_)) != 0 && errno != EINPROGRESS) {
           return ConnectError(errno);
         }
       }
@@ -163,16 +161,11 @@ class Connector final : public PendingConnect {
         ++ready;
         continue;
       }
-      pollfd p{fds_[i], POLLOUT, 0};
-      if (poll(&p, 1, 0) <= 0) continue;
-      int err = 0;
-      socklen_t len = sizeof(err);
-      getsockopt(fds_[i], SOL_SOCKET, SO_ERROR, &err, &len);
+      int err = sock::ConnectResult(fds_[i]);
+      if (err < 0) continue;
       if (err != 0) return ConnectError(err);
       Hello h = MakeHello(nsocks_, listener_id_, i, conn_id_, identity_);
-      ssize_t n = send(fds_[i], reinterpret_cast<char*>(&h) + sent_[i], sizeof(h) - sent_[i], MSG_NOSIGNAL);
-      if (n > 0) sent_[i] += static_cast<size_t>(n);
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return ConnectError(errno);
+      if (sock::SendSome(fds_[i], &h, sizeof(h), &sent_[i], &err) == sock::Io::kError) return ConnectError(err);
       if (sent_[i] == sizeof(Hello)) ++ready;
     }
     if (ready < nsocks_) return Status::Ok();
@@ -194,7 +187,7 @@ class Connector final : public PendingConnect {
     return s;
   }
 
-  SockAddr addr_;
+  sock::SockAddr addr_;
   PeerInfo peer_info_;
   std::string peer_;  // peer_info_.Describe(), for the errors
   int nsocks_;
@@ -218,7 +211,7 @@ TcpTransport& GetTcpTransport() {
 TransportProbe ProbeTcp() {
   TransportProbe p;
   const std::string spec = LoadTcpConfig().ifname_spec;
-  std::vector<Interface> ifaces = DiscoverInterfaces(spec);
+  std::vector<sock::Interface> ifaces = sock::DiscoverInterfaces(spec);
   p.present = p.usable = static_cast<int>(ifaces.size());
   if (ifaces.empty()) {
     p.detail = "no interface matches NCCLSCOPE_SOCKET_IFNAME/NCCL_SOCKET_IFNAME='" + spec + "'";
@@ -231,7 +224,7 @@ TransportProbe ProbeTcp() {
 
 Status TcpTransport::Open() {
   TcpConfig cfg = LoadTcpConfig();
-  std::vector<Interface> ifaces = DiscoverInterfaces(cfg.ifname_spec);
+  std::vector<sock::Interface> ifaces = sock::DiscoverInterfaces(cfg.ifname_spec);
   if (ifaces.empty()) {
     return SystemError("no usable network interface matches NCCLSCOPE_SOCKET_IFNAME/NCCL_SOCKET_IFNAME='" +
                        cfg.ifname_spec + "' (loopback is used only when named, e.g. '=lo')");
@@ -282,20 +275,20 @@ Status TcpTransport::MakeVDevice(const int* devs, int n, int* vdev) {
 Status TcpTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) {
   if (dev < 0 || dev >= device_count()) return InternalError("listen on unknown device " + std::to_string(dev));
   TcpConfig cfg = LoadTcpConfig();
-  const Interface& iface = ifaces_[dev];
-  SockAddr addr = iface.addr;
+  const sock::Interface& iface = ifaces_[dev];
+  sock::SockAddr addr = iface.addr;
   if (addr.sa.sa_family == AF_INET) addr.in4.sin_port = 0; else addr.in6.sin6_port = 0;
-  Result<int> fd = NewSocket(addr.sa.sa_family, "listen on " + iface.name);
+  Result<int> fd = sock::NewSocket(addr.sa.sa_family, "listen on " + iface.name);
   if (!fd.ok()) {
     NetCountersFor(iface.name, 0, true)->AddError(NetErrorKind::kResource);
     return fd.status();
   }
   SizeSocketBuffers(*fd, cfg);
-  socklen_t len = SockAddrLen(addr);
+  socklen_t len = sock::SockAddrLen(addr);
   if (bind(*fd, &addr.sa, len) != 0 || listen(*fd, 16384) != 0 || getsockname(*fd, &addr.sa, &len) != 0) {
     int err = errno;
     close(*fd);
-    return SystemError("listen on " + iface.name + " (" + SockAddrToString(addr) + ") failed: " + strerror(err));
+    return SystemError("listen on " + iface.name + " (" + sock::SockAddrToString(addr) + ") failed: " + strerror(err));
   }
   TcpHandlePayload payload{};
   payload.addr = addr;
@@ -304,7 +297,7 @@ Status TcpTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm**
   payload.wire_version = kWireVersion;
   payload.identity = LocalWireIdentity();
   EncodeTcpHandle(handle, payload);
-  *listen_comm = new TcpListenComm(*fd, cfg.nsocks, payload.listener_id, SockAddrToString(addr), cfg, ctx,
+  *listen_comm = new TcpListenComm(*fd, cfg.nsocks, payload.listener_id, sock::SockAddrToString(addr), cfg, ctx,
                                    iface.name);
   return Status::Ok();
 }
@@ -321,7 +314,7 @@ Status TcpTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** 
       [&]() -> Result<std::unique_ptr<PendingConnect>> {
         return std::unique_ptr<PendingConnect>(new Connector(payload, LoadTcpConfig(), ctx, nic));
       },
-      send_comm, "peer " + SockAddrToString(payload.addr));
+      send_comm, "peer " + sock::SockAddrToString(payload.addr));
 }
 
 }  // namespace ncclscope::net::tcp

@@ -7,10 +7,9 @@
 
 #include <vector>
 
+#include "net/tcp/tcp_config.h"
+#include "net/transport.h"
 #include "socket/interfaces.h"
-#include "socket/socket_util.h"
-#include "net/transport.h"
-#include "net/transport.h"
 
 namespace ncclscope::net::tcp {
 
@@ -26,12 +25,12 @@ class TcpTransport final : public Transport {
   // across interfaces); its speed is that member's. Kept across Open() (NCCL makes vNICs once).
   Status MakeVDevice(const int* devs, int n, int* vdev) override;
 
-  const std::vector<Interface>& interfaces() const { return ifaces_; }
+  const std::vector<sock::Interface>& interfaces() const { return ifaces_; }
 
  private:
   void AppendFused(const std::vector<int>& members);
 
-  std::vector<Interface> ifaces_;  // one per device; a fused device's is its first member's
+  std::vector<sock::Interface> ifaces_;  // one per device; a fused device's is its first member's
   std::vector<NetProperties> props_;
   std::vector<std::vector<int>> fused_;  // members of each fused device, in creation order
 };

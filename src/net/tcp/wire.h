@@ -9,7 +9,7 @@
 
 #include "net/net_types.h"
 #include "net/peer_identity.h"
-#include "socket/interfaces.h"
+#include "socket/sock_addr.h"
 
 namespace ncclscope::net::tcp {
 
@@ -19,13 +19,13 @@ inline constexpr uint16_t kWireVersion = 2;  // 2: the processes' identities in 
 
 // Handle payload after HandleHeader (112 bytes available).
 struct TcpHandlePayload {
-  SockAddr addr;          // the listener (28 bytes, IPv4 or IPv6)
+  sock::SockAddr addr;    // the listener (28 bytes, IPv4 or IPv6)
   uint16_t nsocks;        // sockets per connection the listener expects
   uint16_t wire_version;  // the listener's kWireVersion (0 from builds before 2: `identity` is zeros)
   uint32_t listener_id;   // random, to detect a handle aimed at the wrong listener
   WireIdentity identity;  // the listener's process, so the sending side's errors name it
 };
-static_assert(sizeof(SockAddr) == 28 && sizeof(TcpHandlePayload) == 100);
+static_assert(sizeof(sock::SockAddr) == 28 && sizeof(TcpHandlePayload) == 100);
 static_assert(sizeof(TcpHandlePayload) <= kHandlePayloadBytes);
 
 // First bytes on every data socket, connector -> listener.

@@ -1,7 +1,6 @@
 #include "net/verbs/connect.h"
 
 #include <arpa/inet.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,43 +16,27 @@
 #include "common/log.h"
 #include "common/random.h"
 #include "net/handle.h"
-#include "socket/interfaces.h"
-#include "socket/socket_util.h"
 #include "net/verbs/fused_comm.h"
 #include "net/verbs/gid_select.h"
 #include "net/verbs/handshake.h"
 #include "net/verbs/recv_comm.h"
 #include "net/verbs/send_comm.h"
 #include "net/verbs/subnet_route.h"
+#include "socket/interfaces.h"
+#include "socket/socket_io.h"
+#include "socket/socket_util.h"
 
 namespace ncclscope::net::verbs {
 namespace {
 
-using tcp::SockAddr;
-using tcp::SockAddrToString;
+using sock::SockAddr;
+using sock::SockAddrToString;
 
-// Move up to `n - *done` bytes without blocking; false on EOF (ECONNRESET) or a hard error (errno in *err).
-bool SendSome(int fd, const void* p, size_t n, size_t* done, int* err) {
-  ssize_t k = send(fd, static_cast<const char*>(p) + *done, n - *done, MSG_NOSIGNAL | MSG_DONTWAIT);
-  if (k > 0) *done += static_cast<size_t>(k);
-  if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-    *err = errno;
-    return false;
-  }
-  return true;
-}
-bool RecvSome(int fd, void* p, size_t n, size_t* done, int* err) {
-  ssize_t k = recv(fd, static_cast<char*>(p) + *done, n - *done, MSG_DONTWAIT);
-  if (k > 0) *done += static_cast<size_t>(k);
-  if (k == 0) {
-    *err = ECONNRESET;
-    return false;
-  }
-  if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-    *err = errno;
-    return false;
-  }
-  return true;
+// False when a partial send/receive found the peer gone (EOF counts as ECONNRESET) or the socket failed
+// (errno in *err); true while the handshake can go on.
+bool Alive(sock::Io io, int* err) {
+  if (io == sock::Io::kEof) *err = ECONNRESET;
+  return io != sock::Io::kEof && io != sock::Io::kError;
 }
 
 // The IPv4 address to listen on: the one inside a RoCE GID, else the first non-loopback interface's.
@@ -64,7 +47,7 @@ Result<SockAddr> ListenAddress(const VerbsNetDevice& dev) {
     memcpy(&a.in4.sin_addr, dev.gid.raw.data() + 12, 4);
     return a;
   }
-  for (const tcp::Interface& i : tcp::DiscoverInterfaces("")) {
+  for (const sock::Interface& i : sock::DiscoverInterfaces("")) {
     if (!i.loopback) return i.addr;
   }
   return SystemError("no IPv4 address for the handshake of " + dev.device_name +
@@ -128,13 +111,14 @@ class VerbsListenComm final : public ListenComm {
     *recv_comm = nullptr;
     for (;;) {
       SockAddr peer{};
-      socklen_t len = sizeof(peer);
-      int fd = accept4(fd_, &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-        return SystemError("accept on " + addr_ + " failed: " + strerror(errno));
+      int fd = -1, err = 0;
+      const sock::AcceptResult r = sock::Accept(fd_, &fd, &peer, &err);
+      if (r == sock::AcceptResult::kEmpty) break;
+      if (r == sock::AcceptResult::kOutOfFds) {  // the connection stays queued for a later accept
+        return SystemError("accept on " + addr_ + ": out of file descriptors (" + strerror(err) +
+                           "); raise `ulimit -n`");
       }
+      if (r == sock::AcceptResult::kFailed) return SystemError("accept on " + addr_ + " failed: " + strerror(err));
       pending_.emplace_back();
       pending_.back().fd = fd;
       pending_.back().peer = SockAddrToString(peer);
@@ -179,7 +163,7 @@ class VerbsListenComm final : public ListenComm {
 
   Status Step(Pending& p, int* err) {
     if (p.stage == 0) {
-      if (!RecvSome(p.fd, &p.in, sizeof(p.in), &p.moved, err)) return Status::Ok();
+      if (!Alive(sock::RecvSome(p.fd, &p.in, sizeof(p.in), &p.moved, err), err)) return Status::Ok();
       if (!ConnInfoReadyToJudge(p.in, p.moved)) return Status::Ok();
       NCCLSCOPE_RETURN_IF_ERROR(CheckConnInfo(p.in, id_, "peer " + p.peer));
       NCCLSCOPE_RETURN_IF_ERROR(CheckFuseMember(p.in, "peer " + p.peer));
@@ -203,11 +187,12 @@ class VerbsListenComm final : public ListenComm {
       p.moved = 0;
     }
     if (p.stage == 1) {
-      if (!SendSome(p.fd, &p.out, sizeof(p.out), &p.moved, err) || p.moved < sizeof(p.out)) return Status::Ok();
+      const sock::Io io = sock::SendSome(p.fd, &p.out, sizeof(p.out), &p.moved, err);
+      if (!Alive(io, err) || p.moved < sizeof(p.out)) return Status::Ok();
       p.stage = 2;
       p.moved = 0;
     }
-    if (!RecvSome(p.fd, &p.ready, 1, &p.moved, err) || p.moved < 1) return Status::Ok();
+    if (!Alive(sock::RecvSome(p.fd, &p.ready, 1, &p.moved, err), err) || p.moved < 1) return Status::Ok();
     p.done = true;
     return Status::Ok();
   }
@@ -263,19 +248,17 @@ class Connector final : public PendingConnect {
   Status Progress(SendComm** comm) override {
     int err = 0;
     if (stage_ == 0) {
-      Result<int> fd = tcp::NewSocket(h_.addr.sa.sa_family, "connect to peer " + peer_);
+      Result<int> fd = sock::NewSocket(h_.addr.sa.sa_family, "connect to peer " + peer_);
       if (!fd.ok()) return fd.status();
       fd_ = *fd;
-      if (connect(fd_, &h_.addr.sa, tcp::SockAddrLen(h_.addr)) != 0 && errno != EINPROGRESS) {
+      if (connect(fd_, &h_.addr.sa, sock::SockAddrLen(h_.addr)) != 0 && errno != EINPROGRESS) {
         return ConnectError(errno);
       }
       stage_ = 1;
     }
     if (stage_ == 1) {
-      pollfd p{fd_, POLLOUT, 0};
-      if (poll(&p, 1, 0) <= 0) return Status::Ok();
-      socklen_t len = sizeof(err);
-      getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
+      err = sock::ConnectResult(fd_);
+      if (err < 0) return Status::Ok();
       if (err != 0) return ConnectError(err);
       comm_ = std::make_unique<VerbsSendComm>(dev_, cfg_, ctx_, peer_);
       NCCLSCOPE_RETURN_IF_ERROR(comm_->Create(VerbsSendComm::kCtrlBytes));
@@ -287,13 +270,13 @@ class Connector final : public PendingConnect {
       stage_ = 2;
     }
     if (stage_ == 2) {
-      if (!SendSome(fd_, &out_, sizeof(out_), &moved_, &err)) return ConnectError(err);
+      if (!Alive(sock::SendSome(fd_, &out_, sizeof(out_), &moved_, &err), &err)) return ConnectError(err);
       if (moved_ < sizeof(out_)) return Status::Ok();
       stage_ = 3;
       moved_ = 0;
     }
     if (stage_ == 3) {
-      if (!RecvSome(fd_, &in_, sizeof(in_), &moved_, &err)) return ConnectError(err);
+      if (!Alive(sock::RecvSome(fd_, &in_, sizeof(in_), &moved_, &err), &err)) return ConnectError(err);
       if (moved_ < sizeof(in_)) return Status::Ok();
       NCCLSCOPE_RETURN_IF_ERROR(CheckConnInfo(in_, h_.listener_id, "peer " + peer_));
       NCCLSCOPE_RETURN_IF_ERROR(comm_->ConnectQps(in_));
@@ -301,7 +284,7 @@ class Connector final : public PendingConnect {
       moved_ = 0;
     }
     char ready = 1;
-    if (!SendSome(fd_, &ready, 1, &moved_, &err)) return ConnectError(err);
+    if (!Alive(sock::SendSome(fd_, &ready, 1, &moved_, &err), &err)) return ConnectError(err);
     if (moved_ < 1) return Status::Ok();
     comm_->AdoptSocket(fd_);
     fd_ = -1;
@@ -386,9 +369,9 @@ Status VerbsListen(const std::vector<VerbsNetDevice>& ports, const std::vector<i
       if (p.link_layer == LinkLayer::kEthernet && a != 0 && !seen && nalt < kHandleAltAddrs) payload.alt_addrs[nalt++] = a;
     }
   }
-  Result<int> fd = tcp::NewSocket(addr->sa.sa_family, "listen on " + info.device_name);
+  Result<int> fd = sock::NewSocket(addr->sa.sa_family, "listen on " + info.device_name);
   if (!fd.ok()) return fd.status();
-  socklen_t len = tcp::SockAddrLen(bind_addr);
+  socklen_t len = sock::SockAddrLen(bind_addr);
   if (bind(*fd, &bind_addr.sa, len) != 0 || listen(*fd, 16384) != 0 || getsockname(*fd, &bind_addr.sa, &len) != 0) {
     int err = errno;
     close(*fd);

@@ -3,12 +3,10 @@
 #include <sys/socket.h>
 
 #include "net/handle.h"
-#include "socket/interfaces.h"
+#include "socket/sock_addr.h"
 
 namespace ncclscope::net::verbs {
 namespace {
-
-bool IsInet(const tcp::SockAddr& a) { return a.sa.sa_family == AF_INET || a.sa.sa_family == AF_INET6; }
 
 // An MTU outside the enum would reach ibv_modify_qp as an invalid ibv_mtu (undefined behaviour to cast).
 bool ValidMtu(uint32_t mtu) { return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096; }
@@ -20,7 +18,7 @@ void EncodeVerbsHandle(void* handle, const VerbsHandlePayload& payload) {
 }
 
 std::string HandlePeer(const VerbsHandlePayload& payload) {
-  return IsInet(payload.addr) ? "peer " + tcp::SockAddrToString(payload.addr) : "an unknown peer";
+  return sock::IsInet(payload.addr) ? "peer " + sock::SockAddrToString(payload.addr) : "an unknown peer";
 }
 
 Result<VerbsHandlePayload> DecodeVerbsHandle(const void* handle) {
@@ -29,7 +27,7 @@ Result<VerbsHandlePayload> DecodeVerbsHandle(const void* handle) {
   ReadHandle(handle, &hh, &payload, sizeof(payload));
   const std::string from = HandlePeer(payload);
   NCCLSCOPE_RETURN_IF_ERROR(CheckHandleHeader(hh, kVerbsHandle, from));
-  if (!IsInet(payload.addr)) {
+  if (!sock::IsInet(payload.addr)) {
     return SystemError("malformed verbs connect handle from " + from + " (address family " +
                        std::to_string(payload.addr.sa.sa_family) + ")");
   }

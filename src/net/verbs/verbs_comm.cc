@@ -1,7 +1,6 @@
 #include "net/verbs/verbs_comm.h"
 
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include "common/params.h"
 #include "net/verbs/gid_select.h"
 #include "net/verbs/qp_setup.h"
+#include "socket/socket_util.h"
 
 namespace ncclscope::net::verbs {
 
@@ -138,13 +138,8 @@ void VerbsComm::AdoptSocket(int fd) {
   const int t = cfg_.liveness_timeout_s;
   if (t <= 0) return;
   // First probe after a third of the timeout of silence, then 4 more a sixth apart: gone after about t.
-  const int one = 1, idle = std::max(1, t / 3), interval = std::max(1, t / 6), count = 4;
-  const unsigned user_timeout_ms = static_cast<unsigned>(t) * 1000;  // unacknowledged data (the handshake's)
-  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
-  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
+  sock::SetKeepalive(fd, std::max(1, t / 3), std::max(1, t / 6), 4);
+  sock::SetUserTimeout(fd, static_cast<unsigned>(t) * 1000);  // unacknowledged data (the handshake's)
 }
 
 Status VerbsComm::Fail(const std::string& what, NetErrorKind kind) {

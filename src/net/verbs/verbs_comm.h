@@ -30,8 +30,8 @@
 #include "net/comm_accounting.h"
 #include "net/net_types.h"
 #include "net/peer_identity.h"
-#include "socket/interfaces.h"
 #include "net/verbs/verbs_device.h"
+#include "socket/sock_addr.h"
 
 namespace ncclscope::net::verbs {
 
@@ -63,7 +63,7 @@ struct VerbsConfig {
 
 inline constexpr int kHandleAltAddrs = 3;
 struct VerbsHandlePayload {
-  tcp::SockAddr addr;  // the listener's socket, on its port's own address
+  sock::SockAddr addr;  // the listener's socket, on its port's own address
   uint32_t listener_id;
   uint8_t gid[16];     // the listening port's RoCE GID (zero on IB): subnet_route.h
   // With subnet-aware routing: the IPv4 addresses of the listener host's other RoCE ports (network order,
