@@ -48,6 +48,7 @@ void FlushAtExit() {
 }  // namespace
 
 void Line::Key(const char* key) {
+  r_->mu_.AssertHeld();
   std::string& b = r_->buf_;
   if (!first_) b.push_back(',');
   first_ = false;
@@ -56,6 +57,7 @@ void Line::Key(const char* key) {
 }
 
 Line& Line::Str(const char* key, const char* value) {
+  r_->mu_.AssertHeld();
   Key(key);
   if (value == nullptr) {
     r_->buf_.append("null");
@@ -66,12 +68,14 @@ Line& Line::Str(const char* key, const char* value) {
 }
 
 Line& Line::Int(const char* key, int64_t value) {
+  r_->mu_.AssertHeld();
   Key(key);
   r_->buf_.append(std::to_string(value));
   return *this;
 }
 
 Line& Line::Uint(const char* key, uint64_t value) {
+  r_->mu_.AssertHeld();
   Key(key);
   r_->buf_.append(std::to_string(value));
   return *this;
@@ -84,18 +88,21 @@ Line& Line::Hex(const char* key, uint64_t value) {
 }
 
 Line& Line::Bool(const char* key, bool value) {
+  r_->mu_.AssertHeld();
   Key(key);
   r_->buf_.append(value ? "true" : "false");
   return *this;
 }
 
 Line& Line::Null(const char* key) {
+  r_->mu_.AssertHeld();
   Key(key);
   r_->buf_.append("null");
   return *this;
 }
 
 Line& Line::NewId(const char* key, const void* p, char prefix) {
+  r_->mu_.AssertHeld();
   if (p == nullptr) return Null(key);
   uint64_t n = ++r_->next_id_;
   r_->ids_[reinterpret_cast<uintptr_t>(p)] = Recorder::Id{prefix, n};
@@ -105,11 +112,13 @@ Line& Line::NewId(const char* key, const void* p, char prefix) {
 }
 
 Line& Line::SameOrNewId(const char* key, const void* p, char prefix) {
+  r_->mu_.AssertHeld();
   if (p != nullptr && r_->ids_.contains(reinterpret_cast<uintptr_t>(p))) return Ref(key, p);
   return NewId(key, p, prefix);
 }
 
 Line& Line::Ref(const char* key, const void* p) {
+  r_->mu_.AssertHeld();
   if (p == nullptr) return Null(key);
   auto it = r_->ids_.find(reinterpret_cast<uintptr_t>(p));
   char text[32];
@@ -122,6 +131,7 @@ Line& Line::Ref(const char* key, const void* p) {
 }
 
 Line& Line::Open(const char* key) {
+  r_->mu_.AssertHeld();
   Key(key);
   r_->buf_.push_back('{');
   first_ = true;
@@ -129,6 +139,7 @@ Line& Line::Open(const char* key) {
 }
 
 Line& Line::Close() {
+  r_->mu_.AssertHeld();
   r_->buf_.push_back('}');
   first_ = false;
   return *this;
@@ -217,12 +228,12 @@ void Recorder::FlushLocked() {
 }
 
 void Recorder::Tally(const void* key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   ++tallies_[reinterpret_cast<uintptr_t>(key)];
 }
 
 uint64_t Recorder::Take(const void* key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   auto it = tallies_.find(reinterpret_cast<uintptr_t>(key));
   if (it == tallies_.end()) return 0;
   uint64_t n = it->second;
@@ -231,7 +242,7 @@ uint64_t Recorder::Take(const void* key) {
 }
 
 bool Recorder::Repeat(const void* key, uint64_t signature) {
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   auto [it, added] = last_signature_.try_emplace(reinterpret_cast<uintptr_t>(key), signature);
   if (!added && it->second == signature) {
     ++tallies_[reinterpret_cast<uintptr_t>(key)];
@@ -242,7 +253,7 @@ bool Recorder::Repeat(const void* key, uint64_t signature) {
 }
 
 void Recorder::Forget(const void* key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   last_signature_.erase(reinterpret_cast<uintptr_t>(key));
 }
 
@@ -252,7 +263,7 @@ constexpr size_t kTokenRegionBytes = size_t{1} << 32;  // 256 M tokens of 16 byt
 
 void* Recorder::Wrap(void* handle) {
   if (handle == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   if (token_base_ == 0) {
     void* region = mmap(nullptr, kTokenRegionBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (region == MAP_FAILED) return handle;  // no tokens: record our handles as they are
@@ -264,13 +275,13 @@ void* Recorder::Wrap(void* handle) {
 }
 
 void* Recorder::Unwrap(const void* token) {
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   auto it = tokens_.find(reinterpret_cast<uintptr_t>(token));
   return it != tokens_.end() ? it->second : const_cast<void*>(token);
 }
 
 void Recorder::Flush() {
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   FlushLocked();
 }
 

@@ -8,16 +8,19 @@
 #define NCCLSCOPE_COMMON_CALL_RECORDER_H_
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "common/tsan_lock.h"
 
 namespace ncclscope::record {
 
 class Recorder;
 
-// The fields of one line, appended in call order.
+// The fields of one line, appended in call order. A Line only lives inside Recorder::Write(), under the
+// recorder's lock; its methods assert that, which is also what tells the thread-safety analysis.
 class Line {
  public:
   Line& Str(const char* key, const char* value);  // nullptr → null
@@ -55,7 +58,7 @@ class Recorder {
   // Writes one line {"i":…, "t":…, "tid":…, "call":call, <fill's fields>}.
   template <class Fill>
   void Write(const char* call, Fill&& fill) {
-    std::lock_guard<std::mutex> lock(mu_);
+    AnnotatedLock lock(&mu_);
     Line line = BeginLocked(call);
     fill(line);
     EndLocked();
@@ -82,30 +85,31 @@ class Recorder {
   friend class Line;
   static Recorder* Create();
   Recorder(int fd, std::string path);
-  Line BeginLocked(const char* call);
-  void EndLocked();
-  void FlushLocked();
-  int ThreadIdLocked();
+  Line BeginLocked(const char* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EndLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int ThreadIdLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  std::mutex mu_;
-  int fd_;
-  std::string path_;
-  std::string buf_;
-  uint64_t next_line_ = 0;
-  uint64_t next_id_ = 0;
-  uint64_t t0_ns_ = 0;
-  bool write_failed_ = false;  // warned once
+  absl::Mutex mu_;
+  // Set by the constructor, read-only after.
+  const int fd_;
+  const std::string path_;
+  const uint64_t t0_ns_ = 0;
+  std::string buf_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_line_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
+  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;  // warned once
   struct Id {
     char prefix;
     uint64_t number;
   };
-  absl::flat_hash_map<uintptr_t, Id> ids_;  // pointer → its latest id
-  absl::flat_hash_map<int, int> threads_;         // kernel tid → small id
-  absl::flat_hash_map<uintptr_t, uint64_t> tallies_;
-  absl::flat_hash_map<uintptr_t, uint64_t> last_signature_;
-  absl::flat_hash_map<uintptr_t, void*> tokens_;  // token → our handle
-  uintptr_t token_base_ = 0;
-  uint64_t next_token_ = 0;
+  absl::flat_hash_map<uintptr_t, Id> ids_ ABSL_GUARDED_BY(mu_);  // pointer → its latest id
+  absl::flat_hash_map<int, int> threads_ ABSL_GUARDED_BY(mu_);   // kernel tid → small id
+  absl::flat_hash_map<uintptr_t, uint64_t> tallies_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uintptr_t, uint64_t> last_signature_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uintptr_t, void*> tokens_ ABSL_GUARDED_BY(mu_);  // token → our handle
+  uintptr_t token_base_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ncclscope::record

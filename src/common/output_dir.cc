@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/params.h"
 #include "common/random.h"
+#include "common/tsan_lock.h"
 
 namespace ncclscope {
 namespace {
@@ -79,8 +80,8 @@ std::string ReadSmallFile(int fd) {
 
 // Every folder this process writes to; leaked (-z nodelete, and used by the exit hook below).
 struct Registry {
-  std::mutex mu;
-  std::map<std::string, std::unique_ptr<OutputDir>> dirs;
+  absl::Mutex mu;
+  std::map<std::string, std::unique_ptr<OutputDir>> dirs ABSL_GUARDED_BY(mu);
 };
 Registry& Dirs() {
   static auto* registry = new Registry();
@@ -99,8 +100,8 @@ int64_t NowNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-std::mutex g_failed_mu;
-std::set<std::string>& FailedFiles() {
+ABSL_CONST_INIT absl::Mutex g_failed_mu(absl::kConstInit);
+std::set<std::string>& FailedFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(g_failed_mu) {
   static auto* files = new std::set<std::string>();  // -z nodelete: lives for the process
   return *files;
 }
@@ -110,7 +111,7 @@ std::set<std::string>& FailedFiles() {
 Status ReportWriteFailure(const std::string& file, const Status& status, unsigned long log_flags) {
   bool first;
   {
-    std::lock_guard<std::mutex> lock(g_failed_mu);
+    AnnotatedLock lock(&g_failed_mu);
     first = FailedFiles().insert(file).second;
   }
   if (first) {
@@ -121,7 +122,7 @@ Status ReportWriteFailure(const std::string& file, const Status& status, unsigne
 }
 
 void ReportWriteOk(const std::string& file) {
-  std::lock_guard<std::mutex> lock(g_failed_mu);
+  AnnotatedLock lock(&g_failed_mu);
   if (FailedFiles().erase(file) > 0) NCCLSCOPE_INFO(subsys::kAll, "%s is written again", file.c_str());
 }
 
@@ -143,7 +144,7 @@ Result<OutputDir*> OutputDir::Get(const std::string& dir) {
   Registry& reg = Dirs();
   OutputDir* d;
   {
-    std::lock_guard<std::mutex> lock(reg.mu);
+    AnnotatedLock lock(&reg.mu);
     auto& slot = reg.dirs[dir];
     if (!slot) {
       slot.reset(new OutputDir(dir, HostName() + "-" + std::to_string(getpid()) + "-" + RandomHex().substr(0, 8)));
@@ -156,7 +157,7 @@ Result<OutputDir*> OutputDir::Get(const std::string& dir) {
 }
 
 Status OutputDir::EnsureOpen() {
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   return ReadyLocked();
 }
 
@@ -234,7 +235,7 @@ void OutputDir::SweepLocked() {
 }
 
 void OutputDir::Maintain() {
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   // Only a folder that is open and still there: a pass never re-creates one removed meanwhile (the next
   // write does, as before).
   struct stat st;
@@ -249,7 +250,7 @@ void OutputDir::TouchLocked() {
 
 std::vector<OutputDir*> OutputDir::All() {
   Registry& reg = Dirs();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  AnnotatedLock lock(&reg.mu);
   std::vector<OutputDir*> out;
   for (auto& [path, dir] : reg.dirs) out.push_back(dir.get());
   return out;
@@ -262,8 +263,11 @@ void OutputDir::MaintainAll() {
 void OutputDir::TouchAll() {
   for (OutputDir* d : All()) {
     // At exit other threads may still run: never wait on one (a writer holding the lock touches it itself).
-    std::unique_lock<std::mutex> lock(d->mu_, std::try_to_lock);
-    if (lock.owns_lock()) d->TouchLocked();
+    if (!d->mu_.TryLock()) continue;
+    NCCLSCOPE_TSAN_ACQUIRE(&d->mu_);
+    d->TouchLocked();
+    NCCLSCOPE_TSAN_RELEASE(&d->mu_);
+    d->mu_.Unlock();
   }
 }
 
@@ -373,7 +377,7 @@ Status SweepStaleOutputs(const std::string& dir, int64_t grace_s, std::vector<st
 }
 
 Status OutputDir::WriteAtomically(const std::string& name, std::string_view text) {
-  std::lock_guard<std::mutex> lock(mu_);  // one writer per folder at a time: writes are rare and short
+  AnnotatedLock lock(&mu_);  // one writer per folder at a time: writes are rare and short
   Status ready = ReadyLocked();
   if (!ready.ok()) return ReportWriteFailure(path_ + "/" + name, ready, subsys::kAll);
   return WriteIntoLocked(dir_fd_, path_ + "/" + name, name, text);
@@ -384,7 +388,7 @@ Status OutputDir::WriteAtomicallyIn(const std::string& subdir, const std::string
   if (subdir.empty() || subdir == "." || subdir == ".." || subdir.find('/') != std::string::npos) {
     return ReportWriteFailure(file, InvalidArgument("not one folder name: '" + subdir + "'"), subsys::kAll);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   Status ready = ReadyLocked();
   if (!ready.ok()) return ReportWriteFailure(file, ready, subsys::kAll);
   if (mkdirat(dir_fd_, subdir.c_str(), 0777) != 0 && errno != EEXIST) {
@@ -428,7 +432,7 @@ Status OutputDir::WriteIntoLocked(int target_fd, const std::string& file, const 
 }
 
 Result<int> OutputDir::CreateExclusive(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   NCCLSCOPE_RETURN_IF_ERROR(ReadyLocked());
   int fd = openat(dir_fd_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0666);
   if (fd < 0) return SystemError(Errno("cannot create " + path_ + "/" + name, errno));
@@ -447,7 +451,7 @@ std::string OutputDir::OwnedName(std::string_view extension) {
                    static_cast<int>(extension.size()), extension.data());
     return "ncclscope-" + tag_ + std::string(extension);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  AnnotatedLock lock(&mu_);
   if (owned_.find(name + "\n") == std::string::npos) {
     owned_ += name + "\n";
     if (lock_fd_ >= 0) (void)!pwrite(lock_fd_, owned_.data(), owned_.size(), 0);

@@ -22,11 +22,12 @@
 #define NCCLSCOPE_COMMON_OUTPUT_DIR_H_
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/status.h"
 
 namespace ncclscope {
@@ -64,21 +65,23 @@ class OutputDir {
 
  private:
   OutputDir(std::string path, std::string tag) : path_(std::move(path)), tag_(std::move(tag)) {}
-  Status OpenLocked();  // (re)opens the folder and the work folder, takes the lock, sweeps leftovers
+  // (re)opens the folder and the work folder, takes the lock, sweeps leftovers
+  Status OpenLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Status EnsureOpen();
-  Status ReadyLocked();
-  void CloseLocked();  // opens the folder unless it is open and still exists
-  void SweepLocked();
-  void TouchLocked();
-  Status WriteIntoLocked(int target_fd, const std::string& file, const std::string& name, std::string_view text);
+  Status ReadyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CloseLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // opens the folder unless it is open and still exists
+  void SweepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void TouchLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Status WriteIntoLocked(int target_fd, const std::string& file, const std::string& name, std::string_view text)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  std::mutex mu_;
+  absl::Mutex mu_;
   const std::string path_;
   const std::string tag_;
-  int dir_fd_ = -1;
-  int work_fd_ = -1;
-  int lock_fd_ = -1;
-  std::string owned_;  // the lock file's content: one owned name per line
+  int dir_fd_ ABSL_GUARDED_BY(mu_) = -1;
+  int work_fd_ ABSL_GUARDED_BY(mu_) = -1;
+  int lock_fd_ ABSL_GUARDED_BY(mu_) = -1;
+  std::string owned_ ABSL_GUARDED_BY(mu_);  // the lock file's content: one owned name per line
 };
 
 // "ncclscope-<tag><extension>", the name of an output owned by the owner `tag` (OutputDir::OwnedName writes

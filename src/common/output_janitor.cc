@@ -5,13 +5,14 @@
 #include "common/output_janitor.h"
 
 #include <algorithm>
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/output_dir.h"
 #include "common/params.h"
+#include "common/tsan_lock.h"
 
 namespace ncclscope {
 namespace {
@@ -22,36 +23,36 @@ class OutputJanitor final : public Service {
 
   void Start() override {
     const int64_t grace = Params().Int(ParamId::kOutputGraceS);
-    const auto period = std::chrono::seconds(std::clamp<int64_t>(grace / 2, 1, 10));
+    const absl::Duration period = absl::Seconds(std::clamp<int64_t>(grace / 2, 1, 10));
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      AnnotatedLock lock(&mu_);
       stop_ = false;
     }
     thread_ = std::thread([this, period] {
-      std::unique_lock<std::mutex> lock(mu_);
-      while (!cv_.wait_for(lock, period, [this] { return stop_; })) {
-        lock.unlock();
-        OutputDir::MaintainAll();
-        lock.lock();
-      }
+      while (!WaitForStop(period)) OutputDir::MaintainAll();
     });
   }
 
   void Stop() override {
     if (!thread_.joinable()) return;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      AnnotatedLock lock(&mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     thread_.join();
     OutputDir::MaintainAll();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  bool WaitForStop(absl::Duration timeout) {
+    AnnotatedLock lock(&mu_);
+    return AnnotatedWaitFor(&cv_, &mu_, &stop_, timeout);
+  }
+
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -5,10 +5,12 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
-#include <mutex>
 #include <sstream>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/log.h"
+#include "common/tsan_lock.h"
 
 namespace ncclscope {
 namespace {
@@ -158,10 +160,11 @@ ParamValues ParseParams(const std::function<const char*(const char*)>& getenv_fn
 
 namespace {
 std::atomic<const ParamValues*> g_params{nullptr};
-std::mutex g_params_mu;  // serialises reloads; old snapshots are kept so readers never dangle
-std::vector<const ParamValues*>* g_params_history = nullptr;
+// Serialises reloads; old snapshots are kept so readers never dangle.
+ABSL_CONST_INIT absl::Mutex g_params_mu(absl::kConstInit);
+std::vector<const ParamValues*>* g_params_history ABSL_GUARDED_BY(g_params_mu) = nullptr;
 
-const ParamValues* LoadParamsLocked() {
+const ParamValues* LoadParamsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(g_params_mu) {
   auto* fresh = new ParamValues(ParseParams([](const char* n) { return std::getenv(n); }));
   if (g_params_history == nullptr) g_params_history = new std::vector<const ParamValues*>();
   g_params_history->push_back(fresh);
@@ -172,13 +175,13 @@ const ParamValues* LoadParamsLocked() {
 
 const ParamValues& Params() {
   if (const ParamValues* p = g_params.load(std::memory_order_acquire)) return *p;
-  std::lock_guard<std::mutex> lock(g_params_mu);
+  AnnotatedLock lock(&g_params_mu);
   if (const ParamValues* p = g_params.load(std::memory_order_acquire)) return *p;
   return *LoadParamsLocked();
 }
 
 void ReloadParams() {
-  std::lock_guard<std::mutex> lock(g_params_mu);
+  AnnotatedLock lock(&g_params_mu);
   // Keep at most a handful of old snapshots: reloads happen once per init cycle, and references to
   // a snapshot are only held for the duration of a call.
   if (g_params_history != nullptr && g_params_history->size() > 8) {

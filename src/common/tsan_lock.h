@@ -4,7 +4,9 @@
 #ifndef NCCLSCOPE_COMMON_TSAN_LOCK_H_
 #define NCCLSCOPE_COMMON_TSAN_LOCK_H_
 
+#include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 
 #if defined(__SANITIZE_THREAD__)
 extern "C" void __tsan_acquire(void* addr);
@@ -34,6 +36,26 @@ class ABSL_SCOPED_LOCKABLE AnnotatedLock {
  private:
   absl::Mutex* const mu_;
 };
+
+// cv->WaitWithDeadline for a caller holding `mu` through an AnnotatedLock; true when the deadline passed.
+// The wait unlocks and relocks `mu` behind TSan's back: the release/acquire pair tells it so. (A
+// Mutex::Await condition would be read by other threads inside abseil, where TSan cannot see the lock.)
+inline bool AnnotatedWait(absl::CondVar* cv, absl::Mutex* mu, absl::Time deadline = absl::InfiniteFuture())
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  NCCLSCOPE_TSAN_RELEASE(mu);
+  const bool timed_out = cv->WaitWithDeadline(mu, deadline);
+  NCCLSCOPE_TSAN_ACQUIRE(mu);
+  return timed_out;
+}
+
+// Waits on `cv` until `*flag` is set or `timeout` has passed; returns *flag. As AnnotatedWait.
+inline bool AnnotatedWaitFor(absl::CondVar* cv, absl::Mutex* mu, const bool* flag, absl::Duration timeout)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!*flag && !AnnotatedWait(cv, mu, deadline)) {
+  }
+  return *flag;
+}
 
 }  // namespace ncclscope
 

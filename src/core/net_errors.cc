@@ -1,16 +1,18 @@
 #include "core/net_errors.h"
 
 #include <deque>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/tsan_lock.h"
 
 namespace ncclscope {
 namespace {
 
 struct NetErrorLog {
-  std::mutex mu;
-  std::deque<NetErrorRecord> records;
+  absl::Mutex mu;
+  std::deque<NetErrorRecord> records ABSL_GUARDED_BY(mu);
 };
 
 NetErrorLog& Log() {
@@ -23,20 +25,20 @@ NetErrorLog& Log() {
 void RecordNetError(NetErrorRecord record) {
   if (record.monotonic_ns == 0) record.monotonic_ns = MonotonicNs();
   NetErrorLog& log = Log();
-  std::lock_guard<std::mutex> lock(log.mu);
+  AnnotatedLock lock(&log.mu);
   if (log.records.size() == kMaxNetErrors) log.records.pop_front();
   log.records.push_back(std::move(record));
 }
 
 std::vector<NetErrorRecord> RecentNetErrors() {
   NetErrorLog& log = Log();
-  std::lock_guard<std::mutex> lock(log.mu);
+  AnnotatedLock lock(&log.mu);
   return {log.records.begin(), log.records.end()};
 }
 
 void ClearNetErrorsForTest() {
   NetErrorLog& log = Log();
-  std::lock_guard<std::mutex> lock(log.mu);
+  AnnotatedLock lock(&log.mu);
   log.records.clear();
 }
 

@@ -1,8 +1,8 @@
 // Per-NIC telemetry when NCCL's own IB transport carries the data: NCCL built with NET_PROFILER=1 raises one
 // NetPlugin event per QP per request (plugin id 0x10001, ncclProfilerNetIbDescr_v1_t), parented by the
-// ProxyStep of that request, started at post time and stopped at completion (nccl-abi.md §4). We count them
-// into the same NetCounters the net half fills, under nic="nccl-ib<N>", N being NCCL's IB device index
-// (qp.device). What is counted where:
+// ProxyStep of that request, started at post time and stopped at completion (docs/nccl-abi.md#net-callback).
+// We count them into the same NetCounters the net half fills, under nic="nccl-ib<N>", N being NCCL's IB device
+// index (qp.device). What is counted where:
 //  - the direction comes from the ProxyOp above the step (isSend): NCCL writes no opcode on receive events;
 //  - send bytes: qp.length of each QP event, at its stop; receive bytes: the ProxyStep's RecvFlushWait
 //    transSize, split over the step's receive QPs with the sender's rule (NCCL sends ceil(ceil(size/nqps)/128)*128

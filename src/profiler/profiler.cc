@@ -19,18 +19,6 @@
 namespace ncclscope::profiler {
 namespace {
 
-// The runtime serialises Acquire/Release with its own (uninstrumented) absl::Mutex; tell TSan.
-void RuntimeAcquire() {
-  NCCLSCOPE_TSAN_ACQUIRE(&Runtime::Instance());
-  Runtime::Instance().Acquire("profiler");
-  NCCLSCOPE_TSAN_RELEASE(&Runtime::Instance());
-}
-void RuntimeRelease() {
-  NCCLSCOPE_TSAN_ACQUIRE(&Runtime::Instance());
-  Runtime::Instance().Release("profiler");
-  NCCLSCOPE_TSAN_RELEASE(&Runtime::Instance());
-}
-
 // The context table: NCCL's `context` is &g_slots[i]. 4096 live communicators per process is far
 // beyond any real job; init fails cleanly (NCCL continues without us) when it is full.
 constexpr int kMaxContexts = 4096;
@@ -137,7 +125,7 @@ Status Init(const InitArgs& args, void** context) {
   if (context == nullptr) return InvalidArgument("profiler init: NULL context pointer");
   *context = nullptr;
   SetNcclLogger(args.logger);
-  RuntimeAcquire();
+  Runtime::Instance().Acquire("profiler");
   CommContext* ctx = nullptr;
   try {
     ProcessContext();
@@ -151,7 +139,7 @@ Status Init(const InitArgs& args, void** context) {
     info.abi = args.abi != nullptr ? args.abi : "neutral";
     ctx = new CommContext(info, CurrentConfig(), /*is_process=*/false);
   } catch (...) {
-    RuntimeRelease();
+    Runtime::Instance().Release("profiler");
     throw;
   }
   CtxSlot* slot = nullptr;
@@ -168,7 +156,7 @@ Status Init(const InitArgs& args, void** context) {
   }
   if (slot == nullptr) {
     delete ctx;
-    RuntimeRelease();
+    Runtime::Instance().Release("profiler");
     return SystemError("profiler init: more than 4096 live communicators");
   }
   CommRegistry::Instance().Add(ctx);
@@ -242,7 +230,7 @@ void Finalize(void* context) {
     }
     SweepRetired();
   }
-  RuntimeRelease();
+  Runtime::Instance().Release("profiler");
 }
 
 size_t ContextMemoryBytes(void* context) {

@@ -1,4 +1,4 @@
-// Unit tests of the sim's plugin loader: NCCL's name rules and symbol probe orders (nccl-abi.md §1.1-1.2), and
+// Unit tests of the sim's plugin loader: NCCL's name rules and symbol probe orders (docs/nccl-abi.md#loading), and
 // the clear errors the sim prints when a library or table is missing. Built from the sim's own sources.
 #include <gtest/gtest.h>
 

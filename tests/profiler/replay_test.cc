@@ -1,7 +1,7 @@
 // Replays NCCL-shaped event sequences through the BUILT library's exported ncclProfiler_v4/v5/v6/v7
 // tables (dlopen + dlsym, as NCCL does) and checks the communicator dump that finalize writes:
 // counts, bytes, last sequence numbers, GPU durations and bus bandwidth against hand-computed
-// nccl-tests figures, flight-recorder contents and drop counters, with every quirk of nccl-abi.md §7.
+// nccl-tests figures, flight-recorder contents and drop counters, with every quirk of docs/nccl-abi.md#pitfalls.
 #include <dlfcn.h>
 #include <unistd.h>
 

@@ -37,7 +37,7 @@ const char* FuncOption(Func f) {
   return kNames[static_cast<int>(f)];
 }
 
-// NCCL's net-plugin -> profiler callback (nccl-abi.md §4).
+// NCCL's net-plugin -> profiler callback (docs/nccl-abi.md#net-callback).
 extern "C" ncclscope_result_t SimProfilerCallback(void** eHandle, int type, void* pHandle, int64_t pluginId,
                                                   void* extData) {
   switch (type) {

@@ -2,7 +2,8 @@
 // rank and one recv comm from the previous rank per channel), a "service" thread that alone calls
 // listen/connect/accept/regMr/close (NCCL Service), a "proxy progress" thread that alone calls
 // isend/irecv/test (NCCL Progress), and the profiler events NCCL 2.28/2.30 emit for each operation, with
-// the activation mask snapshotted per operation (nccl-abi.md §2.6–2.8, §3.5).
+// the activation mask snapshotted per operation (docs/nccl-abi.md#profiler-events, #step-states,
+// #kernel-timer, #net-threads).
 // Thread-safety: Init/Run*/Destroy are called from one application thread at a time (NCCL's rule for one
 // communicator); different communicators may be driven from different threads concurrently.
 #ifndef NCCLSCOPE_TOOLS_SIM_COMMUNICATOR_H_

@@ -1,4 +1,4 @@
-// Loads NCCL net and profiler plugins exactly as NCCL 2.28 / 2.30 / 2.31 do (nccl-abi.md §1): the name rules
+// Loads NCCL net and profiler plugins exactly as NCCL 2.28 / 2.30 / 2.31 do (docs/nccl-abi.md#loading): the name rules
 // (NAME, libnccl-net-NAME.so, a path, lib*.so, none, STATIC_PLUGIN), the symbol probe order of the chosen
 // NCCL version, the profiler's fallback to the net library, per-communicator init (emulated once per load
 // for net v8–v10), reference counting, and dlclose after the last communicator.

@@ -1,6 +1,6 @@
 // Shared by the communicator's app-side and proxy-side event emission: which activation-mask bits make NCCL
-// emit each event type (a child type turns on its ancestors, nccl-abi.md §2.6), a zeroed NCCL descriptor, and
-// the "GPU" timer. Stateless; safe from any thread.
+// emit each event type (a child type turns on its ancestors, docs/nccl-abi.md#profiler-events), a zeroed NCCL
+// descriptor, and the "GPU" timer. Stateless; safe from any thread.
 #ifndef NCCLSCOPE_TOOLS_SIM_SIM_EVENTS_H_
 #define NCCLSCOPE_TOOLS_SIM_SIM_EVENTS_H_
 
@@ -15,7 +15,8 @@
 
 namespace ncclscope::sim {
 
-// Which mask bits make NCCL emit each event type (a child type turns on its ancestors), nccl-abi.md §2.6.
+// Which mask bits make NCCL emit each event type (a child type turns on its ancestors),
+// docs/nccl-abi.md#profiler-events.
 constexpr int kNetPlugin = NCCLSCOPE_PROFILE_NET_PLUGIN;
 constexpr int kStepTrig = NCCLSCOPE_PROFILE_PROXY_STEP | kNetPlugin;
 constexpr int kProxyOpTrig = NCCLSCOPE_PROFILE_PROXY_OP | kStepTrig;

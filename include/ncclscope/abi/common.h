@@ -1,6 +1,6 @@
 /* ncclscope's own declarations of the parts of NCCL's plugin ABI shared by the net and profiler halves:
  * result codes, the logger NCCL hands to init, its subsystem flags, and the net-to-profiler callback.
- * Written from shared/reference/nccl-abi.md §4-§5 with our names; every layout is checked in
+ * Facts in docs/nccl-abi.md#net-callback and #results-and-logging; our names; every layout is checked in
  * layout_asserts.h. Plain C so that C plugins and tools can include it too. */
 #ifndef NCCLSCOPE_ABI_COMMON_H_
 #define NCCLSCOPE_ABI_COMMON_H_

@@ -1,5 +1,5 @@
-/* Every offset and size of our ABI headers, checked against the tables of
- * shared/reference/nccl-abi.md (x86-64 LP64). Included by every ABI adapter and by a C translation
+/* Every offset and size of our ABI headers, checked for x86-64 LP64
+ * (docs/nccl-abi.md#layouts). Included by every ABI adapter and by a C translation
  * unit, so a layout slip fails the build in both languages. */
 #ifndef NCCLSCOPE_ABI_LAYOUT_ASSERTS_H_
 #define NCCLSCOPE_ABI_LAYOUT_ASSERTS_H_

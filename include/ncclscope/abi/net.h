@@ -1,5 +1,5 @@
 /* ncclscope's own declarations of NCCL's net-plugin tables v8-v12 (ncclNet_vN_t) and their
- * properties, handles and attributes, written from shared/reference/nccl-abi.md §3 with our names.
+ * properties, handles and attributes, with our names (docs/nccl-abi.md#net-table).
  * Offsets and sizes are checked in layout_asserts.h. Only src/net/abi and tools/sim see these. */
 #ifndef NCCLSCOPE_ABI_NET_H_
 #define NCCLSCOPE_ABI_NET_H_

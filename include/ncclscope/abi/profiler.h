@@ -1,6 +1,6 @@
 /* ncclscope's own declarations of NCCL's profiler-plugin tables v4-v7 (ncclProfiler_vN_t), their event
- * descriptors, state enum and state arguments, written from shared/reference/nccl-abi.md §2 with our
- * names. Offsets and sizes are checked in layout_asserts.h. Only src/profiler/abi and tools/sim see these. */
+ * descriptors, state enum and state arguments, with our names (docs/nccl-abi.md#profiler-table).
+ * Offsets and sizes are checked in layout_asserts.h. Only src/profiler/abi and tools/sim see these. */
 #ifndef NCCLSCOPE_ABI_PROFILER_H_
 #define NCCLSCOPE_ABI_PROFILER_H_
 

@@ -6,11 +6,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
+#include <mutex>  // std::call_once
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/log.h"
+#include "common/tsan_lock.h"
 #include "exporters/http/tls.h"
 
 namespace ncclscope {
@@ -143,14 +146,14 @@ struct BasicAuth::Shared {
   std::string fake_hash;
   int efd = -1;
 
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Task> queue;                       // guarded by mu
-  std::vector<std::pair<uint64_t, bool>> done;  // guarded by mu
-  bool stop = false;                            // guarded by mu
-  bool exited = false;                          // guarded by mu
-  uint64_t hashes = 0;                          // guarded by mu
-  double hash_ms = 0;  // guarded by mu: recent time of one hash (moving average), 0 before the first
+  absl::Mutex mu;
+  absl::CondVar cv;
+  std::deque<Task> queue ABSL_GUARDED_BY(mu);
+  std::vector<std::pair<uint64_t, bool>> done ABSL_GUARDED_BY(mu);
+  bool stop ABSL_GUARDED_BY(mu) = false;
+  bool exited ABSL_GUARDED_BY(mu) = false;
+  uint64_t hashes ABSL_GUARDED_BY(mu) = 0;
+  double hash_ms ABSL_GUARDED_BY(mu) = 0;  // recent time of one hash (moving average), 0 before the first
 };
 
 namespace {
@@ -228,12 +231,14 @@ Result<std::unique_ptr<BasicAuth>> BasicAuth::Create(const std::map<std::string,
 }
 
 BasicAuth::~BasicAuth() {
-  std::unique_lock<std::mutex> lock(shared_->mu);
-  shared_->stop = true;
-  shared_->cv.notify_all();
-  // A hash in progress may finish (at most one); past stop_wait the thread is left to finish it alone.
-  const bool exited = shared_->cv.wait_for(lock, options_.stop_wait, [this] { return shared_->exited; });
-  lock.unlock();
+  bool exited;
+  {
+    AnnotatedLock lock(&shared_->mu);
+    shared_->stop = true;
+    shared_->cv.SignalAll();
+    // A hash in progress may finish (at most one); past stop_wait the thread is left to finish it alone.
+    exited = AnnotatedWaitFor(&shared_->cv, &shared_->mu, &shared_->exited, absl::FromChrono(options_.stop_wait));
+  }
   if (exited) {
     verifier_.join();
   } else {
@@ -244,7 +249,7 @@ BasicAuth::~BasicAuth() {
 int BasicAuth::ready_fd() const { return shared_->efd; }
 
 void BasicAuth::Cancel(uint64_t ticket) {
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  AnnotatedLock lock(&shared_->mu);
   for (auto it = shared_->queue.begin(); it != shared_->queue.end(); ++it) {
     if (it->ticket == ticket) {
       Wipe(&it->password);
@@ -297,7 +302,7 @@ BasicAuth::Verdict BasicAuth::Check(std::string_view authorization, uint64_t* ti
   Refill(now);
   bool queued = false;
   if (tokens_ >= 1) {
-    std::lock_guard<std::mutex> lock(shared_->mu);
+    AnnotatedLock lock(&shared_->mu);
     // Room in the queue, and not more than max_wait of hashing ahead of this one (a loaded host makes each
     // hash slower: the queue then holds fewer).
     const double wait_ms = static_cast<double>(shared_->queue.size() + 1) * shared_->hash_ms;
@@ -315,7 +320,7 @@ BasicAuth::Verdict BasicAuth::Check(std::string_view authorization, uint64_t* ti
     return Verdict::kLimited;
   }
   tokens_ -= 1;
-  shared_->cv.notify_all();
+  shared_->cv.SignalAll();
   pending_[*ticket] = have_digest ? digest : Digest{};
   return Verdict::kPending;
 }
@@ -325,7 +330,7 @@ void BasicAuth::TakeResults(std::vector<std::pair<uint64_t, bool>>* out, Clock::
   (void)!read(shared_->efd, &count, sizeof(count));
   std::vector<std::pair<uint64_t, bool>> done;
   {
-    std::lock_guard<std::mutex> lock(shared_->mu);
+    AnnotatedLock lock(&shared_->mu);
     done.swap(shared_->done);
   }
   for (const auto& [ticket, ok] : done) {
@@ -350,7 +355,7 @@ void BasicAuth::TakeResults(std::vector<std::pair<uint64_t, bool>>* out, Clock::
 BasicAuth::Stats BasicAuth::stats() const {
   Stats s;
   {
-    std::lock_guard<std::mutex> lock(shared_->mu);
+    AnnotatedLock lock(&shared_->mu);
     s.hashes = shared_->hashes;
   }
   s.cache_hits = cache_hits_;
@@ -364,13 +369,21 @@ namespace {
 void RunVerifier(std::shared_ptr<BasicAuth::Shared> s) {
   pthread_setname_np(pthread_self(), "ncclscope-auth");
   std::vector<char> buf(kCryptDataSize);
-  std::unique_lock<std::mutex> lock(s->mu);
   while (true) {
-    s->cv.wait(lock, [&] { return s->stop || !s->queue.empty(); });
-    if (s->stop) break;
-    BasicAuth::Shared::Task task = std::move(s->queue.front());
-    s->queue.pop_front();
-    lock.unlock();
+    BasicAuth::Shared::Task task;
+    {
+      AnnotatedLock lock(&s->mu);
+      while (!s->stop && s->queue.empty()) AnnotatedWait(&s->cv, &s->mu);
+      if (s->stop) {
+        for (auto& t : s->queue) Wipe(&t.password);
+        s->queue.clear();
+        s->exited = true;
+        s->cv.SignalAll();
+        return;
+      }
+      task = std::move(s->queue.front());
+      s->queue.pop_front();
+    }
     auto it = s->users.find(task.user);
     const bool known = it != s->users.end();
     // An unknown user is hashed too, against the fake hash, so that it answers as late as a wrong password.
@@ -378,17 +391,13 @@ void RunVerifier(std::shared_ptr<BasicAuth::Shared> s) {
     const bool match = Matches(*s->crypt, task.password, known ? it->second : s->fake_hash, &buf);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     Wipe(&task.password);
-    lock.lock();
+    AnnotatedLock lock(&s->mu);
     s->hash_ms = s->hashes == 0 ? ms : 0.7 * s->hash_ms + 0.3 * ms;
     ++s->hashes;
     s->done.emplace_back(task.ticket, known && match);
     const uint64_t one = 1;
     (void)!write(s->efd, &one, sizeof(one));
   }
-  for (auto& t : s->queue) Wipe(&t.password);
-  s->queue.clear();
-  s->exited = true;
-  s->cv.notify_all();
 }
 
 }  // namespace

@@ -8,10 +8,12 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <mutex>
+#include <mutex>  // std::call_once
 
 #include "common/config_file.h"
 #include "common/log.h"
+#include "common/tsan_lock.h"
+#include "absl/time/time.h"
 
 namespace ncclscope {
 namespace {
@@ -335,7 +337,10 @@ Result<std::shared_ptr<TlsContext>> TlsContext::Create(const TlsServerConfig& co
   tls->files_ = tls->Stat();
   Result<void*> ctx = tls->Build();
   if (!ctx.ok()) return ctx.status();
-  tls->ctx_ = *ctx;
+  {
+    AnnotatedLock lock(&tls->ctx_mu_);
+    tls->ctx_ = *ctx;
+  }
   return tls;
 }
 
@@ -422,7 +427,7 @@ void TlsContext::ReloadIfChanged() {
   }
   void* old = nullptr;
   {
-    std::lock_guard<std::mutex> lock(ctx_mu_);
+    AnnotatedLock lock(&ctx_mu_);
     old = ctx_;
     ctx_ = *ctx;
   }
@@ -434,39 +439,45 @@ void TlsContext::ReloadIfChanged() {
 }
 
 void TlsContext::StartReloads(std::chrono::milliseconds period) {
-  std::lock_guard<std::mutex> lock(reload_mu_);
+  AnnotatedLock lock(&reload_mu_);
   if (reloader_.joinable() || stop_reloads_) return;
   reloader_ = std::thread([self = shared_from_this(), period] {
     pthread_setname_np(pthread_self(), "ncclscope-tls");
-    std::unique_lock<std::mutex> lock(self->reload_mu_);
-    while (!self->reload_cv_.wait_for(lock, period, [&] { return self->stop_reloads_; })) {
-      lock.unlock();
+    for (;;) {
+      {
+        AnnotatedLock lock(&self->reload_mu_);
+        if (AnnotatedWaitFor(&self->reload_cv_, &self->reload_mu_, &self->stop_reloads_, absl::FromChrono(period))) {
+          self->reloader_done_ = true;
+          self->reload_cv_.SignalAll();
+          return;
+        }
+      }
       self->ReloadIfChanged();
-      lock.lock();
     }
-    self->reloader_done_ = true;
-    self->reload_cv_.notify_all();
   });
 }
 
 void TlsContext::StopReloads(std::chrono::milliseconds bound) {
-  std::unique_lock<std::mutex> lock(reload_mu_);
-  stop_reloads_ = true;
-  if (!reloader_.joinable()) return;
-  reload_cv_.notify_all();
-  if (reload_cv_.wait_for(lock, bound, [&] { return reloader_done_; })) {
-    lock.unlock();
-    reloader_.join();
-    return;
+  std::thread done;
+  {
+    AnnotatedLock lock(&reload_mu_);
+    stop_reloads_ = true;
+    if (!reloader_.joinable()) return;
+    reload_cv_.SignalAll();
+    if (!AnnotatedWaitFor(&reload_cv_, &reload_mu_, &reloader_done_, absl::FromChrono(bound))) {
+      // A read stuck in the kernel (a hung network file system) cannot be interrupted: leave the thread to end
+      // on its own. It holds the last reference to this context and frees it when it returns.
+      NCCLSCOPE_WARN(subsys::kInit,
+                     "metrics endpoint: a TLS certificate reload (%s) has not returned within %lld ms; "
+                     "stopping without it",
+                     config_.cert_file.c_str(), static_cast<long long>(bound.count()));
+      PinThisLibrary();
+      reloader_.detach();
+      return;
+    }
+    done = std::move(reloader_);  // joined outside the lock, as before
   }
-  // A read stuck in the kernel (a hung network file system) cannot be interrupted: leave the thread to end
-  // on its own. It holds the last reference to this context and frees it when it returns.
-  NCCLSCOPE_WARN(subsys::kInit,
-                 "metrics endpoint: a TLS certificate reload (%s) has not returned within %lld ms; "
-                 "stopping without it",
-                 config_.cert_file.c_str(), static_cast<long long>(bound.count()));
-  PinThisLibrary();
-  reloader_.detach();
+  done.join();
 }
 
 std::unique_ptr<TlsSession> TlsContext::NewSession(int fd) {
@@ -474,7 +485,7 @@ std::unique_ptr<TlsSession> TlsContext::NewSession(int fd) {
   api.ERR_clear_error();
   void* ssl = nullptr;
   {
-    std::lock_guard<std::mutex> lock(ctx_mu_);
+    AnnotatedLock lock(&ctx_mu_);
     ssl = api.SSL_new(ctx_);  // takes its own reference to the context
   }
   if (ssl == nullptr || api.SSL_set_fd(ssl, fd) != 1) {

@@ -22,15 +22,15 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/status.h"
 #include "exporters/http/web_config.h"
 
@@ -113,19 +113,19 @@ class TlsContext : public std::enable_shared_from_this<TlsContext> {
 
   const TlsServerConfig config_;
   const FileReader reader_;
-  std::mutex ctx_mu_;
-  void* ctx_ = nullptr;  // SSL_CTX*, ours, guarded by ctx_mu_; sessions hold their own reference
+  absl::Mutex ctx_mu_;
+  void* ctx_ ABSL_GUARDED_BY(ctx_mu_) = nullptr;  // SSL_CTX*, ours; sessions hold their own reference
   // Used by Create, then by the reloader thread only:
   Files files_;   // the files ctx_ was built from
   Files failed_;  // the last set that failed to load (warned about once)
   bool has_failed_ = false;
   std::atomic<int> reloads_{0};
 
-  std::mutex reload_mu_;  // guards the four below
-  std::condition_variable reload_cv_;
-  std::thread reloader_;
-  bool stop_reloads_ = false;
-  bool reloader_done_ = false;
+  absl::Mutex reload_mu_;
+  absl::CondVar reload_cv_;
+  std::thread reloader_ ABSL_GUARDED_BY(reload_mu_);
+  bool stop_reloads_ ABSL_GUARDED_BY(reload_mu_) = false;
+  bool reloader_done_ ABSL_GUARDED_BY(reload_mu_) = false;
 };
 
 // HMAC-SHA-256 of `data` under `key` with libcrypto (opened on first use). False when libcrypto is missing.

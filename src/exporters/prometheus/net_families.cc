@@ -8,10 +8,65 @@
 #include "exporters/prometheus/metric_families.h"
 
 namespace ncclscope {
+namespace {
 
+using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out) {
+// A family per counter block group: one series per row whose value `read` gives, or whose series `emit` adds.
+struct NetRow {
+  const char* suffix;  // after ncclscope_nic_ or ncclscope_comm_net_
+  const char* help;
+  MetricType type;
+  prom::Level level;
+  double (*read)(const NetStatsRow&);
+  void (*emit)(const NetStatsRow&, const prom::Labels&, bool detailed, MetricFamily*);
+};
+
+// Errors by kind from the detailed level on, one total below it.
+void EmitErrors(const NetStatsRow& row, const prom::Labels& labels, bool detailed, MetricFamily* f) {
+  if (!detailed) {
+    uint64_t total = 0;
+    for (uint64_t n : row.errors) total += n;
+    prom::AddCounter(f, static_cast<double>(total), labels);
+    return;
+  }
+  for (int k = 0; k < static_cast<int>(NetErrorKind::kCount); ++k) {
+    prom::Labels with_kind = labels;
+    with_kind.push_back({"kind", NetErrorKindName(static_cast<NetErrorKind>(k))});
+    prom::AddCounter(f, static_cast<double>(row.errors[k]), std::move(with_kind));
+  }
+}
+void EmitLatency(const NetStatsRow& row, const prom::Labels& labels, bool, MetricFamily* f) {
+  prom::AddLog2Histogram(f, row.latency_log2_ns, prom::kFineBounds, static_cast<double>(row.latency_sum_ns), labels);
+}
+
+constexpr auto kBasic = prom::Level::kBasic, kDetailed = prom::Level::kDetailed;
+
+// Families in exposition order; a row above the scrape's level, or without series, is left out.
+const NetRow kNetRows[] = {
+    {"sent_bytes_total", "Bytes sent (ncclscope transports; nic=nccl-ib<N>: NCCL IB QP profiler events)",
+     MetricType::Counter, kBasic, [](const NetStatsRow& r) { return static_cast<double>(r.bytes_sent); }, nullptr},
+    {"received_bytes_total", "Bytes received (ncclscope transports; nic=nccl-ib<N>: NCCL IB QP profiler events)",
+     MetricType::Counter, kBasic, [](const NetStatsRow& r) { return static_cast<double>(r.bytes_received); }, nullptr},
+    {"sent_messages_total", "Messages (isend requests) completed", MetricType::Counter, kBasic,
+     [](const NetStatsRow& r) { return static_cast<double>(r.messages_sent); }, nullptr},
+    {"received_messages_total", "Messages received (irecv buffers) completed", MetricType::Counter, kBasic,
+     [](const NetStatsRow& r) { return static_cast<double>(r.messages_received); }, nullptr},
+    {"requests_in_flight", "Requests posted and not yet completed", MetricType::Gauge, kBasic,
+     [](const NetStatsRow& r) { return static_cast<double>(r.in_flight); }, nullptr},
+    {"connections_open", "Open send and receive connections", MetricType::Gauge, kDetailed,
+     [](const NetStatsRow& r) { return static_cast<double>(r.connections_open); }, nullptr},
+    {"errors_total", "Network errors (by kind from the detailed level on)", MetricType::Counter, kBasic, nullptr,
+     EmitErrors},
+    {"completion_latency_seconds",
+     "Request completion latency, post to test() done (nccl-ib<N>: per QP work request)", MetricType::Histogram,
+     kDetailed, nullptr, EmitLatency},
+};
+
+}  // namespace
+
+void AppendNetFamilies(std::vector<MetricFamily>* out) {
   const NetStatsSnapshot snap = SnapshotNetStats();
   const prom::Level level = prom::CurrentLevel();
   const bool detailed = level >= prom::Level::kDetailed, full = level == prom::Level::kFull;
@@ -21,45 +76,23 @@ void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out) {
   };
   for (const Group g : {Group{"ncclscope_nic_", true}, Group{"ncclscope_comm_net_", false}}) {
     if (!g.nic_total && !full) continue;
-    auto name = [&](const char* suffix) { return std::string(g.prefix) + suffix; };
-    std::string n_sent = name("sent_bytes_total"), n_recv = name("received_bytes_total"),
-                n_msent = name("sent_messages_total"), n_mrecv = name("received_messages_total"),
-                n_inflight = name("requests_in_flight"), n_conns = name("connections_open"),
-                n_errors = name("errors_total"), n_lat = name("completion_latency_seconds");
-    auto sent = prom::Family(n_sent.c_str(), "Bytes sent (ncclscope transports; nic=nccl-ib<N>: NCCL IB QP profiler events)", MetricType::Counter);
-    auto recv = prom::Family(n_recv.c_str(), "Bytes received (ncclscope transports; nic=nccl-ib<N>: NCCL IB QP profiler events)", MetricType::Counter);
-    auto msent = prom::Family(n_msent.c_str(), "Messages (isend requests) completed", MetricType::Counter);
-    auto mrecv = prom::Family(n_mrecv.c_str(), "Messages received (irecv buffers) completed", MetricType::Counter);
-    auto inflight = prom::Family(n_inflight.c_str(), "Requests posted and not yet completed", MetricType::Gauge);
-    auto conns = prom::Family(n_conns.c_str(), "Open send and receive connections", MetricType::Gauge);
-    auto errors = prom::Family(n_errors.c_str(), "Network errors (by kind from the detailed level on)", MetricType::Counter);
-    auto lat = prom::Family(n_lat.c_str(), "Request completion latency, post to test() done (nccl-ib<N>: per QP work request)", MetricType::Histogram);
-    for (const NetStatsRow& row : snap.rows) {
-      if (row.nic_total != g.nic_total) continue;
-      prom::Labels labels = {{"nic", row.nic}};
-      if (!g.nic_total) labels.push_back({"comm", Hex0x16(row.comm_id)});
-      prom::AddCounter(&sent, static_cast<double>(row.bytes_sent), labels);
-      prom::AddCounter(&recv, static_cast<double>(row.bytes_received), labels);
-      prom::AddCounter(&msent, static_cast<double>(row.messages_sent), labels);
-      prom::AddCounter(&mrecv, static_cast<double>(row.messages_received), labels);
-      prom::AddGauge(&inflight, static_cast<double>(row.in_flight), labels);
-      if (detailed) {
-        prom::AddGauge(&conns, static_cast<double>(row.connections_open), labels);
-        for (int k = 0; k < static_cast<int>(NetErrorKind::kCount); ++k) {
-          prom::Labels with_kind = labels;
-          with_kind.push_back({"kind", NetErrorKindName(static_cast<NetErrorKind>(k))});
-          prom::AddCounter(&errors, static_cast<double>(row.errors[k]), std::move(with_kind));
+    for (const NetRow& r : kNetRows) {
+      if (r.level > level) continue;
+      const std::string name = std::string(g.prefix) + r.suffix;
+      MetricFamily f = prom::Family(name.c_str(), r.help, r.type);
+      for (const NetStatsRow& row : snap.rows) {
+        if (row.nic_total != g.nic_total) continue;
+        prom::Labels labels = {{"nic", row.nic}};
+        if (!g.nic_total) labels.push_back({"comm", Hex0x16(row.comm_id)});
+        if (r.emit != nullptr) {
+          r.emit(row, labels, detailed, &f);
+        } else if (r.type == MetricType::Counter) {
+          prom::AddCounter(&f, r.read(row), labels);
+        } else {
+          prom::AddGauge(&f, r.read(row), labels);
         }
-        prom::AddLog2Histogram(&lat, row.latency_log2_ns, prom::kFineBounds, static_cast<double>(row.latency_sum_ns),
-                               labels);
-      } else {
-        uint64_t total = 0;
-        for (uint64_t n : row.errors) total += n;
-        prom::AddCounter(&errors, static_cast<double>(total), labels);
       }
-    }
-    for (auto* f : {&sent, &recv, &msent, &mrecv, &inflight, &conns, &errors, &lat}) {
-      if (!f->metric.empty()) out->push_back(std::move(*f));
+      if (!f.metric.empty()) out->push_back(std::move(f));
     }
   }
   // One info series per NIC a transport described: joins the counters above with the fabric's rails and

@@ -47,9 +47,252 @@ uint64_t Sum(const std::map<std::string, uint64_t>& by_reason) {
   return n;
 }
 
+using Label = prometheus::ClientMetric::Label;
+using prometheus::MetricFamily;
+
+// One communicator with the sums its families read, computed once per scrape.
+struct CommView {
+  const CommSnapshot* c;
+  bool detailed;
+  prom::Labels base;
+  std::map<std::tuple<OpKind, Func, Algo, Proto>, AggregateCell> counters;  // per kind (x func x algo x proto)
+  std::map<OpKind, AggregateCell> by_kind;
+  std::map<Func, AggregateCell> by_func;
+  std::map<std::pair<Func, std::string>, uint64_t> sized;
+
+  prom::Labels With(std::initializer_list<Label> extra) const {
+    prom::Labels l = base;
+    l.insert(l.end(), extra);
+    return l;
+  }
+};
+
+// The process-wide families' inputs: latency per operation type summed over communicators.
+struct ProcessView {
+  const ProcessSnapshot* snap;
+  bool detailed;
+  std::map<std::pair<OpKind, Func>, AggregateCell> latency;
+};
+
+// A family of one series per communicator whose value `read` gives (counter or gauge as the row's type), or
+// whose series `emit` adds (labelled breakdowns, conditional series).
+struct CommRow {
+  const char* name;
+  const char* help;
+  MetricType type;
+  prom::Level level;
+  double (*read)(const CommSnapshot&);
+  void (*emit)(const CommView&, MetricFamily*);
+};
+struct ProcessRow {
+  const char* name;
+  const char* help;
+  MetricType type;
+  prom::Level level;
+  void (*emit)(const ProcessView&, MetricFamily*);
+};
+
+double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+void EmitInfo(const CommView& v, MetricFamily* f) {
+  const CommSnapshot& c = *v.c;
+  prom::AddGauge(f, 1, v.With({{"comm_name", c.has_name ? c.comm_name : ""}, {"nranks", std::to_string(c.nranks)},
+                               {"nnodes", std::to_string(c.nnodes)}, {"abi", c.abi}}));
+}
+
+// Operation counters: per kind (basic) or per kind x function x algorithm x protocol (detailed).
+prom::Labels CounterLabels(const CommView& v, OpKind kind, Func func, Algo algo, Proto proto) {
+  prom::Labels l = v.With({{"kind", KindName(kind)}});
+  if (v.detailed) l.insert(l.end(), {{"func", FuncName(func)}, {"algo", AlgoName(algo)}, {"proto", ProtoName(proto)}});
+  return l;
+}
+template <uint64_t AggregateCell::*Field>
+void EmitOpCounter(const CommView& v, MetricFamily* f) {
+  for (const auto& [key, a] : v.counters) {
+    const auto& [kind, func, algo, proto] = key;
+    prom::AddCounter(f, static_cast<double>(a.*Field), CounterLabels(v, kind, func, algo, proto));
+  }
+}
+void EmitBusBytes(const CommView& v, MetricFamily* f) {
+  for (const auto& [key, a] : v.counters) {
+    const auto& [kind, func, algo, proto] = key;
+    if (kind != OpKind::kColl) continue;
+    prom::Labels l = CounterLabels(v, kind, func, algo, proto);
+    l.erase(l.begin() + 2);  // bus bytes exist for collectives only: no kind label
+    prom::AddCounter(f, static_cast<double>(a.bus_bytes), l);
+  }
+}
+void EmitSeconds(const CommView& v, MetricFamily* f) {
+  for (const auto& [kind, a] : v.by_kind) {
+    prom::AddCounter(f, Seconds(a.latency_sum_ns), v.With({{"kind", KindName(kind)}}));
+  }
+}
+// Progress, visible for both kinds at every level (a point-to-point hang shows as a p2p lag).
+void EmitLastSeq(const CommView& v, MetricFamily* f) {
+  uint64_t coll_seq = 0, p2p_started = 0;
+  for (const OpTotals& t : v.c->ops) {
+    if (t.kind != OpKind::kColl) continue;
+    if (v.detailed) {
+      prom::AddGauge(f, static_cast<double>(t.last_seq), v.With({{"kind", "coll"}, {"func", FuncName(t.func)}}));
+    }
+    coll_seq += t.last_seq;
+  }
+  for (const PeerProgress& p : v.c->p2p_peers) p2p_started += p.started;
+  if (!v.detailed) prom::AddGauge(f, static_cast<double>(coll_seq), v.With({{"kind", "coll"}}));
+  prom::AddGauge(f, static_cast<double>(p2p_started), v.With({{"kind", "p2p"}}));
+}
+void EmitBySize(const CommView& v, MetricFamily* f) {
+  for (const auto& [key, n] : v.sized) {
+    prom::AddCounter(f, static_cast<double>(n), v.With({{"func", FuncName(key.first)}, {"size_le", key.second}}));
+  }
+}
+void EmitCommLatency(const CommView& v, MetricFamily* f) {
+  for (const auto& [func, a] : v.by_func) {
+    prom::AddLog2Histogram(f, a.latency_buckets, prom::kMediumBounds, static_cast<double>(a.latency_sum_ns),
+                           v.With({{"func", FuncName(func)}}));
+  }
+}
+void EmitEnqueueSeconds(const CommView& v, MetricFamily* f) {
+  for (const auto& [func, a] : v.by_func) {
+    prom::AddCounter(f, Seconds(a.cpu_sum_ns), v.With({{"func", FuncName(func)}}));
+  }
+}
+void EmitPeerStarted(const CommView& v, MetricFamily* f) {
+  for (const PeerProgress& p : v.c->p2p_peers) {
+    prom::AddCounter(f, static_cast<double>(p.started),
+                     v.With({{"peer", std::to_string(p.peer)}, {"direction", p.send ? "send" : "recv"}}));
+  }
+}
+void EmitDroppedByReason(const CommView& v, MetricFamily* f) {
+  for (const auto& [reason, n] : v.c->dropped) {
+    prom::AddCounter(f, static_cast<double>(n), v.With({{"reason", reason}}));
+  }
+}
+void EmitPhases(const CommView& v, MetricFamily* f) {
+  static const char* kPhaseNames[] = {"initial_sync", "compute", "final_sync"};
+  if (v.c->phase_ops == 0) return;
+  for (int i = 0; i < 3; ++i) prom::AddCounter(f, Seconds(v.c->phase_sum_ns[i]), v.With({{"phase", kPhaseNames[i]}}));
+}
+void EmitBarrier(const CommView& v, MetricFamily* f) {
+  if (v.c->symmetric_ops != 0) prom::AddCounter(f, Seconds(v.c->symmetric_barrier_ns), v.base);
+}
+void EmitBarrierOps(const CommView& v, MetricFamily* f) {
+  if (v.c->symmetric_ops != 0) prom::AddCounter(f, static_cast<double>(v.c->symmetric_ops), v.base);
+}
+// tag_name: NCCLSCOPE_TAG_NAMES's name for the tag, "" (the same as no label) when it names none.
+template <uint64_t TagTotals::*Field>
+void EmitTag(const CommView& v, MetricFamily* f) {
+  for (const TagTotals& t : v.c->tags) {
+    prom::AddCounter(f, static_cast<double>(t.*Field), v.With({{"tag", Hex0x16(t.tag)}, {"tag_name", TagName(t.tag)}}));
+  }
+  if (v.c->tags_other.ops != 0) {
+    prom::AddCounter(f, static_cast<double>(v.c->tags_other.*Field), v.With({{"tag", "other"}, {"tag_name", ""}}));
+  }
+}
+
+void EmitProcessLatency(const ProcessView& v, MetricFamily* f) {
+  for (const auto& [key, a] : v.latency) {
+    prom::AddLog2Histogram(f, a.latency_buckets, v.detailed ? prom::kFineBounds : prom::kCoarseBounds,
+                           static_cast<double>(a.latency_sum_ns),
+                           {{"kind", KindName(key.first)}, {"func", FuncName(key.second)}});
+  }
+}
+void EmitProcessDropped(const ProcessView& v, MetricFamily* f) {
+  prom::AddCounter(f, static_cast<double>(Sum(v.snap->process_dropped)), {});  // present while zero
+}
+void EmitProcessDroppedByReason(const ProcessView& v, MetricFamily* f) {
+  for (const auto& [reason, n] : v.snap->process_dropped) {
+    prom::AddCounter(f, static_cast<double>(n), {{"reason", reason}});
+  }
+}
+
+constexpr auto kBasic = prom::Level::kBasic, kDetailed = prom::Level::kDetailed, kFull = prom::Level::kFull;
+constexpr auto kCounter = MetricType::Counter, kGauge = MetricType::Gauge, kHistogram = MetricType::Histogram;
+
+// Families in exposition order; a row above the scrape's level, or without series, is left out.
+const CommRow kCommRows[] = {
+    {"ncclscope_comm_info", "Live communicator metadata (value is always 1)", kGauge, kBasic, nullptr, EmitInfo},
+    {"ncclscope_comm_operations_total", "Collective and point-to-point operations completed", kCounter, kBasic,
+     nullptr, EmitOpCounter<&AggregateCell::count>},
+    {"ncclscope_comm_bytes_total", "Operation bytes (nccl-tests byte base)", kCounter, kBasic, nullptr,
+     EmitOpCounter<&AggregateCell::bytes>},
+    {"ncclscope_comm_bus_bytes_total",
+     "Collective bytes times the nccl-tests bus factor: rate() over this / rate() of "
+     "ncclscope_comm_operation_seconds_total{kind=\"coll\"} = bus bandwidth",
+     kCounter, kBasic, nullptr, EmitBusBytes},
+    {"ncclscope_comm_operation_seconds_total",
+     "GPU- or proxy-timed seconds inside operations, waiting for peers included: the rank with the least per "
+     "operation is the one the others wait for",
+     kCounter, kBasic, nullptr, EmitSeconds},
+    {"ncclscope_comm_last_seq",
+     "Progress: coll = sum over functions of the largest sequence number; p2p = operations started, all peers and "
+     "directions",
+     kGauge, kBasic, nullptr, EmitLastSeq},
+    {"ncclscope_comm_in_flight_operations", "Operations enqueued and not completed", kGauge, kBasic,
+     [](const CommSnapshot& c) { return static_cast<double>(c.in_flight_count); }, nullptr},
+    {"ncclscope_comm_oldest_in_flight_age_seconds", "Age of the oldest in-flight operation", kGauge, kBasic,
+     [](const CommSnapshot& c) { return Seconds(c.oldest_in_flight_age_ns); }, nullptr},
+    {"ncclscope_comm_stalled", "1 when the stall watch flagged this communicator", kGauge, kBasic,
+     [](const CommSnapshot& c) { return c.stalled ? 1.0 : 0.0; }, nullptr},
+    {"ncclscope_comm_dropped_events_total", "Profiler events dropped", kCounter, kBasic,  // present while zero
+     [](const CommSnapshot& c) { return static_cast<double>(Sum(c.dropped)); }, nullptr},
+    {"ncclscope_comm_operations_by_size_total",
+     "Operations by function and size class (size_le: the power-of-four upper bound)", kCounter, kDetailed, nullptr,
+     EmitBySize},
+    {"ncclscope_comm_operation_duration_seconds",
+     "Operation latency timed on the GPU (KernelCh) or by the proxy, per communicator", kHistogram, kDetailed,
+     nullptr, EmitCommLatency},
+    {"ncclscope_comm_enqueue_seconds_total", "Host time spent enqueuing operations that had no GPU or proxy timing",
+     kCounter, kDetailed, nullptr, EmitEnqueueSeconds},
+    {"ncclscope_comm_p2p_started_total", "Point-to-point operations started per peer and direction", kCounter,
+     kDetailed, nullptr, EmitPeerStarted},
+    {"ncclscope_comm_dropped_events_by_reason_total", "Profiler events dropped, by reason", kCounter, kDetailed,
+     nullptr, EmitDroppedByReason},
+    {"ncclscope_comm_flight_recorder_overwritten_total",
+     "Operations older than the flight recorder's window (the last NCCLSCOPE_FR_DEPTH to arrive)", kCounter,
+     kDetailed, [](const CommSnapshot& c) { return static_cast<double>(c.fr_overwritten); }, nullptr},
+    {"ncclscope_comm_kernel_phase_seconds_total",
+     "v7 KernelPhase time per phase (initial_sync, compute, final_sync), the longest channel's", kCounter, kDetailed,
+     nullptr, EmitPhases},
+    {"ncclscope_comm_symmetric_barrier_seconds_total",
+     "v7: initial_sync of symmetric collectives, the time this rank waited for the others", kCounter, kDetailed,
+     nullptr, EmitBarrier},
+    {"ncclscope_comm_symmetric_operations_total", "v7: symmetric collectives that reported kernel phases", kCounter,
+     kDetailed, nullptr, EmitBarrierOps},
+    {"ncclscope_comm_tag_operations_total",
+     "Operations per v7 user tag (the first tags of a communicator; the rest as tag=\"other\")", kCounter, kFull,
+     nullptr, EmitTag<&TagTotals::ops>},
+    {"ncclscope_comm_tag_bytes_total", "Bytes per v7 user tag", kCounter, kFull, nullptr,
+     EmitTag<&TagTotals::bytes>},
+};
+const ProcessRow kProcessRows[] = {
+    {"ncclscope_operation_duration_seconds",
+     "Operation latency timed on the GPU (KernelCh) or by the proxy, per process and operation type", kHistogram,
+     kBasic, EmitProcessLatency},
+    {"ncclscope_profiler_dropped_events_total",
+     "Profiler events dropped outside any communicator (NULL context, PXN, ...)", kCounter, kBasic,
+     EmitProcessDropped},
+    {"ncclscope_profiler_dropped_events_by_reason_total", "Profiler events dropped outside any communicator, by reason",
+     kCounter, kDetailed, EmitProcessDroppedByReason},
+};
+
+CommView MakeView(const CommSnapshot& c, bool detailed, ProcessView* process) {
+  CommView v{&c, detailed, {{"comm", Hex0x16(c.comm_hash)}, {"rank", std::to_string(c.rank)}}, {}, {}, {}, {}};
+  for (const AggregateCell& cell : c.aggregates) {
+    const auto key = detailed ? std::make_tuple(cell.kind, cell.func, cell.algo, cell.proto)
+                              : std::make_tuple(cell.kind, Func::kOther, Algo::kNone, Proto::kNone);
+    Accumulate(&v.counters[key], cell);
+    Accumulate(&v.by_kind[cell.kind], cell);
+    Accumulate(&v.by_func[cell.func], cell);
+    Accumulate(&process->latency[{cell.kind, cell.func}], cell);
+    if (detailed) v.sized[{cell.func, SizeLabel(cell.size_class)}] += cell.count;
+  }
+  return v;
+}
+
 }  // namespace
 
-void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
+void AppendProfilerFamilies(std::vector<MetricFamily>* out) {
   ProcessSnapshot snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
   // Destroyed communicators' final totals, newest first; a (comm, rank) that is live again, or retired twice,
   // is exported once (the exposition must not repeat a series).
@@ -60,190 +303,34 @@ void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out) {
     if (seen.insert({it->comm_hash, it->rank}).second) snap.comms.push_back(std::move(*it));
   }
   const prom::Level level = prom::CurrentLevel();
-  const bool detailed = level >= prom::Level::kDetailed, full = level == prom::Level::kFull;
+  const bool detailed = level >= prom::Level::kDetailed;
+  ProcessView process{&snap, detailed, {}};
+  std::vector<CommView> views;
+  views.reserve(snap.comms.size());
+  for (const CommSnapshot& c : snap.comms) views.push_back(MakeView(c, detailed, &process));
 
-  auto info = prom::Family("ncclscope_comm_info", "Live communicator metadata (value is always 1)", MetricType::Gauge);
-  auto ops = prom::Family("ncclscope_comm_operations_total", "Collective and point-to-point operations completed",
-                          MetricType::Counter);
-  auto bytes = prom::Family("ncclscope_comm_bytes_total", "Operation bytes (nccl-tests byte base)", MetricType::Counter);
-  auto bus = prom::Family("ncclscope_comm_bus_bytes_total",
-                          "Collective bytes times the nccl-tests bus factor: rate() over this / rate() of "
-                          "ncclscope_comm_operation_seconds_total{kind=\"coll\"} = bus bandwidth",
-                          MetricType::Counter);
-  auto seconds = prom::Family("ncclscope_comm_operation_seconds_total",
-                              "GPU- or proxy-timed seconds inside operations, waiting for peers included: the rank "
-                              "with the least per operation is the one the others wait for",
-                              MetricType::Counter);
-  auto last_seq = prom::Family("ncclscope_comm_last_seq",
-                               "Progress: coll = sum over functions of the largest sequence number; p2p = operations "
-                               "started, all peers and directions",
-                               MetricType::Gauge);
-  auto in_flight = prom::Family("ncclscope_comm_in_flight_operations", "Operations enqueued and not completed",
-                                MetricType::Gauge);
-  auto oldest = prom::Family("ncclscope_comm_oldest_in_flight_age_seconds", "Age of the oldest in-flight operation",
-                             MetricType::Gauge);
-  auto stalled = prom::Family("ncclscope_comm_stalled", "1 when the stall watch flagged this communicator",
-                              MetricType::Gauge);
-  auto dropped = prom::Family("ncclscope_comm_dropped_events_total", "Profiler events dropped", MetricType::Counter);
-  // Detailed.
-  auto by_size = prom::Family("ncclscope_comm_operations_by_size_total",
-                              "Operations by function and size class (size_le: the power-of-four upper bound)",
-                              MetricType::Counter);
-  auto comm_lat = prom::Family("ncclscope_comm_operation_duration_seconds",
-                               "Operation latency timed on the GPU (KernelCh) or by the proxy, per communicator",
-                               MetricType::Histogram);
-  auto cpu = prom::Family("ncclscope_comm_enqueue_seconds_total",
-                          "Host time spent enqueuing operations that had no GPU or proxy timing", MetricType::Counter);
-  auto peer_seq = prom::Family("ncclscope_comm_p2p_started_total",
-                               "Point-to-point operations started per peer and direction", MetricType::Counter);
-  auto dropped_by = prom::Family("ncclscope_comm_dropped_events_by_reason_total", "Profiler events dropped, by reason",
-                                 MetricType::Counter);
-  auto overwritten = prom::Family("ncclscope_comm_flight_recorder_overwritten_total",
-                                  "Operations older than the flight recorder's window (the last NCCLSCOPE_FR_DEPTH to arrive)",
-                                  MetricType::Counter);
-  auto phases = prom::Family("ncclscope_comm_kernel_phase_seconds_total",
-                             "v7 KernelPhase time per phase (initial_sync, compute, final_sync), the longest channel's",
-                             MetricType::Counter);
-  auto barrier = prom::Family("ncclscope_comm_symmetric_barrier_seconds_total",
-                              "v7: initial_sync of symmetric collectives, the time this rank waited for the others",
-                              MetricType::Counter);
-  auto barrier_ops = prom::Family("ncclscope_comm_symmetric_operations_total",
-                                  "v7: symmetric collectives that reported kernel phases", MetricType::Counter);
-  // Full.
-  auto tag_ops = prom::Family("ncclscope_comm_tag_operations_total",
-                              "Operations per v7 user tag (the first tags of a communicator; the rest as tag=\"other\")",
-                              MetricType::Counter);
-  auto tag_bytes = prom::Family("ncclscope_comm_tag_bytes_total", "Bytes per v7 user tag", MetricType::Counter);
-
-  // Per process: latency by operation type, summed over communicators (basic: coarse buckets).
-  std::map<std::pair<OpKind, Func>, AggregateCell> process_latency;
-
-  for (const CommSnapshot& c : snap.comms) {
-    const prom::Labels base = {{"comm", Hex0x16(c.comm_hash)}, {"rank", std::to_string(c.rank)}};
-    auto with = [&base](std::initializer_list<prometheus::ClientMetric::Label> extra) {
-      prom::Labels l = base;
-      l.insert(l.end(), extra);
-      return l;
-    };
-    prom::AddGauge(&info, 1,
-                   with({{"comm_name", c.has_name ? c.comm_name : ""},
-                         {"nranks", std::to_string(c.nranks)},
-                         {"nnodes", std::to_string(c.nnodes)},
-                         {"abi", c.abi}}));
-    // Counters per kind (basic) or per kind × function × algorithm × protocol (detailed).
-    std::map<std::tuple<OpKind, Func, Algo, Proto>, AggregateCell> counters;
-    std::map<OpKind, AggregateCell> by_kind;
-    std::map<Func, AggregateCell> by_func;
-    std::map<std::pair<Func, std::string>, uint64_t> sized;
-    for (const AggregateCell& cell : c.aggregates) {
-      const auto key = detailed ? std::make_tuple(cell.kind, cell.func, cell.algo, cell.proto)
-                                : std::make_tuple(cell.kind, Func::kOther, Algo::kNone, Proto::kNone);
-      Accumulate(&counters[key], cell);
-      Accumulate(&by_kind[cell.kind], cell);
-      Accumulate(&by_func[cell.func], cell);
-      Accumulate(&process_latency[{cell.kind, cell.func}], cell);
-      if (detailed) sized[{cell.func, SizeLabel(cell.size_class)}] += cell.count;
-    }
-    for (const auto& [key, a] : counters) {
-      const auto& [kind, func, algo, proto] = key;
-      prom::Labels l = with({{"kind", KindName(kind)}});
-      if (detailed) l.insert(l.end(), {{"func", FuncName(func)}, {"algo", AlgoName(algo)}, {"proto", ProtoName(proto)}});
-      prom::AddCounter(&ops, static_cast<double>(a.count), l);
-      prom::AddCounter(&bytes, static_cast<double>(a.bytes), l);
-      if (kind == OpKind::kColl) {
-        l.erase(l.begin() + 2);  // bus bytes exist for collectives only: no kind label
-        prom::AddCounter(&bus, static_cast<double>(a.bus_bytes), l);
+  auto keep = [out](MetricFamily f) {
+    if (!f.metric.empty()) out->push_back(std::move(f));
+  };
+  for (const CommRow& row : kCommRows) {
+    if (row.level > level) continue;
+    MetricFamily f = prom::Family(row.name, row.help, row.type);
+    for (const CommView& v : views) {
+      if (row.emit != nullptr) {
+        row.emit(v, &f);
+      } else if (row.type == MetricType::Counter) {
+        prom::AddCounter(&f, row.read(*v.c), v.base);
+      } else {
+        prom::AddGauge(&f, row.read(*v.c), v.base);
       }
     }
-    for (const auto& [kind, a] : by_kind) {
-      prom::AddCounter(&seconds, static_cast<double>(a.latency_sum_ns) / 1e9, with({{"kind", KindName(kind)}}));
-    }
-    // Progress, visible for both kinds at every level (a point-to-point hang shows as a p2p lag).
-    uint64_t coll_seq = 0, p2p_started = 0;
-    for (const OpTotals& t : c.ops) {
-      if (t.kind != OpKind::kColl) continue;
-      if (detailed) {
-        prom::AddGauge(&last_seq, static_cast<double>(t.last_seq), with({{"kind", "coll"}, {"func", FuncName(t.func)}}));
-      }
-      coll_seq += t.last_seq;
-    }
-    for (const PeerProgress& p : c.p2p_peers) {
-      p2p_started += p.started;
-      if (detailed) {
-        prom::AddCounter(&peer_seq, static_cast<double>(p.started),
-                         with({{"peer", std::to_string(p.peer)}, {"direction", p.send ? "send" : "recv"}}));
-      }
-    }
-    if (!detailed) prom::AddGauge(&last_seq, static_cast<double>(coll_seq), with({{"kind", "coll"}}));
-    prom::AddGauge(&last_seq, static_cast<double>(p2p_started), with({{"kind", "p2p"}}));
-    prom::AddGauge(&in_flight, c.in_flight_count, base);
-    prom::AddGauge(&oldest, static_cast<double>(c.oldest_in_flight_age_ns) / 1e9, base);
-    prom::AddGauge(&stalled, c.stalled ? 1 : 0, base);
-    prom::AddCounter(&dropped, static_cast<double>(Sum(c.dropped)), base);  // present while zero
-    if (detailed) {
-      for (const auto& [func, f] : by_func) {
-        prom::AddLog2Histogram(&comm_lat, f.latency_buckets, prom::kMediumBounds, static_cast<double>(f.latency_sum_ns),
-                               with({{"func", FuncName(func)}}));
-        prom::AddCounter(&cpu, static_cast<double>(f.cpu_sum_ns) / 1e9, with({{"func", FuncName(func)}}));
-      }
-      for (const auto& [key, n] : sized) {
-        prom::AddCounter(&by_size, static_cast<double>(n), with({{"func", FuncName(key.first)}, {"size_le", key.second}}));
-      }
-      for (const auto& [reason, n] : c.dropped) {
-        prom::AddCounter(&dropped_by, static_cast<double>(n), with({{"reason", reason}}));
-      }
-      prom::AddCounter(&overwritten, static_cast<double>(c.fr_overwritten), base);
-      if (c.phase_ops != 0) {
-        static const char* kPhaseNames[] = {"initial_sync", "compute", "final_sync"};
-        for (int i = 0; i < 3; ++i) {
-          prom::AddCounter(&phases, static_cast<double>(c.phase_sum_ns[i]) / 1e9, with({{"phase", kPhaseNames[i]}}));
-        }
-      }
-      if (c.symmetric_ops != 0) {
-        prom::AddCounter(&barrier, static_cast<double>(c.symmetric_barrier_ns) / 1e9, base);
-        prom::AddCounter(&barrier_ops, static_cast<double>(c.symmetric_ops), base);
-      }
-    }
-    if (full) {
-      // tag_name: NCCLSCOPE_TAG_NAMES's name for the tag, "" (the same as no label) when it names none.
-      for (const TagTotals& t : c.tags) {
-        const auto labels = with({{"tag", Hex0x16(t.tag)}, {"tag_name", TagName(t.tag)}});
-        prom::AddCounter(&tag_ops, static_cast<double>(t.ops), labels);
-        prom::AddCounter(&tag_bytes, static_cast<double>(t.bytes), labels);
-      }
-      if (c.tags_other.ops != 0) {
-        const auto labels = with({{"tag", "other"}, {"tag_name", ""}});
-        prom::AddCounter(&tag_ops, static_cast<double>(c.tags_other.ops), labels);
-        prom::AddCounter(&tag_bytes, static_cast<double>(c.tags_other.bytes), labels);
-      }
-    }
+    keep(std::move(f));
   }
-
-  auto latency = prom::Family("ncclscope_operation_duration_seconds",
-                              "Operation latency timed on the GPU (KernelCh) or by the proxy, per process and "
-                              "operation type",
-                              MetricType::Histogram);
-  for (const auto& [key, a] : process_latency) {
-    prom::AddLog2Histogram(&latency, a.latency_buckets, detailed ? prom::kFineBounds : prom::kCoarseBounds,
-                           static_cast<double>(a.latency_sum_ns),
-                           {{"kind", KindName(key.first)}, {"func", FuncName(key.second)}});
-  }
-  auto process_dropped = prom::Family("ncclscope_profiler_dropped_events_total",
-                                      "Profiler events dropped outside any communicator (NULL context, PXN, ...)",
-                                      MetricType::Counter);
-  prom::AddCounter(&process_dropped, static_cast<double>(Sum(snap.process_dropped)), {});  // present while zero
-  auto process_dropped_by = prom::Family("ncclscope_profiler_dropped_events_by_reason_total",
-                                         "Profiler events dropped outside any communicator, by reason",
-                                         MetricType::Counter);
-  if (detailed) {
-    for (const auto& [reason, n] : snap.process_dropped) {
-      prom::AddCounter(&process_dropped_by, static_cast<double>(n), {{"reason", reason}});
-    }
-  }
-  for (auto* f : {&info, &ops, &bytes, &bus, &seconds, &last_seq, &in_flight, &oldest, &stalled, &dropped, &by_size,
-                  &comm_lat, &cpu, &peer_seq, &dropped_by, &overwritten, &phases, &barrier, &barrier_ops, &tag_ops, &tag_bytes, &latency,
-                  &process_dropped, &process_dropped_by}) {
-    if (!f->metric.empty()) out->push_back(std::move(*f));
+  for (const ProcessRow& row : kProcessRows) {
+    if (row.level > level) continue;
+    MetricFamily f = prom::Family(row.name, row.help, row.type);
+    row.emit(process, &f);
+    keep(std::move(f));
   }
 }
 

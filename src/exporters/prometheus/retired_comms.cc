@@ -1,20 +1,22 @@
 #include "exporters/prometheus/retired_comms.h"
 
 #include <deque>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "common/tsan_lock.h"
 #include "core/registry.h"
 
 namespace ncclscope {
 namespace {
 
-std::mutex& Mu() {
-  static std::mutex* mu = new std::mutex();  // -z nodelete global, never destroyed
-  return *mu;
-}
+struct RetiredList {
+  absl::Mutex mu;
+  std::deque<CommSnapshot> comms ABSL_GUARDED_BY(mu);
+};
 
-std::deque<CommSnapshot>& Retired() {
-  static std::deque<CommSnapshot>* retired = new std::deque<CommSnapshot>();
+RetiredList& Retired() {
+  static RetiredList* retired = new RetiredList();  // -z nodelete global, never destroyed
   return *retired;
 }
 
@@ -28,14 +30,16 @@ void KeepFinalTotals(const CommSnapshot& snap, DumpReason reason) {
   totals.in_flight_count = 0;
   totals.oldest_in_flight_age_ns = 0;
   totals.stalled = false;  // gone, not stuck: no stall alert on a final total
-  std::lock_guard<std::mutex> lock(Mu());
-  Retired().push_back(std::move(totals));
-  if (Retired().size() > kMaxRetiredComms) Retired().pop_front();
+  RetiredList& retired = Retired();
+  AnnotatedLock lock(&retired.mu);
+  retired.comms.push_back(std::move(totals));
+  if (retired.comms.size() > kMaxRetiredComms) retired.comms.pop_front();
 }
 
 std::vector<CommSnapshot> RetiredComms() {
-  std::lock_guard<std::mutex> lock(Mu());
-  return {Retired().begin(), Retired().end()};
+  RetiredList& retired = Retired();
+  AnnotatedLock lock(&retired.mu);
+  return {retired.comms.begin(), retired.comms.end()};
 }
 
 }  // namespace ncclscope

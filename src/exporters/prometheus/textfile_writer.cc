@@ -3,13 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "exporters/prometheus/exposition.h"
 
 #include "common/log.h"
 #include "common/output_dir.h"
 #include "common/params.h"
+#include "common/tsan_lock.h"
 #include "exporters/prometheus/metric_families.h"
 
 namespace ncclscope {
@@ -26,8 +26,10 @@ std::string SerializeTextfile(std::vector<prometheus::MetricFamily> families, co
         if (label.name == "job" || label.name == "instance") label.name = "exported_" + label.name;
       }
       for (const auto& [name, value] : extra) {
-        const bool present = std::any_of(metric.label.begin(), metric.label.end(),
-                                          [&](const prometheus::ClientMetric::Label& l) { return l.name == name; });
+        // Captured by an init-capture: clang 14 cannot capture a structured binding.
+        const bool present = std::any_of(metric.label.begin(), metric.label.end(), [&n = name](const auto& l) {
+          return l.name == n;
+        });
         if (!present) metric.label.push_back({name, value});
       }
     }
@@ -53,7 +55,7 @@ void TextfileWriter::Start() {
   name_ = dir_->OwnedName(".prom");
   (void)Identity();  // computed here, on the init thread, where the CUDA device is current
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    AnnotatedLock lock(&mu_);
     stop_ = false;
   }
   thread_ = std::thread([this] { Run(); });
@@ -62,22 +64,22 @@ void TextfileWriter::Start() {
 void TextfileWriter::Stop() {
   if (!thread_.joinable()) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    AnnotatedLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   thread_.join();
   Write();  // the final figures
 }
 
 void TextfileWriter::Run() {
-  const auto interval = std::chrono::seconds(Params().Int(ParamId::kPromTextfileIntervalS));
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
-    lock.unlock();
-    Write();
-    lock.lock();
-  }
+  const absl::Duration interval = absl::Seconds(Params().Int(ParamId::kPromTextfileIntervalS));
+  while (!WaitForStop(interval)) Write();
+}
+
+bool TextfileWriter::WaitForStop(absl::Duration timeout) {
+  AnnotatedLock lock(&mu_);
+  return AnnotatedWaitFor(&cv_, &mu_, &stop_, timeout);
 }
 
 void TextfileWriter::Write() {

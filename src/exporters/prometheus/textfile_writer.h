@@ -11,12 +11,13 @@
 
 #include <prometheus/metric_family.h>
 
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/output_dir.h"
 #include "common/process_identity.h"
 #include "common/runtime.h"
@@ -39,12 +40,13 @@ class TextfileWriter final : public Service {
  private:
   void Run();
   void Write();
+  bool WaitForStop(absl::Duration timeout);
 
   OutputDir* dir_ = nullptr;
   std::string name_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

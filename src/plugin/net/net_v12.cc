@@ -29,26 +29,26 @@ ncclscope_result_t GetProps(int dev, ncclscope_net_properties_v12_t* out) {
 }  // namespace ncclscope::net::abi
 
 extern "C" __attribute__((visibility("default"))) const ncclscope_net_v12_t ncclNetPlugin_v12 = {
-    "ncclscope",
-    ncclscope::net::abi::Init,
-    ncclscope::net::abi::shared::Devices,
-    ncclscope::net::abi::GetProps,
-    ncclscope::net::abi::shared::Listen,
-    ncclscope::net::abi::shared::Connect,
-    ncclscope::net::abi::shared::Accept,
-    ncclscope::net::abi::shared::RegMr,
-    ncclscope::net::abi::shared::RegMrDmaBuf,
-    ncclscope::net::abi::shared::DeregMr,
-    ncclscope::net::abi::shared::Isend,
-    ncclscope::net::abi::shared::Irecv,
-    ncclscope::net::abi::shared::Iflush,
-    ncclscope::net::abi::shared::Test,
-    ncclscope::net::abi::shared::CloseSend,
-    ncclscope::net::abi::shared::CloseRecv,
-    ncclscope::net::abi::shared::CloseListen,
-    nullptr,  // getDeviceMr: no device offload
-    nullptr,  // irecvConsumed: no device offload
-    ncclscope::net::abi::shared::MakeVDeviceV12,
-    ncclscope::net::abi::shared::Finalize,
-    ncclscope::net::abi::shared::SetNetAttr,
+    .name = "ncclscope",
+    .init = ncclscope::net::abi::Init,
+    .devices = ncclscope::net::abi::shared::Devices,
+    .getProperties = ncclscope::net::abi::GetProps,
+    .listen = ncclscope::net::abi::shared::Listen,
+    .connect = ncclscope::net::abi::shared::Connect,
+    .accept = ncclscope::net::abi::shared::Accept,
+    .regMr = ncclscope::net::abi::shared::RegMr,
+    .regMrDmaBuf = ncclscope::net::abi::shared::RegMrDmaBuf,
+    .deregMr = ncclscope::net::abi::shared::DeregMr,
+    .isend = ncclscope::net::abi::shared::Isend,
+    .irecv = ncclscope::net::abi::shared::Irecv,
+    .iflush = ncclscope::net::abi::shared::Iflush,
+    .test = ncclscope::net::abi::shared::Test,
+    .closeSend = ncclscope::net::abi::shared::CloseSend,
+    .closeRecv = ncclscope::net::abi::shared::CloseRecv,
+    .closeListen = ncclscope::net::abi::shared::CloseListen,
+    .getDeviceMr = nullptr,  // no device offload
+    .irecvConsumed = nullptr,  // no device offload
+    .makeVDevice = ncclscope::net::abi::shared::MakeVDeviceV12,
+    .finalize = ncclscope::net::abi::shared::Finalize,
+    .setNetAttr = ncclscope::net::abi::shared::SetNetAttr,
 };

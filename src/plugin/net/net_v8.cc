@@ -39,23 +39,23 @@ ncclscope_result_t Irecv(void* rc, int n, void** data, int* sizes, int* tags, vo
 }  // namespace ncclscope::net::abi
 
 extern "C" __attribute__((visibility("default"))) const ncclscope_net_v8_t ncclNetPlugin_v8 = {
-    "ncclscope",
-    ncclscope::net::abi::Init,
-    ncclscope::net::abi::shared::Devices,
-    ncclscope::net::abi::GetProps,
-    ncclscope::net::abi::shared::LegacyListen,
-    ncclscope::net::abi::shared::LegacyConnect,
-    ncclscope::net::abi::shared::Accept,
-    ncclscope::net::abi::shared::RegMr,
-    ncclscope::net::abi::shared::RegMrDmaBuf,
-    ncclscope::net::abi::shared::DeregMr,
-    ncclscope::net::abi::Isend,
-    ncclscope::net::abi::Irecv,
-    ncclscope::net::abi::shared::Iflush,
-    ncclscope::net::abi::shared::Test,
-    ncclscope::net::abi::shared::CloseSend,
-    ncclscope::net::abi::shared::CloseRecv,
-    ncclscope::net::abi::shared::CloseListen,
-    nullptr,  // getDeviceMr: no device offload
-    nullptr,  // irecvConsumed: no device offload
+    .name = "ncclscope",
+    .init = ncclscope::net::abi::Init,
+    .devices = ncclscope::net::abi::shared::Devices,
+    .getProperties = ncclscope::net::abi::GetProps,
+    .listen = ncclscope::net::abi::shared::LegacyListen,
+    .connect = ncclscope::net::abi::shared::LegacyConnect,
+    .accept = ncclscope::net::abi::shared::Accept,
+    .regMr = ncclscope::net::abi::shared::RegMr,
+    .regMrDmaBuf = ncclscope::net::abi::shared::RegMrDmaBuf,
+    .deregMr = ncclscope::net::abi::shared::DeregMr,
+    .isend = ncclscope::net::abi::Isend,
+    .irecv = ncclscope::net::abi::Irecv,
+    .iflush = ncclscope::net::abi::shared::Iflush,
+    .test = ncclscope::net::abi::shared::Test,
+    .closeSend = ncclscope::net::abi::shared::CloseSend,
+    .closeRecv = ncclscope::net::abi::shared::CloseRecv,
+    .closeListen = ncclscope::net::abi::shared::CloseListen,
+    .getDeviceMr = nullptr,  // no device offload
+    .irecvConsumed = nullptr,  // no device offload
 };

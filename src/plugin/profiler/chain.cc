@@ -30,8 +30,8 @@ FixedPool<detail::ChainCtx>* g_ctxs = nullptr;  // live chained communicators
 constexpr uint32_t kContexts = 4096;
 std::atomic<uint64_t> g_pair_drops{0};
 
-// Event types each side must receive to see its own mask's events with their parents (nccl-abi.md §2: NCCL starts
-// the parents of every event it emits).
+// Event types each side must receive to see its own mask's events with their parents: NCCL starts the parents of
+// every event it emits (docs/nccl-abi.md#profiler-events).
 uint64_t AncestorClosure(uint64_t mask) {
   struct Edge {
     uint64_t child, parents;

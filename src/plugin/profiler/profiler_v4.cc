@@ -29,10 +29,10 @@ ncclscope_result_t StartEventV4(void* context, void** eHandle, ncclscope_profile
 }  // namespace ncclscope::profiler::abi
 
 extern "C" __attribute__((visibility("default"))) const ncclscope_profiler_v4_t ncclProfiler_v4 = {
-    "ncclscope",
-    ncclscope::profiler::abi::InitV4,
-    ncclscope::profiler::abi::StartEventV4,
-    ncclscope::profiler::abi::StopEventAbi,
-    ncclscope::profiler::abi::RecordEventStateAbi,
-    ncclscope::profiler::abi::FinalizeAbi,
+    .name = "ncclscope",
+    .init = ncclscope::profiler::abi::InitV4,
+    .startEvent = ncclscope::profiler::abi::StartEventV4,
+    .stopEvent = ncclscope::profiler::abi::StopEventAbi,
+    .recordEventState = ncclscope::profiler::abi::RecordEventStateAbi,
+    .finalize = ncclscope::profiler::abi::FinalizeAbi,
 };

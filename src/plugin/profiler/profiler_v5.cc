@@ -44,10 +44,10 @@ ncclscope_result_t StartEventV5(void* context, void** eHandle, ncclscope_profile
 }  // namespace ncclscope::profiler::abi
 
 extern "C" __attribute__((visibility("default"))) const ncclscope_profiler_v5_t ncclProfiler_v5 = {
-    "ncclscope",
-    ncclscope::profiler::abi::InitV5,
-    ncclscope::profiler::abi::StartEventV5,
-    ncclscope::profiler::abi::StopEventAbi,
-    ncclscope::profiler::abi::RecordEventStateAbi,
-    ncclscope::profiler::abi::FinalizeAbi,
+    .name = "ncclscope",
+    .init = ncclscope::profiler::abi::InitV5,
+    .startEvent = ncclscope::profiler::abi::StartEventV5,
+    .stopEvent = ncclscope::profiler::abi::StopEventAbi,
+    .recordEventState = ncclscope::profiler::abi::RecordEventStateAbi,
+    .finalize = ncclscope::profiler::abi::FinalizeAbi,
 };

@@ -41,10 +41,10 @@ ncclscope_result_t StartEventV6(void* context, void** eHandle, ncclscope_profile
 }  // namespace ncclscope::profiler::abi
 
 extern "C" __attribute__((visibility("default"))) const ncclscope_profiler_v6_t ncclProfiler_v6 = {
-    "ncclscope",
-    ncclscope::profiler::abi::InitV6,
-    ncclscope::profiler::abi::StartEventV6,
-    ncclscope::profiler::abi::StopEventAbi,
-    ncclscope::profiler::abi::RecordEventStateAbi,
-    ncclscope::profiler::abi::FinalizeAbi,
+    .name = "ncclscope",
+    .init = ncclscope::profiler::abi::InitV6,
+    .startEvent = ncclscope::profiler::abi::StartEventV6,
+    .stopEvent = ncclscope::profiler::abi::StopEventAbi,
+    .recordEventState = ncclscope::profiler::abi::RecordEventStateAbi,
+    .finalize = ncclscope::profiler::abi::FinalizeAbi,
 };

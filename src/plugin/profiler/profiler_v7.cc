@@ -59,10 +59,10 @@ ncclscope_result_t StartEventV7(void* context, void** eHandle, ncclscope_profile
 }  // namespace ncclscope::profiler::abi
 
 extern "C" __attribute__((visibility("default"))) const ncclscope_profiler_v7_t ncclProfiler_v7 = {
-    "ncclscope",
-    ncclscope::profiler::abi::InitV7,
-    ncclscope::profiler::abi::StartEventV7,
-    ncclscope::profiler::abi::StopEventAbi,
-    ncclscope::profiler::abi::RecordEventStateAbi,
-    ncclscope::profiler::abi::FinalizeAbi,
+    .name = "ncclscope",
+    .init = ncclscope::profiler::abi::InitV7,
+    .startEvent = ncclscope::profiler::abi::StartEventV7,
+    .stopEvent = ncclscope::profiler::abi::StopEventAbi,
+    .recordEventState = ncclscope::profiler::abi::RecordEventStateAbi,
+    .finalize = ncclscope::profiler::abi::FinalizeAbi,
 };

@@ -16,8 +16,9 @@
 
 namespace ncclscope::profiler::abi {
 
-// NetPlugin: the plugin id's type bits say whose descriptor extData is (nccl-abi.md §4). NCCL's IB transport keeps
-// one descriptor per request and rewrites it for each QP, keeping it by pointer: copy what we count, now.
+// NetPlugin: the plugin id's type bits say whose descriptor extData is (docs/nccl-abi.md#net-callback).
+// NCCL's IB transport keeps one descriptor per request and rewrites it for each QP, keeping it by pointer:
+// copy what we count, now.
 inline void DecodeNetPlugin(EventDesc* d) {
   const int64_t type = d->net_id & NCCLSCOPE_NET_PLUGIN_TYPE_MASK;
   const int64_t version = d->net_id & NCCLSCOPE_NET_PLUGIN_VER_MASK;
