@@ -17,7 +17,7 @@ namespace {
 
 ABSL_CONST_INIT absl::Mutex init_mu(absl::kConstInit);
 std::atomic<Transport*> transport{nullptr};
-NetContext* legacy_ctx = nullptr;  // created once, never freed (legacy ABIs have no finalize)
+NetContext* legacy_ctx ABSL_GUARDED_BY(init_mu) = nullptr;  // created once, never freed (legacy ABIs have no finalize)
 
 Transport* Current() { return transport.load(std::memory_order_acquire); }
 
