@@ -1,6 +1,7 @@
 /* ncclscope's own declarations of NCCL's net-plugin tables v8-v12 (ncclNet_vN_t) and their
  * properties, handles and attributes, with our names (docs/nccl-abi.md#net-table).
- * Offsets and sizes are checked in layout_asserts.h. Only src/net/abi and tools/sim see these. */
+ * Offsets and sizes are checked in layout_asserts.h. Seen by the adapters of src/plugin/net, the net
+ * layers that hand NCCL's structs through (net/api, net/verbs), the tools and the tests. */
 #ifndef NCCLSCOPE_ABI_NET_H_
 #define NCCLSCOPE_ABI_NET_H_
 

@@ -1,6 +1,7 @@
 /* ncclscope's own declarations of NCCL's profiler-plugin tables v4-v7 (ncclProfiler_vN_t), their event
  * descriptors, state enum and state arguments, with our names (docs/nccl-abi.md#profiler-table).
- * Offsets and sizes are checked in layout_asserts.h. Only src/profiler/abi and tools/sim see these. */
+ * Offsets and sizes are checked in layout_asserts.h. Seen by the adapters of src/plugin/profiler (the
+ * profiler core below them never sees NCCL's structs), the tools and the tests. */
 #ifndef NCCLSCOPE_ABI_PROFILER_H_
 #define NCCLSCOPE_ABI_PROFILER_H_
 

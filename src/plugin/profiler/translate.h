@@ -1,4 +1,4 @@
-// Shared pieces of the ncclProfiler_vN adapters (only src/profiler/abi includes this): the v5 view
+// Shared pieces of the ncclProfiler_vN adapters (only src/plugin/profiler includes this): the v5 view
 // used by v5 and v6, the state-argument translation (identical in v4-v6) and the common entry points.
 #ifndef NCCLSCOPE_PLUGIN_PROFILER_TRANSLATE_H_
 #define NCCLSCOPE_PLUGIN_PROFILER_TRANSLATE_H_
