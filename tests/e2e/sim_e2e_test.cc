@@ -345,4 +345,22 @@ TEST_P(SimNetVersions, DataPathThroughOlderNetTables) {
 INSTANTIATE_TEST_SUITE_P(Versions, SimNetVersions, ::testing::Values(8, 9, 10, 11),
                          [](const ::testing::TestParamInfo<int>& i) { return "v" + std::to_string(i.param); });
 
+// A third-party net plugin may leave NULL what NCCL treats as optional (aws-ofi-nccl's v11 and v12 tables
+// do): the emulated job runs through such a table as NCCL would, instead of dying on a NULL call.
+class SimOptionalNetEntries : public ::testing::TestWithParam<int> {};
+
+TEST_P(SimOptionalNetEntries, NullOptionalEntriesAreSkippedAsNcclSkipsThem) {
+  ScopedTempDir d;
+  const int v = GetParam();
+  SimRun r = RunSim(std::string("--json --ranks 2 --comms 1 --sizes 8:1M --factor 32 --iters 2 --warmup 0") +
+                        " --net-plugin " + SIM_OPTIONAL_NULL_NET_PATH + " --net-max-version " + std::to_string(v),
+                    std::string("NCCLSCOPE_DUMP_DIR=") + d.path(), d.path());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.j["wrong"], 0);
+  EXPECT_EQ(r.j["net"], "optional-null (ncclNetPlugin_v" + std::to_string(v) + ")");
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, SimOptionalNetEntries, ::testing::Values(11, 12),
+                         [](const ::testing::TestParamInfo<int>& i) { return "v" + std::to_string(i.param); });
+
 }  // namespace

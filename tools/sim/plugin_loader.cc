@@ -211,8 +211,10 @@ ncclscope_result_t NetApi::SetNetAttr(void* ctx, int flows, uint32_t op, uint32_
   a.op = op;
   a.algo = algo;
   a.proto = proto;
-  if (version == 11) return As<ncclscope_net_v11_t>(table)->setNetAttr(ctx, &a);
-  return As<ncclscope_net_v12_t>(table)->setNetAttr(ctx, &a);
+  // Optional: NCCL calls it only where the table has it (aws-ofi-nccl's v11 and v12 tables leave it NULL).
+  auto set = [&](auto* t) { return t->setNetAttr != nullptr ? t->setNetAttr(ctx, &a) : NCCLSCOPE_SUCCESS; };
+  if (version == 11) return set(As<ncclscope_net_v11_t>(table));
+  return set(As<ncclscope_net_v12_t>(table));
 }
 
 // ---- ProfilerApi --------------------------------------------------------------------------------------
