@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 namespace ncclscope::sock {
 
@@ -61,12 +60,6 @@ void SetKeepalive(int fd, int idle_s, int interval_s, int count) {
 
 void SetUserTimeout(int fd, unsigned ms) {
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
-}
-
-void SetIoTimeouts(int fd, int ms) {
-  timeval tv{ms / 1000, (ms % 1000) * 1000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 int ConnectResult(int fd) {

@@ -36,8 +36,6 @@ void SetNoDelay(int fd);
 void SetKeepalive(int fd, int idle_s, int interval_s, int count);
 // Unacknowledged data fails the socket after `ms` (TCP_USER_TIMEOUT), while an idle connection lives on.
 void SetUserTimeout(int fd, unsigned ms);
-// SO_RCVTIMEO/SO_SNDTIMEO for blocking sockets (0: wait forever).
-void SetIoTimeouts(int fd, int ms);
 
 // For a non-blocking connect(): 0 connected, -1 still in progress, else the errno it failed with.
 int ConnectResult(int fd);

@@ -42,7 +42,8 @@ struct TransportEntry {
   const char* devices;  // what it carries data over, for messages: "RDMA device"
   Transport& (*get)();  // the process's instance, created at first use
   TransportProbe (*probe)();  // opens what it must to count usable devices (a named transport)
-  std::vector<std::string> (*present)();  // device names seen, opening nothing (for `auto`)
+  // Device names seen, opening nothing; read only for kDeclineIfPresent (nullptr otherwise).
+  std::vector<std::string> (*present)();
   // Why the user's environment switches it off ("NCCL_IB_DISABLE=1"), or nullptr.
   const char* (*disabled)(const ChoiceInputs&);
   AutoRule in_auto;

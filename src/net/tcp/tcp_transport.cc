@@ -201,6 +201,12 @@ class Connector final : public PendingConnect {
   std::vector<size_t> sent_;
 };
 
+// Said by the probe and by Open() when the interface filter leaves nothing.
+std::string NoInterfaceMatches(const std::string& spec) {
+  return "no usable network interface matches NCCLSCOPE_SOCKET_IFNAME/NCCL_SOCKET_IFNAME='" + spec +
+         "' (loopback is used only when named, e.g. '=lo')";
+}
+
 }  // namespace
 
 TcpTransport& GetTcpTransport() {
@@ -214,7 +220,7 @@ TransportProbe ProbeTcp() {
   std::vector<sock::Interface> ifaces = sock::DiscoverInterfaces(spec);
   p.present = p.usable = static_cast<int>(ifaces.size());
   if (ifaces.empty()) {
-    p.detail = "no interface matches NCCLSCOPE_SOCKET_IFNAME/NCCL_SOCKET_IFNAME='" + spec + "'";
+    p.detail = NoInterfaceMatches(spec);
     return p;
   }
   p.detail = std::to_string(ifaces.size()) + " interface(s)";
@@ -226,8 +232,7 @@ Status TcpTransport::Open() {
   TcpConfig cfg = LoadTcpConfig();
   std::vector<sock::Interface> ifaces = sock::DiscoverInterfaces(cfg.ifname_spec);
   if (ifaces.empty()) {
-    return SystemError("no usable network interface matches NCCLSCOPE_SOCKET_IFNAME/NCCL_SOCKET_IFNAME='" +
-                       cfg.ifname_spec + "' (loopback is used only when named, e.g. '=lo')");
+    return SystemError(NoInterfaceMatches(cfg.ifname_spec));
   }
   std::vector<NetProperties> props;
   for (size_t i = 0; i < ifaces.size(); ++i) {
