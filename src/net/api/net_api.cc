@@ -4,6 +4,7 @@
 
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
+#include "common/build_role.h"
 #include "common/log.h"
 #include "common/params.h"
 #include "common/runtime.h"
@@ -38,8 +39,10 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
   auto release = [&] {
     if (args.per_comm) Runtime::Instance().Release("net ctx (init failed)");
   };
-  Result<TransportChoice> choice = ChooseTransport(
-      BuiltinTransports(), Params().Str(ParamId::kTransport), ChoiceInputs{.ib_disabled = Params().Bool(ParamId::kIbDisable)});
+  const char* fixed = FixedTransport();
+  Result<TransportChoice> choice =
+      ChooseTransport(BuiltinTransports(), fixed != nullptr ? fixed : Params().Str(ParamId::kTransport),
+                      ChoiceInputs{.ib_disabled = Params().Bool(ParamId::kIbDisable)});
   if (!choice.ok()) {
     release();
     return Status(choice.status().code(), "ncclscope net init: " + choice.status().message());

@@ -1,5 +1,6 @@
 #include "plugin/net/shared_entry_points.h"
 
+#include "common/build_role.h"
 #include "plugin/net/adapter_common.h"
 #include "plugin/services/plugin_services.h"
 
@@ -59,7 +60,7 @@ ncclscope_result_t LegacyInit(int abi_version, ncclscope_logger_t log, ncclscope
   SetNcclLogger(log);
   const std::string entry = "ncclNetPlugin_v" + std::to_string(abi_version) + ".init";
   return NetGate(entry.c_str(), [&] {
-    InstallPluginServices();  // this may be the process's first call into the plugin
+    if (FixedTransport() == nullptr) InstallPluginServices();  // this may be the process's first call into the plugin
     InitArgs a;
     a.abi_version = abi_version;
     a.logger = log;
@@ -100,7 +101,7 @@ ncclscope_result_t InitPerComm(int abi_version, void** ctx, uint64_t comm_id, nc
                                ncclscope_logger_t log, ncclscope_profiler_callback_t prof) {
   SetNcclLogger(log);
   return NetGate(abi_version == 12 ? "ncclNetPlugin_v12.init" : "ncclNetPlugin_v11.init", [&] {
-    InstallPluginServices();  // this may be the process's first call into the plugin
+    if (FixedTransport() == nullptr) InstallPluginServices();  // this may be the process's first call into the plugin
     InitArgs a;
     a.abi_version = abi_version;
     a.per_comm = true;
