@@ -18,7 +18,10 @@ Status InnerStatus(const InnerPlugin& inner, const std::string& call, ncclscope_
 }
 
 ChainComm::ChainComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx)
-    : inner_(inner), inner_comm_(inner_comm), acct_(nic, ctx, "chain", NCCLSCOPE_NET_PLUGIN_TYPE_SOCK | 1) {
+    : inner_(inner),
+      inner_comm_(inner_comm),
+      nic_(nic),
+      acct_(nic, ctx, "chain", NCCLSCOPE_NET_PLUGIN_TYPE_SOCK | 1) {
   for (int i = 0; i < kPoolSize; ++i) {
     slots_[i].comm = this;
     free_[i] = kPoolSize - 1 - i;
@@ -58,7 +61,8 @@ void ChainComm::StartEvents(ChainRequest* r, void* const* phandles, const size_t
 }
 
 Status ChainComm::Failed(const char* call, ncclscope_result_t r, NetErrorKind kind) {
-  Status s = InnerStatus(inner_, call, r);
+  // The peer is the inner's to name (its handle is opaque to us): its own log line precedes this one.
+  Status s = InnerStatus(inner_, std::string(call) + " on NIC " + nic_, r);
   acct_.Fail(s, kind);
   return s;
 }

@@ -64,6 +64,7 @@ class ChainComm {
 
   InnerPlugin& inner_;
   void* inner_comm_;
+  const std::string nic_;
   CommAccounting acct_;
 
  private:
