@@ -1,0 +1,108 @@
+// The comms of the chain transport: each wraps one comm of the inner plugin and counts what it carries with
+// CommAccounting, as our own transports do. Data path (Isend/Irecv/Iflush/Test): no lock, no allocation, no
+// copy of data; a request is a slot of a fixed per-comm pool pointing at the inner's request, and the inner's
+// pointers (comms, requests, memory handles) are passed back to it, never dereferenced here.
+// Threads: NCCL's rules (transport.h): one progress thread per comm posts and tests, so the pool needs no lock.
+#ifndef NCCLSCOPE_NET_CHAIN_CHAIN_COMM_H_
+#define NCCLSCOPE_NET_CHAIN_CHAIN_COMM_H_
+
+#include <cstdint>
+#include <string>
+
+#include "ncclscope/abi/common.h"
+#include "net/chain/inner_plugin.h"
+#include "net/comm_accounting.h"
+#include "net/transport.h"
+
+namespace ncclscope::net::chain {
+
+class ChainComm;
+
+// A posted isend, irecv or iflush: one pool slot, valid from the post to the Test() that reports it done (or,
+// for a receive of an inner that has irecvConsumed, to NCCL's irecvConsumed of it).
+struct ChainRequest final : Request {
+  enum class Kind : uint8_t { kSend, kRecv, kFlush };
+  Status Test(int* done, int* sizes) override;
+
+  ChainComm* comm = nullptr;
+  void* inner = nullptr;
+  uint64_t posted_ns = 0;
+  size_t bytes = 0;  // a send's size
+  int n = 0;         // buffers (receive)
+  Kind kind = Kind::kSend;
+  bool completed = false;  // done, kept only for irecvConsumed
+  void* events[kMaxRecvs] = {};
+  ncclscope_net_sock_descr_v1_t descr[kMaxRecvs] = {};
+};
+
+class ChainComm {
+ public:
+  // Requests in flight per comm: NCCL posts at most 32; receives kept for irecvConsumed may add as many.
+  static constexpr int kPoolSize = 2 * kMaxRequests;
+
+  ChainComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx);
+  ~ChainComm();
+  ChainComm(const ChainComm&) = delete;
+  ChainComm& operator=(const ChainComm&) = delete;
+
+  Status TestRequest(ChainRequest* r, int* done, int* sizes);
+  Status Consumed(int n, void* request);
+
+ protected:
+  bool HasFreeSlot() const { return nfree_ > 0; }
+  ChainRequest* Take();
+  void Put(ChainRequest* r);
+  // A slot for a request the inner posted (null when none is free).
+  ChainRequest* Start(ChainRequest::Kind kind, void* inner_request, size_t bytes, int n);
+  void StartEvents(ChainRequest* r, void* const* phandles, const size_t* sizes, int op);
+  // A failed inner call: counted and logged once per comm (CommAccounting), returned with the inner's result.
+  Status Failed(const char* call, ncclscope_result_t r, NetErrorKind kind);
+  Status CloseInner(ncclscope_result_t (InnerPlugin::*close)(void*));
+  Status RegMrInner(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle);
+  Status DeregMrInner(void* mhandle);
+  Status GetDeviceMrInner(void* mhandle, void** dptr_mhandle);
+
+  InnerPlugin& inner_;
+  void* inner_comm_;
+  const std::string nic_;
+  CommAccounting acct_;
+
+ private:
+  ChainRequest slots_[kPoolSize];
+  int free_[kPoolSize];
+  int nfree_ = kPoolSize;
+};
+
+class ChainSendComm final : public SendComm, public ChainComm {
+ public:
+  using ChainComm::ChainComm;
+  Status RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) override {
+    return RegMrInner(data, size, type, dmabuf_fd, offset, mhandle);
+  }
+  Status DeregMr(void* mhandle) override { return DeregMrInner(mhandle); }
+  Status GetDeviceMr(void* mhandle, void** dptr_mhandle) override { return GetDeviceMrInner(mhandle, dptr_mhandle); }
+  Status Close() override;
+  Status Isend(void* data, size_t size, int tag, void* mhandle, void* phandle, Request** request) override;
+};
+
+class ChainRecvComm final : public RecvComm, public ChainComm {
+ public:
+  using ChainComm::ChainComm;
+  Status RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) override {
+    return RegMrInner(data, size, type, dmabuf_fd, offset, mhandle);
+  }
+  Status DeregMr(void* mhandle) override { return DeregMrInner(mhandle); }
+  Status GetDeviceMr(void* mhandle, void** dptr_mhandle) override { return GetDeviceMrInner(mhandle, dptr_mhandle); }
+  Status Close() override;
+  Status Irecv(int n, void** data, const size_t* sizes, const int* tags, void** mhandles, void** phandles,
+               bool optional_completion, Request** request) override;
+  Status Iflush(int n, void** data, const int* sizes, void** mhandles, Request** request) override;
+  Status IrecvConsumed(int n, void* request) override { return Consumed(n, request); }
+};
+
+// The inner's result as our status (ncclRemoteError stays a remote error), naming the call and the inner.
+Status InnerStatus(const InnerPlugin& inner, const std::string& call, ncclscope_result_t r);
+
+}  // namespace ncclscope::net::chain
+
+#endif  // NCCLSCOPE_NET_CHAIN_CHAIN_COMM_H_
