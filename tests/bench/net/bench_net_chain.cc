@@ -97,6 +97,19 @@ void CalibrateTimer() {
   g_timer_ns = MiddleMean(empty);
 }
 
+// A retry loop (a null request, a test not done) that has not moved for 30 s ends the process: the run fails
+// with the arm's exit code instead of hanging. Checked every 4096 tries, outside the timed calls.
+struct Patience {
+  const char* what;
+  long tries = 0;
+  double since = NowS();
+  void Check() {
+    if (++tries % 4096 != 0 || NowS() - since < 30) return;
+    fprintf(stderr, "bench_net_chain [pid %d]: %s made no progress for 30 s\n", getpid(), what);
+    _exit(10);
+  }
+};
+
 // ---------- arms ----------
 struct Arm {
   const char* label;
@@ -212,7 +225,7 @@ void CallReceiver(const Arm arms[2], int ctl, int out) {
     int tag = 0, d = 0, sizes[8];
     void* req = nullptr;
     uint64_t t0 = 0, t1 = 0;
-    while (req == nullptr) {  // a null request asks to retry later: the call that posts is the one timed
+    for (Patience p{"irecv (no request)"}; req == nullptr; p.Check()) {  // null: retry; the posting call is timed
       t0 = Ticks();
       int r = net.Irecv(side[a].comm, 1, &data, &size, &tag, &side[a].mh, nullptr, &req);
       t1 = Ticks();
@@ -228,7 +241,8 @@ void CallReceiver(const Arm arms[2], int ctl, int out) {
     }
     char go = 'g', sent = 0;
     if (!SendBytes(ctl, &go, 1) || !RecvBytes(ctl, &sent, 1)) _exit(8);
-    for (d = 0; d == 0;) {  // the sender's test said done: the bytes are in our socket
+    d = 0;
+    for (Patience p{"test of a receive"}; d == 0; p.Check()) {  // the sender's test said done: bytes are here
       t0 = Ticks();
       int r = net.Test(req, &d, sizes);
       t1 = Ticks();
@@ -265,7 +279,7 @@ void CallSender(const Arm arms[2], int ctl, int out) {
     if (!RecvBytes(ctl, &go, 1)) _exit(8);  // the receive is posted and its clear-to-send in our socket
     void* req = nullptr;
     uint64_t t0 = 0, t1 = 0;
-    while (req == nullptr) {
+    for (Patience p{"isend (no request)"}; req == nullptr; p.Check()) {
       t0 = Ticks();
       int r = net.Isend(side[a].comm, buf.data(), g_call.bytes, 0, side[a].mh, nullptr, &req);
       t1 = Ticks();
@@ -273,7 +287,7 @@ void CallSender(const Arm arms[2], int ctl, int out) {
     }
     if (keep) isend[a].push_back(NsOf(t0, t1));
     int d = 0, sizes[8];
-    while (d == 0) {
+    for (Patience p{"test of a send"}; d == 0; p.Check()) {
       t0 = Ticks();
       int r = net.Test(req, &d, sizes);
       t1 = Ticks();
@@ -339,7 +353,7 @@ constexpr int kDepth = 4;  // requests in flight, as bench_net and NCCL's pipeli
 
 void Wait(PluginNet& net, void* req) {
   int done = 0, sizes[8];
-  while (!done) {
+  for (Patience p{"test"}; !done; p.Check()) {
     if (net.Test(req, &done, sizes) != 0) _exit(9);
     if (!done) sched_yield();  // NCCL's progress thread yields when idle
   }
@@ -354,7 +368,7 @@ void Pipeline(PluginNet& net, int n, Post post) {
     if (reqs[k] != nullptr) Wait(net, reqs[k]);
     reqs[k] = nullptr;
     if (i >= n) continue;
-    while (reqs[k] == nullptr) {
+    for (Patience p{"isend/irecv (no request)"}; reqs[k] == nullptr; p.Check()) {
       if (post(&reqs[k]) != 0) _exit(6);
     }
   }
@@ -611,7 +625,8 @@ int main(int argc, char** argv) {
     if (inner_version == 0) inner_version = ProbeVersion(inner);
     if (inner_version == 0) Die(inner + ": not loadable or no ncclNetPlugin_v8..v12");
     arms[0] = Arm{"direct", inner, inner_version, {}};
-    arms[1] = Arm{"wrapped", wrapper, 12, {{"NCCLSCOPE_NET_CHAIN", inner}}};
+    // NCCLSCOPE_TRANSPORT=chain, not auto: a chain that cannot load fails the run instead of leaving TCP in its place.
+    arms[1] = Arm{"wrapped", wrapper, 12, {{"NCCLSCOPE_TRANSPORT", "chain"}, {"NCCLSCOPE_NET_CHAIN", inner}}};
   }
   CalibrateTimer();
   printf("bench_net_chain: loopback, %ld online CPUs, TSC %.3f GHz\n", sysconf(_SC_NPROCESSORS_ONLN),
