@@ -17,14 +17,24 @@ Status InnerStatus(const InnerPlugin& inner, const std::string& call, ncclscope_
                           ResultName(r));
 }
 
-ChainComm::ChainComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx)
+ChainComm::ChainComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx,
+                     int pool, int buffers, bool device_offload)
     : inner_(inner),
       inner_comm_(inner_comm),
       nic_(nic),
-      acct_(nic, ctx, "chain", NCCLSCOPE_NET_PLUGIN_TYPE_SOCK | 1) {
-  for (int i = 0; i < kPoolSize; ++i) {
+      keep_for_consumed_(device_offload && inner.has_irecv_consumed()),
+      acct_(nic, ctx, "chain", NCCLSCOPE_NET_PLUGIN_TYPE_SOCK | 1),
+      pool_(pool),
+      slots_(new ChainRequest[pool]),
+      events_(new void*[static_cast<size_t>(pool) * buffers]()),
+      descr_(new ncclscope_net_sock_descr_v1_t[static_cast<size_t>(pool) * buffers]()),
+      free_(new int[pool]),
+      nfree_(pool) {
+  for (int i = 0; i < pool; ++i) {
     slots_[i].comm = this;
-    free_[i] = kPoolSize - 1 - i;
+    slots_[i].events = &events_[static_cast<size_t>(i) * buffers];
+    slots_[i].descr = &descr_[static_cast<size_t>(i) * buffers];
+    free_[i] = pool - 1 - i;
   }
 }
 
@@ -35,7 +45,7 @@ ChainRequest* ChainComm::Take() { return nfree_ == 0 ? nullptr : &slots_[free_[-
 void ChainComm::Put(ChainRequest* r) {
   r->inner = nullptr;
   r->completed = false;
-  free_[nfree_++] = static_cast<int>(r - slots_);
+  free_[nfree_++] = static_cast<int>(r - slots_.get());
 }
 
 ChainRequest* ChainComm::Start(ChainRequest::Kind kind, void* inner_request, size_t bytes, int n) {
@@ -86,7 +96,7 @@ Status ChainComm::TestRequest(ChainRequest* r, int* done, int* sizes) {
     acct_.Received(bytes, static_cast<uint64_t>(r->n), latency);
   }
   for (int i = 0; i < r->n; ++i) acct_.events().Stop(&r->events[i]);
-  if (recv && inner_.has_irecv_consumed()) {
+  if (recv && keep_for_consumed_) {
     r->completed = true;  // NCCL hands it to irecvConsumed later: the inner's request must still be found
   } else {
     Put(r);
@@ -96,8 +106,8 @@ Status ChainComm::TestRequest(ChainRequest* r, int* done, int* sizes) {
 
 Status ChainComm::Consumed(int n, void* request) {
   auto* r = static_cast<ChainRequest*>(static_cast<Request*>(request));
-  if (!inner_.has_irecv_consumed() || r < slots_ || r >= slots_ + kPoolSize || !r->completed) {
-    return Status::Ok();  // a host inner: nothing kept
+  if (!keep_for_consumed_ || r < slots_.get() || r >= slots_.get() + pool_ || !r->completed) {
+    return Status::Ok();  // a host inner: nothing kept, nothing to consume
   }
   const ncclscope_result_t res = inner_.IrecvConsumed(inner_comm_, n, r->inner);
   Put(r);
@@ -105,7 +115,8 @@ Status ChainComm::Consumed(int n, void* request) {
 }
 
 Status ChainComm::CloseInner(ncclscope_result_t (InnerPlugin::*close)(void*)) {
-  for (ChainRequest& r : slots_) {
+  for (int i = 0; i < pool_; ++i) {
+    ChainRequest& r = slots_[i];
     if (r.inner == nullptr || r.completed) continue;
     if (r.kind != ChainRequest::Kind::kFlush) acct_.Abandoned();
     for (int i = 0; i < r.n; ++i) acct_.events().Stop(&r.events[i]);

@@ -7,6 +7,7 @@
 #define NCCLSCOPE_NET_CHAIN_CHAIN_COMM_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "ncclscope/abi/common.h"
@@ -19,7 +20,7 @@ namespace ncclscope::net::chain {
 class ChainComm;
 
 // A posted isend, irecv or iflush: one pool slot, valid from the post to the Test() that reports it done (or,
-// for a receive of an inner that has irecvConsumed, to NCCL's irecvConsumed of it).
+// for a receive of a device-offload inner, to NCCL's irecvConsumed of it).
 struct ChainRequest final : Request {
   enum class Kind : uint8_t { kSend, kRecv, kFlush };
   Status Test(int* done, int* sizes) override;
@@ -31,16 +32,17 @@ struct ChainRequest final : Request {
   int n = 0;         // buffers (receive)
   Kind kind = Kind::kSend;
   bool completed = false;  // done, kept only for irecvConsumed
-  void* events[kMaxRecvs] = {};
-  ncclscope_net_sock_descr_v1_t descr[kMaxRecvs] = {};
+  void** events = nullptr;  // one per buffer, in the comm's arrays
+  ncclscope_net_sock_descr_v1_t* descr = nullptr;
 };
 
 class ChainComm {
  public:
-  // Requests in flight per comm: NCCL posts at most 32; receives kept for irecvConsumed may add as many.
-  static constexpr int kPoolSize = 2 * kMaxRequests;
-
-  ChainComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx);
+  // `pool`: requests this comm may have in flight; `buffers`: per request. `device_offload`: the device is not
+  // HOST, so NCCL hands completed receives to irecvConsumed, which must reach the inner with its own request
+  // (a host inner's irecvConsumed is not called: nothing to consume).
+  ChainComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx, int pool,
+            int buffers, bool device_offload);
   ~ChainComm();
   ChainComm(const ChainComm&) = delete;
   ChainComm& operator=(const ChainComm&) = delete;
@@ -65,17 +67,23 @@ class ChainComm {
   InnerPlugin& inner_;
   void* inner_comm_;
   const std::string nic_;
+  const bool keep_for_consumed_;
   CommAccounting acct_;
 
  private:
-  ChainRequest slots_[kPoolSize];
-  int free_[kPoolSize];
-  int nfree_ = kPoolSize;
+  const int pool_;
+  std::unique_ptr<ChainRequest[]> slots_;
+  std::unique_ptr<void*[]> events_;
+  std::unique_ptr<ncclscope_net_sock_descr_v1_t[]> descr_;
+  std::unique_ptr<int[]> free_;
+  int nfree_;
 };
 
 class ChainSendComm final : public SendComm, public ChainComm {
  public:
-  using ChainComm::ChainComm;
+  // NCCL may have NCCL_NET_MAX_REQUESTS receives of up to 8 buffers each in flight: as many sends.
+  ChainSendComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx)
+      : ChainComm(inner, inner_comm, nic, ctx, kMaxRequests * kMaxRecvs, 1, false) {}
   Status RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) override {
     return RegMrInner(data, size, type, dmabuf_fd, offset, mhandle);
   }
@@ -87,7 +95,10 @@ class ChainSendComm final : public SendComm, public ChainComm {
 
 class ChainRecvComm final : public RecvComm, public ChainComm {
  public:
-  using ChainComm::ChainComm;
+  // NCCL_NET_MAX_REQUESTS receives, and as many completed ones awaiting irecvConsumed (device offload).
+  ChainRecvComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx,
+                bool device_offload)
+      : ChainComm(inner, inner_comm, nic, ctx, 2 * kMaxRequests, kMaxRecvs, device_offload) {}
   Status RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) override {
     return RegMrInner(data, size, type, dmabuf_fd, offset, mhandle);
   }

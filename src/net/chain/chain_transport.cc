@@ -22,7 +22,10 @@ class ChainListenComm final : public ListenComm {
       RecordConnectionFailure(t_.properties(dev_).name, ctx_, NetErrorKind::kAccept, s, PeerInfo{});
       return s;
     }
-    if (rc != nullptr) *recv_comm = new ChainRecvComm(t_.inner(), rc, t_.properties(dev_).name, ctx_);
+    if (rc != nullptr) {
+      const NetProperties& p = t_.properties(dev_);
+      *recv_comm = new ChainRecvComm(t_.inner(), rc, p.name, ctx_, p.net_device_type != NCCLSCOPE_NET_DEVICE_HOST);
+    }
     return Status::Ok();
   }
 
