@@ -345,7 +345,7 @@ void CallCost(const Arm arms[2], int runs) {
 // ---------- 2. bandwidth ----------
 struct BwPlan {
   size_t size = 0;
-  size_t bytes = size_t{1} << 30;
+  size_t bytes = size_t{512} << 20;
   int Iters() const { return static_cast<int>(std::max<size_t>(4, bytes / size)); }
 };
 BwPlan g_bw;
@@ -454,7 +454,7 @@ void Bandwidth(const Arm arms[2], const std::vector<size_t>& sizes, int runs) {
 // are connected in the same two processes and take turns, g_inter_blocks blocks each per size of
 // g_bw.bytes / g_inter_blocks (at least 2 messages a block); the sender times each block up to the receiver's
 // word that it has every byte. Per run and size: direct seconds / wrapped seconds.
-int g_inter_blocks = 16;
+int g_inter_blocks = 8;
 
 int InterIters(size_t size) {
   return static_cast<int>(std::max<size_t>(2, g_bw.bytes / static_cast<size_t>(g_inter_blocks) / size));
@@ -565,7 +565,7 @@ std::string InnerPath(const std::string& arg) {
 
 int main(int argc, char** argv) {
   std::string inner = "v12", wrapper = NCCLSCOPE_PLUGIN_PATH;
-  int inner_version = 0, call_runs = 16, bw_runs = 10, inter_runs = 6;
+  int inner_version = 0, call_runs = 12, bw_runs = 8, inter_runs = 4;
   bool harness = false, calls = true, bw = true;
   std::vector<size_t> sizes = {size_t{1} << 20, size_t{4} << 20, size_t{16} << 20, size_t{64} << 20};
   for (int i = 1; i < argc; ++i) {
