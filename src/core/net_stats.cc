@@ -34,6 +34,7 @@ NetStatsRow Copy(const Block& b) {
   r.messages_sent = c.messages_sent.load(std::memory_order_relaxed);
   r.messages_received = c.messages_received.load(std::memory_order_relaxed);
   r.in_flight = c.in_flight.load(std::memory_order_relaxed);
+  if (r.in_flight > 0) r.waiting_ns = ElapsedNs(c.progress_ns.load(std::memory_order_relaxed), MonotonicNs());
   r.connections_open = c.connections_open.load(std::memory_order_relaxed);
   for (size_t i = 0; i < r.errors.size(); ++i) r.errors[i] = c.errors[i].load(std::memory_order_relaxed);
   for (size_t i = 0; i < r.latency_log2_ns.size(); ++i) {

@@ -87,13 +87,13 @@ Status ChainComm::TestRequest(ChainRequest* r, int* done, int* sizes) {
                   r->kind == ChainRequest::Kind::kSend ? NetErrorKind::kSend : NetErrorKind::kRecv);
   }
   if (!*done) return Status::Ok();
-  const uint64_t latency = ElapsedNs(r->posted_ns, MonotonicNs());
+  const uint64_t now = MonotonicNs();
   if (r->kind == ChainRequest::Kind::kSend) {
-    acct_.Sent(r->bytes, latency);
+    acct_.Sent(r->bytes, r->posted_ns, now);
   } else if (recv) {
     uint64_t bytes = 0;
     for (int i = 0; i < r->n; ++i) bytes += out[i] > 0 ? static_cast<uint64_t>(out[i]) : 0;
-    acct_.Received(bytes, static_cast<uint64_t>(r->n), latency);
+    acct_.Received(bytes, static_cast<uint64_t>(r->n), r->posted_ns, now);
   }
   for (int i = 0; i < r->n; ++i) acct_.events().Stop(&r->events[i]);
   if (recv && keep_for_consumed_) {
