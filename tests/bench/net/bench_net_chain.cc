@@ -414,11 +414,29 @@ void BwSender(const Arm& arm, int ctl, int out) {
   net->Finalize();
 }
 
+// Per size: each arm's GB/s and the ratio wrapped / direct of each run.
+struct BwTable {
+  std::vector<std::vector<double>> gbs[2], ratio;
+  explicit BwTable(size_t nsizes) : gbs{std::vector<std::vector<double>>(nsizes),
+                                        std::vector<std::vector<double>>(nsizes)}, ratio(nsizes) {}
+  void Add(size_t i, double bytes, double direct_s, double wrapped_s) {
+    gbs[0][i].push_back(bytes / direct_s / 1e9);
+    gbs[1][i].push_back(bytes / wrapped_s / 1e9);
+    ratio[i].push_back(direct_s / wrapped_s);
+  }
+  void Print(const std::vector<size_t>& sizes) const {
+    printf("%10s %16s %16s %26s\n", "size", "direct med GB/s", "wrapped med GB/s", "ratio min / median / max");
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const std::vector<double>& q = ratio[i];
+      printf("%6zu MiB %16.3f %16.3f %12.3f / %.3f / %.3f\n", sizes[i] >> 20, Median(gbs[0][i]), Median(gbs[1][i]),
+             *std::min_element(q.begin(), q.end()), Median(q), *std::max_element(q.begin(), q.end()));
+    }
+  }
+};
+
 void Bandwidth(const Arm arms[2], const std::vector<size_t>& sizes, int runs) {
   const size_t nsizes = sizes.size();
-  std::vector<std::vector<double>> gbs[2] = {std::vector<std::vector<double>>(nsizes),
-                                             std::vector<std::vector<double>>(nsizes)};
-  std::vector<std::vector<double>> ratio(nsizes);
+  BwTable table(nsizes);
   for (int r = 0; r < runs; ++r) {
     for (size_t i = 0; i < nsizes; ++i) {
       g_bw.size = sizes[i];
@@ -431,21 +449,13 @@ void Bandwidth(const Arm arms[2], const std::vector<size_t>& sizes, int runs) {
                    [&](int ctl, int out) { BwSender(arms[a], ctl, out); }, 0, 1, &rv, &sv);
         secs[a] = sv[0];
       }
-      const double bytes = static_cast<double>(g_bw.Iters()) * static_cast<double>(sizes[i]);
-      gbs[0][i].push_back(bytes / secs[0] / 1e9);
-      gbs[1][i].push_back(bytes / secs[1] / 1e9);
-      ratio[i].push_back(secs[0] / secs[1]);
+      table.Add(i, static_cast<double>(g_bw.Iters()) * static_cast<double>(sizes[i]), secs[0], secs[1]);
     }
   }
   printf("\n2. bandwidth, %zu MiB per size and arm, %d requests in flight: %d runs, fresh processes, arms back to "
          "back (order alternating);\n   ratio = wrapped / direct of the same run\n",
          g_bw.bytes >> 20, kDepth, runs);
-  printf("%10s %16s %16s %26s\n", "size", "direct med GB/s", "wrapped med GB/s", "ratio min / median / max");
-  for (size_t i = 0; i < nsizes; ++i) {
-    const std::vector<double>& q = ratio[i];
-    printf("%6zu MiB %16.3f %16.3f %12.3f / %.3f / %.3f\n", sizes[i] >> 20, Median(gbs[0][i]), Median(gbs[1][i]),
-           *std::min_element(q.begin(), q.end()), Median(q), *std::max_element(q.begin(), q.end()));
-  }
+  table.Print(sizes);
   fflush(stdout);
 }
 
@@ -528,9 +538,7 @@ void InterSender(const Arm arms[2], const std::vector<size_t>& sizes, int ctl, i
 
 void InterleavedBandwidth(const Arm arms[2], const std::vector<size_t>& sizes, int runs) {
   const size_t nsizes = sizes.size();
-  std::vector<std::vector<double>> gbs[2] = {std::vector<std::vector<double>>(nsizes),
-                                             std::vector<std::vector<double>>(nsizes)};
-  std::vector<std::vector<double>> ratio(nsizes);
+  BwTable table(nsizes);
   for (int r = 0; r < runs; ++r) {
     g_first_arm = r % 2;
     std::vector<double> rv, sv;
@@ -538,21 +546,14 @@ void InterleavedBandwidth(const Arm arms[2], const std::vector<size_t>& sizes, i
                [&](int ctl, int out) { InterReceiver(arms, sizes, ctl, out); },
                [&](int ctl, int out) { InterSender(arms, sizes, ctl, out); }, 0, 2 * nsizes, &rv, &sv);
     for (size_t i = 0; i < nsizes; ++i) {
-      const double bytes = static_cast<double>(InterIters(sizes[i])) * static_cast<double>(sizes[i]) * g_inter_blocks;
-      gbs[0][i].push_back(bytes / sv[2 * i] / 1e9);
-      gbs[1][i].push_back(bytes / sv[2 * i + 1] / 1e9);
-      ratio[i].push_back(sv[2 * i] / sv[2 * i + 1]);
+      table.Add(i, static_cast<double>(InterIters(sizes[i])) * static_cast<double>(sizes[i]) * g_inter_blocks,
+                sv[2 * i], sv[2 * i + 1]);
     }
   }
   printf("\n3. bandwidth, both arms in the same processes taking turns (%d blocks each per size, a block %zu MiB or 2 "
          "messages): %d runs in fresh processes;\n   ratio = wrapped / direct of the same run\n",
          g_inter_blocks, (g_bw.bytes / g_inter_blocks) >> 20, runs);
-  printf("%10s %16s %16s %26s\n", "size", "direct med GB/s", "wrapped med GB/s", "ratio min / median / max");
-  for (size_t i = 0; i < nsizes; ++i) {
-    const std::vector<double>& q = ratio[i];
-    printf("%6zu MiB %16.3f %16.3f %12.3f / %.3f / %.3f\n", sizes[i] >> 20, Median(gbs[0][i]), Median(gbs[1][i]),
-           *std::min_element(q.begin(), q.end()), Median(q), *std::max_element(q.begin(), q.end()));
-  }
+  table.Print(sizes);
   fflush(stdout);
 }
 
