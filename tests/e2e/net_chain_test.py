@@ -7,7 +7,7 @@ or _v12) and failing ones. Checks:
   - an inner whose init fails, one with no table new enough, a missing one: ncclscope's init fails with one line
     naming the inner and its error, and the job ends with that error instead of hanging;
   - a peer killed mid-transfer: the inner's test/irecv error reaches the job's call, counted in
-    ncclscope_nic_errors_total and in the dump's net_errors, and nothing hangs.
+    ncclscope_nic_errors_total and in the dump's net_errors, nothing hangs, and the analyzer names the dead rank.
 Usage: net_chain_test.py SIM PLUGIN_DIR [INNER_PREFIX NIC]
 INNER_PREFIX/NIC: inner-tcp/lo by default; the soft-RoCE guest tier runs inner-ib/rxe0 (ncclscope's verbs transport
 alone as the inner) on a shorter matrix, without the failing inners (they do not depend on the transport)."""
@@ -131,6 +131,11 @@ with tempfile.TemporaryDirectory() as tmp:
             errs += json.loads(z.readline()).get("net_errors", [])
     check(any(e.get("nic") == NIC and "wrapped plugin" in e.get("text", "") for e in errs),
           f"killed-peer: rank 0's dump lists the failure in net_errors ({errs[:1]})")
+    analyze = os.path.join(os.path.dirname(SIM), "ncclscope-analyze")
+    if os.path.exists(analyze):  # the analyzer reads wrapped comms' dumps as it reads ours
+        a = subprocess.run([analyze, out], capture_output=True, text=True, timeout=120)
+        check(re.search(r"PROBLEM: dead at rank 1 ", a.stdout) is not None,
+              f"killed-peer: ncclscope-analyze names rank 1 dead ({a.stdout.splitlines()[:1]})")
 
 print(f"{len(FAILED)} failure(s)")
 sys.exit(1 if FAILED else 0)
