@@ -82,11 +82,12 @@ class CommAccounting {
   CommAccounting(const CommAccounting&) = delete;
   CommAccounting& operator=(const CommAccounting&) = delete;
 
-  // The clock is read only when a block goes from idle to busy: the start of its wait (NetCounters::progress_ns).
-  void Posted() {
-    Apply([](NetCounters& c) {
+  // A block going from idle to busy starts its wait (NetCounters::progress_ns): the clock is read only then,
+  // unless the caller has just read it (`now_ns`, 0 = not read).
+  void Posted(uint64_t now_ns = 0) {
+    Apply([now_ns](NetCounters& c) {
       if (c.in_flight.fetch_add(1, std::memory_order_relaxed) == 0) {
-        c.progress_ns.store(MonotonicNs(), std::memory_order_relaxed);
+        c.progress_ns.store(now_ns != 0 ? now_ns : MonotonicNs(), std::memory_order_relaxed);
       }
     });
   }

@@ -56,11 +56,12 @@ ChainRequest* ChainComm::Start(ChainRequest::Kind kind, void* inner_request, siz
   r->bytes = bytes;
   r->n = n;
   r->posted_ns = MonotonicNs();
-  if (kind != ChainRequest::Kind::kFlush) acct_.Posted();
+  if (kind != ChainRequest::Kind::kFlush) acct_.Posted(r->posted_ns);
   return r;
 }
 
 void ChainComm::StartEvents(ChainRequest* r, void* const* phandles, const size_t* sizes, int op) {
+  if (!acct_.events().on() || phandles == nullptr) return;  // no profiler, or a call outside the proxy
   for (int i = 0; i < r->n; ++i) {
     r->descr[i].type = NCCLSCOPE_NET_SOCK_DESCR_TYPE;
     r->descr[i].sock.fd = -1;  // the inner's connection is not ours to see
@@ -95,7 +96,9 @@ Status ChainComm::TestRequest(ChainRequest* r, int* done, int* sizes) {
     for (int i = 0; i < r->n; ++i) bytes += out[i] > 0 ? static_cast<uint64_t>(out[i]) : 0;
     acct_.Received(bytes, static_cast<uint64_t>(r->n), r->posted_ns, now);
   }
-  for (int i = 0; i < r->n; ++i) acct_.events().Stop(&r->events[i]);
+  if (acct_.events().on()) {
+    for (int i = 0; i < r->n; ++i) acct_.events().Stop(&r->events[i]);
+  }
   if (recv && keep_for_consumed_) {
     r->completed = true;  // NCCL hands it to irecvConsumed later: the inner's request must still be found
   } else {
