@@ -79,6 +79,8 @@ struct NetContext {
   bool legacy = false;
   int traffic_class = -1;
   ncclscope_profiler_callback_t profiler_cb = nullptr;  // v10+ only
+  ncclscope_logger_t logger = nullptr;
+  void* transport_state = nullptr;  // the transport's own per-context state (Transport::Attach)
   NetAttrHints attrs;
 };
 

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "ncclscope/abi/net.h"
 #include "net/net_types.h"
 
 namespace ncclscope::net {
@@ -42,6 +43,10 @@ class Comm {
   virtual Status DeregMr(void* mhandle) = 0;
   // Releases everything (joins helper threads); pending requests die with the comm.
   virtual Status Close() = 0;
+  // Device offload (a non-HOST netDeviceType): only a wrapped plugin that offers it has it.
+  virtual Status GetDeviceMr(void* /*mhandle*/, void** /*dptr_mhandle*/) {
+    return InternalError("getDeviceMr: this transport has no device offload");
+  }
 };
 
 class SendComm : public Comm {
@@ -58,13 +63,17 @@ class RecvComm : public Comm {
                        void** phandles, bool optional_completion, Request** request) = 0;
   // Host-memory transports complete at once (*request = nullptr).
   virtual Status Iflush(int n, void** data, const int* sizes, void** mhandles, Request** request) = 0;
+  // NCCL's "the GPU has consumed this completed receive" (device offload); a no-op for host transports.
+  // `request` was completed by Test() already: it is an identifier here, never dereferenced by NCCL's rules.
+  virtual Status IrecvConsumed(int /*n*/, void* /*request*/) { return Status::Ok(); }
 };
 
 class ListenComm {
  public:
   virtual ~ListenComm() = default;
-  // *recv_comm = nullptr means "not yet"; never blocks.
-  virtual Status Accept(RecvComm** recv_comm) = 0;
+  // *recv_comm = nullptr means "not yet"; never blocks. `dev_comm` (may be null) is NCCL's device-offload
+  // handle slot, which only a wrapped plugin fills.
+  virtual Status Accept(RecvComm** recv_comm, ncclscope_net_device_handle_t** dev_comm) = 0;
   virtual Status Close() = 0;
 };
 
@@ -81,8 +90,15 @@ class Transport {
   virtual Status MakeVDevice(const int* devs, int n, int* vdev) = 0;
   // Writes the handle (kHandleBytes) and returns a listen comm synchronously (never null on success).
   virtual Status Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) = 0;
-  // Non-blocking: *send_comm = nullptr means "call again with the same handle".
-  virtual Status Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) = 0;
+  // Non-blocking: *send_comm = nullptr means "call again with the same handle". `dev_comm` as in Accept.
+  virtual Status Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm,
+                         ncclscope_net_device_handle_t** dev_comm) = 0;
+  // Per-init hooks: Attach runs at every net init for its context (before the init's log line, so a
+  // transport may discover its devices there), Detach at finalize (v11+ contexts only), SetNetAttr at each
+  // setNetAttr. Only a wrapped plugin needs them (it has a context of its own per NCCL context).
+  virtual Status Attach(NetContext* /*ctx*/) { return Status::Ok(); }
+  virtual void Detach(NetContext* /*ctx*/) {}
+  virtual void SetNetAttr(NetContext* /*ctx*/, const ncclscope_net_attr_t& /*attr*/) {}
 };
 
 }  // namespace ncclscope::net

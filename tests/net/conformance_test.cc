@@ -18,12 +18,15 @@ struct Param {
   int version;
   const char* transport;
   const char* threads = nullptr;  // NCCLSCOPE_NET_NTHREADS: nullptr = the default for this machine's CPUs
+  const char* inner = nullptr;    // "chain": the inner plugin wrapped (tests/net/inner), beside the plugin
 };
 
 std::string ParamName(const ::testing::TestParamInfo<Param>& info) {
   std::string mode = info.param.threads == nullptr ? "" : std::string(info.param.threads) == "-1" ? "_inline"
                                                                                                   : "_helpers";
-  return std::string(info.param.transport) + "_v" + std::to_string(info.param.version) + mode;
+  std::string inner = info.param.inner == nullptr ? "" : std::string("_") + info.param.inner;
+  for (char& c : inner) c = c == '-' ? '_' : c;
+  return std::string(info.param.transport) + "_v" + std::to_string(info.param.version) + mode + inner;
 }
 
 class NetConformance : public ::testing::TestWithParam<Param> {
@@ -44,6 +47,11 @@ class NetConformance : public ::testing::TestWithParam<Param> {
   std::vector<std::pair<std::string, std::string>> Env() const {
     std::vector<std::pair<std::string, std::string>> env = {{"NCCLSCOPE_TRANSPORT", GetParam().transport}};
     if (GetParam().threads != nullptr) env.emplace_back("NCCLSCOPE_NET_NTHREADS", GetParam().threads);
+    if (GetParam().inner != nullptr) {
+      const std::string plugin = NCCLSCOPE_PLUGIN_PATH;
+      env.emplace_back("NCCLSCOPE_NET_CHAIN",
+                       plugin.substr(0, plugin.rfind('/')) + "/libnccl-net-" + GetParam().inner + ".so");
+    }
     return env;
   }
   void ExpectOk(const PairResult& r) {
@@ -519,6 +527,15 @@ INSTANTIATE_TEST_SUITE_P(Tcp, NetConformance,
                          // thread calling test() (the default below 4 CPUs).
                          ::testing::Values(Param{8, "tcp"}, Param{9, "tcp"}, Param{10, "tcp"}, Param{11, "tcp"},
                                            Param{12, "tcp"}, Param{12, "tcp", "2"}, Param{11, "tcp", "-1"}),
+                         ParamName);
+
+// The chain: ncclscope's tables in front of an inner plugin of another version (ncclscope's TCP built alone),
+// translated up and down.
+INSTANTIATE_TEST_SUITE_P(Chain, NetConformance,
+                         ::testing::Values(Param{12, "chain", nullptr, "inner-tcp-v8"},
+                                           Param{11, "chain", nullptr, "inner-tcp-v10"},
+                                           Param{8, "chain", nullptr, "inner-tcp-v12"},
+                                           Param{10, "chain", nullptr, "inner-tcp-v12"}),
                          ParamName);
 
 // The verbs transport through every table (RC QPs on soft-RoCE in the guest tier).

@@ -28,7 +28,9 @@ class PigeonTransport : public Transport {
   const NetProperties& properties(int) const override { return props_; }
   Status MakeVDevice(const int*, int, int*) override { return Unimplemented("pigeons do not fuse"); }
   Status Listen(NetContext*, int, void*, ListenComm**) override { return Unimplemented("no loft"); }
-  Status Connect(NetContext*, int, void*, SendComm**) override { return Unimplemented("no loft"); }
+  Status Connect(NetContext*, int, void*, SendComm**, ncclscope_net_device_handle_t**) override {
+    return Unimplemented("no loft");
+  }
   int opened = 0;
 
  private:
@@ -74,7 +76,7 @@ TEST(TransportRegistry, AThirdTransportInTheTableIsChosenByName) {
   auto unknown = ChooseTransport(BuiltinTransports(), "pigeon", {});
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidUsage);
-  EXPECT_NE(unknown.status().message().find("(auto, ib, tcp)"), std::string::npos) << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("(auto, chain, ib, tcp)"), std::string::npos) << unknown.status().message();
 }
 
 TEST(TransportRegistry, ANamedTransportWithNothingUsableFailsNamingWhatItSaw) {

@@ -48,10 +48,10 @@ void Connect(Conn* c) {
   while (c->sc == nullptr || c->rc == nullptr) {
     ASSERT_LT(MonotonicNs(), end) << "connect/accept did not finish";
     if (c->sc == nullptr) {
-      ASSERT_TRUE(c->t.Connect(nullptr, 0, handle, &c->sc).ok());
+      ASSERT_TRUE(c->t.Connect(nullptr, 0, handle, &c->sc, nullptr).ok());
     }
     if (c->rc == nullptr) {
-      ASSERT_TRUE(c->lc->Accept(&c->rc).ok());
+      ASSERT_TRUE(c->lc->Accept(&c->rc, nullptr).ok());
     }
   }
 }

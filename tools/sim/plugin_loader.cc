@@ -198,6 +198,9 @@ ncclscope_result_t NetApi::Irecv(void* comm, int n, void** data, size_t* sizes, 
 }
 
 ncclscope_result_t NetApi::Test(void* req, int* done, int* sizes) { NET_DISPATCH(return t->test(req, done, sizes)); }
+ncclscope_result_t NetApi::IrecvConsumed(void* comm, int n, void* req) {
+  NET_DISPATCH(return t->irecvConsumed != nullptr ? t->irecvConsumed(comm, n, req) : NCCLSCOPE_SUCCESS);
+}
 ncclscope_result_t NetApi::CloseSend(void* c) { NET_DISPATCH(return t->closeSend(c)); }
 ncclscope_result_t NetApi::CloseRecv(void* c) { NET_DISPATCH(return t->closeRecv(c)); }
 ncclscope_result_t NetApi::CloseListen(void* c) { NET_DISPATCH(return t->closeListen(c)); }

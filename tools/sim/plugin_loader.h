@@ -53,6 +53,8 @@ class NetApi {
   ncclscope_result_t Irecv(void* comm, int n, void** data, size_t* sizes, int* tags, void** mhs, void** phandles,
                            void** req);
   ncclscope_result_t Test(void* req, int* done, int* sizes);
+  // After the "GPU" consumed a completed receive, as NCCL does: only where the table has the entry.
+  ncclscope_result_t IrecvConsumed(void* comm, int n, void* req);
   ncclscope_result_t CloseSend(void* c);
   ncclscope_result_t CloseRecv(void* c);
   ncclscope_result_t CloseListen(void* c);

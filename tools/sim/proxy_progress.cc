@@ -274,6 +274,12 @@ void Communicator::ProgressOp(OpState* op) {
           memcpy(st.dst, src, st.bytes);
         }
         StopEvent(ch.r_ph[slot].step_event);
+        r = net_->IrecvConsumed(l.recv_comm, 1, ch.r_req[slot]);
+        if (r != NCCLSCOPE_SUCCESS) {
+          err = "irecvConsumed of a receive from rank " + std::to_string(prev_) + " failed (ncclResult " +
+                std::to_string(r) + ")";
+          break;
+        }
         if (ch.r_done == 0) ch.first_recv_gt = GlobalTimer();
         ++ch.r_done;
         progressed = true;

@@ -55,6 +55,27 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
     return Status(opened.code(), "ncclscope net init (" + std::string(t->name()) + "): " + opened.message());
   }
   transport.store(t, std::memory_order_release);
+  NetContext* c = nullptr;
+  if (args.per_comm) {
+    c = new NetContext();
+    c->comm_id = args.comm_id;
+    c->traffic_class = args.traffic_class;
+    c->profiler_cb = args.profiler_cb;
+    c->logger = args.logger;
+  } else if (legacy_ctx == nullptr) {
+    c = new NetContext();
+    c->legacy = true;
+    c->profiler_cb = args.profiler_cb;
+    c->logger = args.logger;
+  }
+  if (c != nullptr) {  // a new context: the transport attaches to it (a wrapped plugin inits its own here)
+    Status attached = t->Attach(c);
+    if (!attached.ok()) {
+      delete c;
+      release();
+      return Status(attached.code(), "ncclscope net init (" + std::string(t->name()) + "): " + attached.message());
+    }
+  }
   std::string devs;
   for (int i = 0; i < t->device_count(); ++i) {
     devs += (i ? "," : "") + t->properties(i).name;
@@ -64,16 +85,9 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
                  args.abi_version, t->name(), choice->reason.c_str(), t->device_count(), devs.c_str(),
                  static_cast<unsigned long long>(args.comm_id));
   if (args.per_comm) {
-    auto* c = new NetContext();
-    c->comm_id = args.comm_id;
-    c->traffic_class = args.traffic_class;
-    c->profiler_cb = args.profiler_cb;
     *ctx = c;
   } else {
-    if (legacy_ctx == nullptr) {
-      legacy_ctx = new NetContext();
-      legacy_ctx->legacy = true;
-    }
+    if (legacy_ctx == nullptr) legacy_ctx = c;
     if (args.profiler_cb != nullptr) legacy_ctx->profiler_cb = args.profiler_cb;
     *ctx = legacy_ctx;
   }
@@ -82,6 +96,7 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
 
 static Status FinalizeImpl(NetContext* ctx) {
   if (ctx == nullptr || ctx->legacy) return Status::Ok();
+  if (Transport* t = Current()) t->Detach(ctx);
   delete ctx;
   Runtime::Instance().Release("net ctx");
   return Status::Ok();
@@ -127,20 +142,21 @@ static Status ListenImpl(NetContext* ctx, int dev, void* handle, void** listen_c
   return Status::Ok();
 }
 
-static Status ConnectImpl(NetContext* ctx, int dev, void* handle, void** send_comm) {
+static Status ConnectImpl(NetContext* ctx, int dev, void* handle, void** send_comm,
+                          ncclscope_net_device_handle_t** dev_comm) {
   *send_comm = nullptr;
   Transport* t = Current();
   if (t == nullptr) return NeedInit();
   SendComm* s = nullptr;
-  NCCLSCOPE_RETURN_IF_ERROR(t->Connect(ctx, dev, handle, &s));
+  NCCLSCOPE_RETURN_IF_ERROR(t->Connect(ctx, dev, handle, &s, dev_comm));
   *send_comm = s != nullptr ? static_cast<Comm*>(s) : nullptr;
   return Status::Ok();
 }
 
-static Status AcceptImpl(void* listen_comm, void** recv_comm) {
+static Status AcceptImpl(void* listen_comm, void** recv_comm, ncclscope_net_device_handle_t** dev_comm) {
   *recv_comm = nullptr;
   RecvComm* r = nullptr;
-  NCCLSCOPE_RETURN_IF_ERROR(static_cast<ListenComm*>(listen_comm)->Accept(&r));
+  NCCLSCOPE_RETURN_IF_ERROR(static_cast<ListenComm*>(listen_comm)->Accept(&r, dev_comm));
   *recv_comm = r != nullptr ? static_cast<Comm*>(r) : nullptr;
   return Status::Ok();
 }
@@ -150,6 +166,10 @@ static Status RegMrImpl(void* comm, void* data, size_t size, int type, int dmabu
 }
 
 static Status DeregMrImpl(void* comm, void* mhandle) { return static_cast<Comm*>(comm)->DeregMr(mhandle); }
+
+static Status GetDeviceMrImpl(void* comm, void* mhandle, void** dptr_mhandle) {
+  return static_cast<Comm*>(comm)->GetDeviceMr(mhandle, dptr_mhandle);
+}
 
 static Status IsendImpl(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle, void** request) {
   Request* r = nullptr;
@@ -195,8 +215,9 @@ static Status CloseListenImpl(void* listen_comm) {
   return static_cast<ListenComm*>(listen_comm)->Close();
 }
 
-static Status SetNetAttrImpl(NetContext* ctx, const NetAttr& attr) {
+static Status SetNetAttrImpl(NetContext* ctx, const NetAttr& attr, const ncclscope_net_attr_t& raw) {
   if (ctx == nullptr) return Status::Ok();
+  if (Transport* t = Current()) t->SetNetAttr(ctx, raw);
   ctx->attrs.send_max_flows_per_peer.store(attr.send_max_flows_per_peer, std::memory_order_relaxed);
   ctx->attrs.recv_max_flows_per_peer.store(attr.recv_max_flows_per_peer, std::memory_order_relaxed);
   ctx->attrs.op_mask.store(attr.op, std::memory_order_relaxed);
@@ -250,14 +271,14 @@ Status Listen(NetContext* ctx, int dev, void* handle, void** listen_comm) {
   return s;
 }
 
-Status Connect(NetContext* ctx, int dev, void* handle, void** send_comm) {
-  Status s = ConnectImpl(ctx, dev, handle, send_comm);
+Status Connect(NetContext* ctx, int dev, void* handle, void** send_comm, ncclscope_net_device_handle_t** dev_comm) {
+  Status s = ConnectImpl(ctx, dev, handle, send_comm, dev_comm);
   if (Recorder* r = Recorder::Get()) RecordConnect(r, "net.connect", handle, dev, *send_comm, s);
   return s;
 }
 
-Status Accept(void* listen_comm, void** recv_comm) {
-  Status s = AcceptImpl(listen_comm, recv_comm);
+Status Accept(void* listen_comm, void** recv_comm, ncclscope_net_device_handle_t** dev_comm) {
+  Status s = AcceptImpl(listen_comm, recv_comm, dev_comm);
   if (Recorder* r = Recorder::Get()) RecordConnect(r, "net.accept", listen_comm, -1, *recv_comm, s);
   return s;
 }
@@ -271,6 +292,17 @@ Status RegMr(void* comm, void* data, size_t size, int type, int dmabuf_fd, uint6
 Status DeregMr(void* comm, void* mhandle) {
   if (Recorder* r = Recorder::Get()) RecordSimple(r, "net.deregMr", mhandle, Status::Ok());
   return DeregMrImpl(comm, mhandle);
+}
+
+Status GetDeviceMr(void* comm, void* mhandle, void** dptr_mhandle) {
+  Status s = GetDeviceMrImpl(comm, mhandle, dptr_mhandle);
+  if (Recorder* r = Recorder::Get()) RecordSimple(r, "net.getDeviceMr", mhandle, s);
+  return s;
+}
+
+// Called for every consumed receive where NCCL sees the entry; not recorded (a host transport's no-op).
+Status IrecvConsumed(void* recv_comm, int n, void* request) {
+  return static_cast<RecvComm*>(static_cast<Comm*>(recv_comm))->IrecvConsumed(n, request);
 }
 
 Status Isend(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle, void** request) {
@@ -314,7 +346,7 @@ Status CloseListen(void* listen_comm) {
   return CloseListenImpl(listen_comm);
 }
 
-Status SetNetAttr(NetContext* ctx, const NetAttr& attr) {
+Status SetNetAttr(NetContext* ctx, const NetAttr& attr, const ncclscope_net_attr_t& raw) {
   if (Recorder* r = Recorder::Get()) {
     r->Write("net.setNetAttr", [&](record::Line& l) {
       l.Ref("ctx", ctx).Int("sendMaxFlowsPerPeer", attr.send_max_flows_per_peer);
@@ -322,7 +354,7 @@ Status SetNetAttr(NetContext* ctx, const NetAttr& attr) {
       l.Hex("proto", attr.proto);
     });
   }
-  return SetNetAttrImpl(ctx, attr);
+  return SetNetAttrImpl(ctx, attr, raw);
 }
 
 }  // namespace ncclscope::net

@@ -37,10 +37,13 @@ Status GetProperties(int dev, const NetProperties** props);
 // NIC fusion (makeVDevice): a new device index after the existing ones, carrying `n` devices' traffic.
 Status MakeVDevice(const int* devs, int n, int* vdev);
 Status Listen(NetContext* ctx, int dev, void* handle, void** listen_comm);
-Status Connect(NetContext* ctx, int dev, void* handle, void** send_comm);
-Status Accept(void* listen_comm, void** recv_comm);
+// `dev_comm`: NCCL's device-offload handle slot (may be null), filled only by a wrapped plugin that offers it.
+Status Connect(NetContext* ctx, int dev, void* handle, void** send_comm, ncclscope_net_device_handle_t** dev_comm);
+Status Accept(void* listen_comm, void** recv_comm, ncclscope_net_device_handle_t** dev_comm);
 Status RegMr(void* comm, void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle);
 Status DeregMr(void* comm, void* mhandle);
+Status GetDeviceMr(void* comm, void* mhandle, void** dptr_mhandle);
+Status IrecvConsumed(void* recv_comm, int n, void* request);
 Status Isend(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle, void** request);
 Status Irecv(void* recv_comm, int n, void** data, const size_t* sizes, const int* tags, void** mhandles,
              void** phandles, void** request);
@@ -54,7 +57,8 @@ struct NetAttr {
   int32_t recv_max_flows_per_peer = -1;
   uint32_t op = 0xFFFFFFFFu, algo = 0xFFFFFFFFu, proto = 0xFFFFFFFFu;
 };
-Status SetNetAttr(NetContext* ctx, const NetAttr& attr);
+// `raw` is NCCL's struct, handed to the transport as given (a wrapped plugin passes it on).
+Status SetNetAttr(NetContext* ctx, const NetAttr& attr, const ncclscope_net_attr_t& raw);
 
 }  // namespace ncclscope::net
 

@@ -1,5 +1,6 @@
 #include "net/api/transport_registry.h"
 
+#include "net/chain/chain_transport.h"
 #include "net/tcp/tcp_transport.h"
 #include "net/verbs/verbs_probe.h"
 #include "net/verbs/verbs_transport.h"
@@ -7,6 +8,7 @@
 namespace ncclscope::net {
 namespace {
 
+Transport& Chain() { return chain::GetChainTransport(); }
 Transport& Tcp() { return tcp::GetTcpTransport(); }
 Transport& Verbs() { return verbs::GetVerbsTransport(); }
 
@@ -15,6 +17,13 @@ const char* IbDisabled(const ChoiceInputs& in) { return in.ib_disabled ? "NCCL_I
 
 // In the order `auto` considers them.
 const TransportTable kBuiltin = {
+    {.name = "chain",
+     .devices = "wrapped net plugin",
+     .get = &Chain,
+     .probe = &chain::ProbeChain,
+     .present = &chain::ConfiguredChain,
+     .disabled = &NeverDisabled,
+     .in_auto = AutoRule::kTakeIfPresent},
     {.name = "ib",
      .devices = "RDMA device",
      .get = &Verbs,
@@ -82,6 +91,11 @@ Result<TransportChoice> ChooseAuto(const TransportTable& table, const ChoiceInpu
         if (!names.empty()) return Declined(Seen(names, e.devices) + ": " + kDeclining);
         passed += std::string(passed.empty() ? "" : ", ") + "no " + e.devices + " found";
         continue;
+      }
+      case AutoRule::kTakeIfPresent: {
+        const std::vector<std::string> names = e.present();
+        if (!names.empty()) return TransportChoice{&e, "auto: " + names.front()};
+        continue;  // not configured: nothing to say
       }
     }
   }

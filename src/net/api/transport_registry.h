@@ -7,7 +7,8 @@
 // plugin whose init fails or reports no device):
 //  - a transport's name (`tcp`, `ib`): that transport, if its probe finds a usable device; otherwise init
 //    fails, naming what was seen and what the user can do instead.
-//  - `auto`: the entries in table order, each by its AutoRule. Today: on a host with RDMA devices, usable
+//  - `auto`: the entries in table order, each by its AutoRule. Today: with NCCLSCOPE_NET_CHAIN set, the
+//    chain transport wraps the plugin it names, on every host. Otherwise: on a host with RDMA devices, usable
 //    or not, init declines, so that NCCL's own heavily tuned IB transport carries the data until ours is
 //    measured on real NICs (an RDMA job is never moved onto our TCP silently); elsewhere TCP.
 //    NCCL_IB_DISABLE=1 switches the verbs entry off, so `auto` takes TCP.
@@ -35,6 +36,7 @@ enum class AutoRule {
   kSkip,              // only when named
   kTake,              // choose it
   kDeclineIfPresent,  // if its devices are present, decline (NCCL's own transport is better there)
+  kTakeIfPresent,     // choose it if its devices are present (the wrapped plugin: when one is named)
 };
 
 struct TransportEntry {
@@ -42,7 +44,7 @@ struct TransportEntry {
   const char* devices;  // what it carries data over, for messages: "RDMA device"
   Transport& (*get)();  // the process's instance, created at first use
   TransportProbe (*probe)();  // opens what it must to count usable devices (a named transport)
-  // Device names seen, opening nothing; read only for kDeclineIfPresent (nullptr otherwise).
+  // Device names seen, opening nothing; read only for k*IfPresent (nullptr otherwise).
   std::vector<std::string> (*present)();
   // Why the user's environment switches it off ("NCCL_IB_DISABLE=1"), or nullptr.
   const char* (*disabled)(const ChoiceInputs&);

@@ -44,7 +44,7 @@ class TcpListenComm final : public ListenComm {
     for (Pending& p : pending_) close(p.fd);
   }
 
-  Status Accept(RecvComm** recv_comm) override {
+  Status Accept(RecvComm** recv_comm, ncclscope_net_device_handle_t** /*dev_comm*/) override {
     *recv_comm = nullptr;
     for (;;) {
       sock::SockAddr peer{};
@@ -307,7 +307,8 @@ Status TcpTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm**
   return Status::Ok();
 }
 
-Status TcpTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) {
+Status TcpTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm,
+                             ncclscope_net_device_handle_t** /*dev_comm*/) {
   *send_comm = nullptr;
   if (dev < 0 || dev >= device_count()) return InternalError("connect on unknown device " + std::to_string(dev));
   Result<TcpHandlePayload> decoded = DecodeTcpHandle(handle);

@@ -20,7 +20,8 @@ class TcpTransport final : public Transport {
   int device_count() const override { return static_cast<int>(props_.size()); }
   const NetProperties& properties(int dev) const override { return props_[dev]; }
   Status Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) override;
-  Status Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) override;
+  Status Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm,
+                 ncclscope_net_device_handle_t** dev_comm) override;
   // A fused device runs over its first member's interface (the TCP transport does not split traffic
   // across interfaces); its speed is that member's. Kept across Open() (NCCL makes vNICs once).
   Status MakeVDevice(const int* devs, int n, int* vdev) override;

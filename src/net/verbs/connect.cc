@@ -107,7 +107,7 @@ class VerbsListenComm final : public ListenComm {
     return Status::Ok();
   }
 
-  Status Accept(RecvComm** recv_comm) override {
+  Status Accept(RecvComm** recv_comm, ncclscope_net_device_handle_t** /*dev_comm*/) override {
     *recv_comm = nullptr;
     for (;;) {
       SockAddr peer{};

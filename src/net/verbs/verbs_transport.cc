@@ -104,7 +104,8 @@ Status VerbsTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm
   return VerbsListen(devices_, Members(dev), ctx, handle, listen_comm);
 }
 
-Status VerbsTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) {
+Status VerbsTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm,
+                               ncclscope_net_device_handle_t** /*dev_comm*/) {
   *send_comm = nullptr;
   if (dev < 0 || dev >= device_count()) return InternalError("connect on unknown device " + std::to_string(dev));
   return VerbsConnect(devices_, Members(dev), ctx, handle, send_comm);

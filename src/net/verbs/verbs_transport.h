@@ -21,7 +21,8 @@ class VerbsTransport final : public Transport {
   int device_count() const override { return static_cast<int>(props_.size()); }
   const NetProperties& properties(int dev) const override { return props_[dev]; }
   Status Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) override;
-  Status Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm) override;
+  Status Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm,
+                 ncclscope_net_device_handle_t** dev_comm) override;
   // A fused device splits every message across its members (fused_comm.h); its speed is their sum. Fused
   // devices are kept across Open() (NCCL makes its vNICs once per process).
   Status MakeVDevice(const int* devs, int n, int* vdev) override;

@@ -44,8 +44,8 @@ extern "C" __attribute__((visibility("default"))) const ncclscope_net_v11_t nccl
     .closeSend = ncclscope::net::abi::shared::CloseSend,
     .closeRecv = ncclscope::net::abi::shared::CloseRecv,
     .closeListen = ncclscope::net::abi::shared::CloseListen,
-    .getDeviceMr = nullptr,  // no device offload
-    .irecvConsumed = nullptr,  // no device offload
+    .getDeviceMr = ncclscope::net::abi::shared::GetDeviceMr,
+    .irecvConsumed = ncclscope::net::abi::shared::IrecvConsumed,
     .makeVDevice = ncclscope::net::abi::shared::MakeVDeviceV9,
     .finalize = ncclscope::net::abi::shared::Finalize,
     .setNetAttr = ncclscope::net::abi::shared::SetNetAttr,

@@ -56,6 +56,6 @@ extern "C" __attribute__((visibility("default"))) const ncclscope_net_v8_t ncclN
     .closeSend = ncclscope::net::abi::shared::CloseSend,
     .closeRecv = ncclscope::net::abi::shared::CloseRecv,
     .closeListen = ncclscope::net::abi::shared::CloseListen,
-    .getDeviceMr = nullptr,  // no device offload
-    .irecvConsumed = nullptr,  // no device offload
+    .getDeviceMr = ncclscope::net::abi::shared::GetDeviceMr,
+    .irecvConsumed = ncclscope::net::abi::shared::IrecvConsumed,
 };

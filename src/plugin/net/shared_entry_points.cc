@@ -8,8 +8,8 @@ namespace ncclscope::net::abi::shared {
 
 ncclscope_result_t Devices(int* n) { return NetGate("net.devices", [&] { return net::Devices(n); }); }
 
-ncclscope_result_t Accept(void* lc, void** rc, ncclscope_net_device_handle_t**) {
-  return NetGate("net.accept", [&] { return net::Accept(lc, rc); });
+ncclscope_result_t Accept(void* lc, void** rc, ncclscope_net_device_handle_t** dev_comm) {
+  return NetGate("net.accept", [&] { return net::Accept(lc, rc, dev_comm); });
 }
 
 ncclscope_result_t RegMr(void* comm, void* data, size_t size, int type, void** mh) {
@@ -22,6 +22,14 @@ ncclscope_result_t RegMrDmaBuf(void* comm, void* data, size_t size, int type, ui
 
 ncclscope_result_t DeregMr(void* comm, void* mh) {
   return NetGate("net.deregMr", [&] { return net::DeregMr(comm, mh); });
+}
+
+ncclscope_result_t GetDeviceMr(void* comm, void* mh, void** dptr_mh) {
+  return NetGate("net.getDeviceMr", [&] { return net::GetDeviceMr(comm, mh, dptr_mh); });
+}
+
+ncclscope_result_t IrecvConsumed(void* rc, int n, void* req) {
+  return NetGate("net.irecvConsumed", [&] { return net::IrecvConsumed(rc, n, req); });
 }
 
 ncclscope_result_t Iflush(void* rc, int n, void** data, int* sizes, void** mhs, void** req) {
@@ -84,8 +92,8 @@ ncclscope_result_t LegacyListen(int dev, void* handle, void** lc) {
   return NetGate("net.listen", [&] { return net::Listen(LegacyContext(), dev, handle, lc); });
 }
 
-ncclscope_result_t LegacyConnect(int dev, void* handle, void** sc, ncclscope_net_device_handle_t**) {
-  return NetGate("net.connect", [&] { return net::Connect(LegacyContext(), dev, handle, sc); });
+ncclscope_result_t LegacyConnect(int dev, void* handle, void** sc, ncclscope_net_device_handle_t** dev_comm) {
+  return NetGate("net.connect", [&] { return net::Connect(LegacyContext(), dev, handle, sc, dev_comm); });
 }
 
 ncclscope_result_t Isend(void* sc, void* data, size_t size, int tag, void* mh, void* ph, void** req) {
@@ -129,7 +137,7 @@ ncclscope_result_t SetNetAttr(void* ctx, ncclscope_net_attr_t* attr) {
     a.op = attr->op;
     a.algo = attr->algo;
     a.proto = attr->proto;
-    return net::SetNetAttr(static_cast<NetContext*>(ctx), a);
+    return net::SetNetAttr(static_cast<NetContext*>(ctx), a, *attr);
   });
 }
 
@@ -137,8 +145,9 @@ ncclscope_result_t Listen(void* ctx, int dev, void* handle, void** lc) {
   return NetGate("net.listen", [&] { return net::Listen(static_cast<NetContext*>(ctx), dev, handle, lc); });
 }
 
-ncclscope_result_t Connect(void* ctx, int dev, void* handle, void** sc, ncclscope_net_device_handle_t**) {
-  return NetGate("net.connect", [&] { return net::Connect(static_cast<NetContext*>(ctx), dev, handle, sc); });
+ncclscope_result_t Connect(void* ctx, int dev, void* handle, void** sc, ncclscope_net_device_handle_t** dev_comm) {
+  return NetGate("net.connect",
+                 [&] { return net::Connect(static_cast<NetContext*>(ctx), dev, handle, sc, dev_comm); });
 }
 
 }  // namespace ncclscope::net::abi::shared

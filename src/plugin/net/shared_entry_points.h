@@ -17,6 +17,10 @@ ncclscope_result_t Accept(void* lc, void** rc, ncclscope_net_device_handle_t** d
 ncclscope_result_t RegMr(void* comm, void* data, size_t size, int type, void** mh);
 ncclscope_result_t RegMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t off, int fd, void** mh);
 ncclscope_result_t DeregMr(void* comm, void* mh);
+// Device offload, passed to a wrapped plugin that offers it (NCCL calls irecvConsumed whenever the entry is
+// set: a no-op for our own transports).
+ncclscope_result_t GetDeviceMr(void* comm, void* mh, void** dptr_mh);
+ncclscope_result_t IrecvConsumed(void* rc, int n, void* req);
 ncclscope_result_t Iflush(void* rc, int n, void** data, int* sizes, void** mhs, void** req);
 ncclscope_result_t Test(void* req, int* done, int* sizes);
 ncclscope_result_t CloseSend(void* c);

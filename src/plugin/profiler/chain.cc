@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/params.h"
+#include "common/plugin_library.h"
 #include "profiler/pools.h"
 #include "profiler/profiler.h"
 
@@ -62,28 +63,11 @@ uint64_t AncestorClosure(uint64_t mask) {
   return mask;
 }
 
-// NCCL's resolution of NCCL_PROFILER_PLUGIN: a path as given; NAME as libnccl-profiler-NAME.so, then as given.
-void* OpenPlugin(const std::string& value, std::string* where) {
-  std::string tried;
-  std::vector<std::string> names{value};
-  if (value.find('/') == std::string::npos) names.insert(names.begin(), "libnccl-profiler-" + value + ".so");
-  for (const std::string& name : names) {
-    if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      *where = name;
-      return h;
-    }
-    const char* e = dlerror();
-    tried += (tried.empty() ? "" : "; ") + std::string(e != nullptr ? e : name);
-  }
-  *where = tried;
-  return nullptr;
-}
-
 Chained* Load() {
   const std::string value = Params().Str(ParamId::kProfilerChain);
   if (value.empty()) return nullptr;
   std::string where;
-  void* lib = OpenPlugin(value, &where);
+  void* lib = OpenPluginLibrary("profiler", value, &where);
   if (lib == nullptr) {
     NCCLSCOPE_WARN(subsys::kInit, "NCCLSCOPE_PROFILER_CHAIN=%s: cannot load it (%s); no second profiler",
                    value.c_str(), where.c_str());

@@ -1,0 +1,206 @@
+#include "net/chain/chain_transport.h"
+
+#include "common/log.h"
+#include "common/params.h"
+#include "core/net_stats.h"
+#include "net/chain/chain_comm.h"
+
+namespace ncclscope::net::chain {
+namespace {
+
+class ChainListenComm final : public ListenComm {
+ public:
+  ChainListenComm(ChainTransport& t, void* inner_comm, int dev, const NetContext* ctx)
+      : t_(t), inner_comm_(inner_comm), dev_(dev), ctx_(ctx) {}
+
+  Status Accept(RecvComm** recv_comm, ncclscope_net_device_handle_t** dev_comm) override {
+    *recv_comm = nullptr;
+    void* rc = nullptr;
+    const ncclscope_result_t r = t_.inner().Accept(inner_comm_, &rc, dev_comm);
+    if (r != NCCLSCOPE_SUCCESS) {
+      Status s = InnerStatus(t_.inner(), "accept", r);
+      RecordConnectionFailure(t_.properties(dev_).name, ctx_, NetErrorKind::kAccept, s, PeerInfo{});
+      return s;
+    }
+    if (rc != nullptr) {
+      const NetProperties& p = t_.properties(dev_);
+      *recv_comm = new ChainRecvComm(t_.inner(), rc, p.name, ctx_, p.net_device_type != NCCLSCOPE_NET_DEVICE_HOST);
+    }
+    return Status::Ok();
+  }
+
+  Status Close() override {
+    const ncclscope_result_t r = t_.inner().CloseListen(inner_comm_);
+    Status s = r == NCCLSCOPE_SUCCESS ? Status::Ok() : InnerStatus(t_.inner(), "closeListen", r);
+    delete this;
+    return s;
+  }
+
+ private:
+  ChainTransport& t_;
+  void* inner_comm_;
+  int dev_;
+  const NetContext* ctx_;
+};
+
+std::string Configured() { return Params().Str(ParamId::kNetChain); }
+
+}  // namespace
+
+Status ChainTransport::Open() {
+  if (inner_ != nullptr) return Status::Ok();
+  const std::string value = Configured();
+  if (value.empty()) return InvalidUsage("NCCLSCOPE_NET_CHAIN is not set: it names the net plugin to wrap");
+  Result<std::unique_ptr<InnerPlugin>> loaded = LoadInnerPlugin(value);
+  if (!loaded.ok()) {
+    return Status(loaded.status().code(), "NCCLSCOPE_NET_CHAIN=" + value + ": " + loaded.status().message());
+  }
+  inner_ = std::move(*loaded);
+  NCCLSCOPE_INFO(subsys::kInit | subsys::kNet, "wrapping net plugin '%s' (ncclNetPlugin_v%d) from %s",
+                 inner_->name().c_str(), inner_->version(), inner_->path().c_str());
+  return Status::Ok();
+}
+
+Status ChainTransport::Attach(NetContext* ctx) {
+  const ncclscope_logger_t logger = ctx->logger != nullptr ? ctx->logger : NcclLogger();
+  void* inner_ctx = nullptr;
+  if (inner_->per_comm() || !legacy_init_done_) {
+    const ncclscope_result_t r =
+        inner_->Init(&inner_ctx, ctx->comm_id, ctx->traffic_class, logger, ctx->profiler_cb);
+    if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "init", r);
+    legacy_init_done_ = true;
+  }
+  if (device_count() == 0) {
+    Status s = ReadDevices();
+    if (!s.ok()) {
+      if (inner_->per_comm()) inner_->Finalize(inner_ctx);
+      return s;
+    }
+  }
+  if (inner_->per_comm()) ctx->transport_state = inner_ctx;
+  return Status::Ok();
+}
+
+void ChainTransport::Detach(NetContext* ctx) {
+  if (!inner_->per_comm() || ctx->transport_state == nullptr) return;
+  const ncclscope_result_t r = inner_->Finalize(ctx->transport_state);
+  ctx->transport_state = nullptr;
+  if (r != NCCLSCOPE_SUCCESS) {
+    NCCLSCOPE_WARN(subsys::kNet, "%s", InnerStatus(*inner_, "finalize", r).message().c_str());
+  }
+}
+
+void ChainTransport::SetNetAttr(NetContext* ctx, const ncclscope_net_attr_t& attr) {
+  if (!inner_->per_comm()) return;
+  ncclscope_net_attr_t copy = attr;
+  const ncclscope_result_t r = inner_->SetNetAttr(ctx->transport_state, &copy);
+  if (r != NCCLSCOPE_SUCCESS) {
+    NCCLSCOPE_WARN(subsys::kNet, "%s", InnerStatus(*inner_, "setNetAttr", r).message().c_str());
+  }
+}
+
+Status ChainTransport::ReadDevices() {
+  int n = 0;
+  ncclscope_result_t r = inner_->Devices(&n);
+  if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "devices", r);
+  if (n < 1) return SystemError("the wrapped plugin '" + inner_->name() + "' (" + inner_->path() + ") reports no device");
+  const std::string label = "chain:" + inner_->name();
+  for (int i = 0; i < n; ++i) {
+    NetProperties p;
+    r = inner_->GetProperties(i, &p);
+    if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "getProperties(" + std::to_string(i) + ")", r);
+    SetNicIdentity({p.name, label, p.rail_id, p.plane_id});
+    props_.push_back(std::move(p));
+  }
+  ndevs_.store(n, std::memory_order_release);
+  return Status::Ok();
+}
+
+Status ChainTransport::MakeVDevice(const int* devs, int n, int* vdev) {
+  if (!inner_->has_make_vdevice()) {
+    if (n == 1) {  // a vNIC of one device is that device
+      *vdev = devs[0];
+      return Status::Ok();
+    }
+    return InvalidUsage("makeVDevice of " + std::to_string(n) + " devices: the wrapped plugin '" + inner_->name() +
+                        "' (ncclNetPlugin_v" + std::to_string(inner_->version()) +
+                        ") cannot fuse NICs; NCCL_NET_MERGE_LEVEL=LOC turns fusion off");
+  }
+  int made = -1;
+  ncclscope_result_t r = inner_->MakeVDevice(devs, n, &made);
+  if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "makeVDevice", r);
+  if (made != device_count()) {
+    return InternalError("the wrapped plugin's makeVDevice returned device " + std::to_string(made) + ", not " +
+                         std::to_string(device_count()));
+  }
+  NetProperties p;
+  r = inner_->GetProperties(made, &p);
+  if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "getProperties of a vNIC", r);
+  SetNicIdentity({p.name, "chain:" + inner_->name(), p.rail_id, p.plane_id});
+  props_.push_back(std::move(p));
+  ndevs_.store(made + 1, std::memory_order_release);
+  *vdev = made;
+  return Status::Ok();
+}
+
+Status ChainTransport::CheckDevice(int dev) const {
+  if (dev >= 0 && dev < device_count()) return Status::Ok();
+  return InvalidArgument("device " + std::to_string(dev) + " of " + std::to_string(device_count()));
+}
+
+Status ChainTransport::Listen(NetContext* ctx, int dev, void* handle, ListenComm** listen_comm) {
+  *listen_comm = nullptr;
+  NCCLSCOPE_RETURN_IF_ERROR(CheckDevice(dev));
+  void* lc = nullptr;
+  const ncclscope_result_t r = inner_->Listen(InnerContext(ctx), dev, handle, &lc);
+  if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "listen", r);
+  if (lc == nullptr) return InternalError("the wrapped plugin's listen returned no listen comm");
+  *listen_comm = new ChainListenComm(*this, lc, dev, ctx);
+  return Status::Ok();
+}
+
+Status ChainTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm** send_comm,
+                               ncclscope_net_device_handle_t** dev_comm) {
+  *send_comm = nullptr;
+  NCCLSCOPE_RETURN_IF_ERROR(CheckDevice(dev));
+  void* sc = nullptr;
+  const ncclscope_result_t r = inner_->Connect(InnerContext(ctx), ctx->traffic_class, dev, handle, &sc, dev_comm);
+  if (r != NCCLSCOPE_SUCCESS) {
+    Status s = InnerStatus(*inner_, "connect", r);
+    RecordConnectionFailure(props_[dev].name, ctx, NetErrorKind::kConnect, s, PeerInfo{});
+    return s;
+  }
+  if (sc != nullptr) *send_comm = new ChainSendComm(*inner_, sc, props_[dev].name, ctx);
+  return Status::Ok();
+}
+
+ChainTransport& GetChainTransport() {
+  static ChainTransport* t = new ChainTransport();  // never destroyed: comms may outlive static destructors
+  return *t;
+}
+
+std::vector<std::string> ConfiguredChain() {
+  std::string v = Configured();
+  if (v.empty()) return {};
+  return {"NCCLSCOPE_NET_CHAIN=" + v};
+}
+
+TransportProbe ProbeChain() {
+  TransportProbe p;
+  const std::string value = Configured();
+  if (value.empty()) {
+    p.detail = "NCCLSCOPE_NET_CHAIN is not set";
+    return p;
+  }
+  Result<std::unique_ptr<InnerPlugin>> loaded = LoadInnerPlugin(value);
+  if (!loaded.ok()) {
+    p.detail = "NCCLSCOPE_NET_CHAIN=" + value + ": " + loaded.status().message();
+    return p;
+  }
+  p.present = p.usable = 1;
+  p.detail = "wrapping '" + (*loaded)->name() + "' (ncclNetPlugin_v" + std::to_string((*loaded)->version()) +
+             ", " + (*loaded)->path() + ")";
+  return p;
+}
+
+}  // namespace ncclscope::net::chain
