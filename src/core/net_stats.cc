@@ -1,5 +1,6 @@
 #include "core/net_stats.h"
 
+#include <algorithm>
 #include <memory>
 #include <tuple>
 
@@ -34,6 +35,7 @@ NetStatsRow Copy(const Block& b) {
   r.messages_sent = c.messages_sent.load(std::memory_order_relaxed);
   r.messages_received = c.messages_received.load(std::memory_order_relaxed);
   r.in_flight = c.in_flight.load(std::memory_order_relaxed);
+  if (r.in_flight > 0) r.waiting_ns = ElapsedNs(c.progress_ns.load(std::memory_order_relaxed), MonotonicNs());
   r.connections_open = c.connections_open.load(std::memory_order_relaxed);
   for (size_t i = 0; i < r.errors.size(); ++i) r.errors[i] = c.errors[i].load(std::memory_order_relaxed);
   for (size_t i = 0; i < r.latency_log2_ns.size(); ++i) {
@@ -41,6 +43,19 @@ NetStatsRow Copy(const Block& b) {
   }
   r.latency_sum_ns = c.latency_sum_ns.load(std::memory_order_relaxed);
   return r;
+}
+
+void AddInto(const NetStatsRow& from, NetStatsRow* to) {
+  to->bytes_sent += from.bytes_sent;
+  to->bytes_received += from.bytes_received;
+  to->messages_sent += from.messages_sent;
+  to->messages_received += from.messages_received;
+  to->in_flight += from.in_flight;
+  to->waiting_ns = std::max(to->waiting_ns, from.waiting_ns);
+  to->connections_open += from.connections_open;
+  for (size_t i = 0; i < to->errors.size(); ++i) to->errors[i] += from.errors[i];
+  for (size_t i = 0; i < to->latency_log2_ns.size(); ++i) to->latency_log2_ns[i] += from.latency_log2_ns[i];
+  to->latency_sum_ns += from.latency_sum_ns;
 }
 
 }  // namespace
@@ -93,8 +108,17 @@ NetStatsSnapshot SnapshotNetStats() {
   for (const Block* b : *registry) {
     if (b->nic_total) snap.rows.push_back(Copy(*b));
   }
+  const size_t nic_rows = snap.rows.size();
   for (const Block* b : *registry) {
-    if (!b->nic_total) snap.rows.push_back(Copy(*b));
+    if (b->nic_total) continue;
+    snap.rows.push_back(Copy(*b));
+    const NetStatsRow& c = snap.rows.back();
+    for (size_t i = 0; i < nic_rows; ++i) {  // ForNicAndComm counted it here only: add it to its NIC's total
+      NetStatsRow& n = snap.rows[i];
+      if (n.nic != c.nic) continue;
+      AddInto(c, &n);
+      break;
+    }
   }
   return snap;
 }

@@ -45,6 +45,9 @@ struct NetCounters {
   std::array<std::atomic<uint64_t>, static_cast<int>(NetErrorKind::kCount)> errors{};
   std::array<std::atomic<uint64_t>, kNetLatencyBuckets> latency_log2_ns{};
   std::atomic<uint64_t> latency_sum_ns{0};  // the histogram's exact _sum
+  // MonotonicNs() of the block's last progress: a completion, or a post into an idle block. With requests in
+  // flight, now minus this is how long they have waited without one completing (NetStatsRow::waiting_ns).
+  std::atomic<uint64_t> progress_ns{0};
 
   void AddError(NetErrorKind kind) {
     errors[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
@@ -53,14 +56,23 @@ struct NetCounters {
     latency_log2_ns[Log2Bucket<kNetLatencyBuckets>(ns)].fetch_add(1, std::memory_order_relaxed);
     latency_sum_ns.fetch_add(ns, std::memory_order_relaxed);
   }
+  void Completed(uint64_t latency_ns, uint64_t now_ns) {
+    in_flight.fetch_sub(1, std::memory_order_relaxed);
+    progress_ns.store(now_ns, std::memory_order_relaxed);
+    AddLatency(latency_ns);
+  }
 };
 
-// Applies `f` to a NIC's total block and a communicator's block, either of which may be null: every
-// count is taken once per NIC and once per communicator.
+// Counts traffic once: in the communicator's block where there is one (v11+), else in the NIC's own block
+// (legacy ABIs). A NIC's total row is its block plus its communicators' blocks, summed at snapshot time, so the
+// data path pays one set of atomic adds, not two.
 template <class F>
 void ForNicAndComm(NetCounters* nic, NetCounters* comm, F&& f) {
-  if (nic != nullptr) f(*nic);
-  if (comm != nullptr) f(*comm);
+  if (comm != nullptr) {
+    f(*comm);
+  } else if (nic != nullptr) {
+    f(*nic);
+  }
 }
 
 // A plain-data copy of one counter block.
@@ -73,6 +85,7 @@ struct NetStatsRow {
   uint64_t messages_sent = 0;
   uint64_t messages_received = 0;
   int64_t in_flight = 0;
+  uint64_t waiting_ns = 0;  // requests in flight with none completing for this long (0: none in flight)
   int64_t connections_open = 0;
   std::array<uint64_t, static_cast<int>(NetErrorKind::kCount)> errors{};
   std::array<uint64_t, kNetLatencyBuckets> latency_log2_ns{};

@@ -17,6 +17,7 @@
 #include <string>
 #include <utility>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "core/net_stats.h"
 #include "ncclscope/abi/common.h"
@@ -81,23 +82,32 @@ class CommAccounting {
   CommAccounting(const CommAccounting&) = delete;
   CommAccounting& operator=(const CommAccounting&) = delete;
 
-  void Posted() { Apply([](NetCounters& c) { c.in_flight.fetch_add(1, std::memory_order_relaxed); }); }
-  // A request still pending when its comm closes.
-  void Abandoned() { Apply([](NetCounters& c) { c.in_flight.fetch_sub(1, std::memory_order_relaxed); }); }
-  void Sent(uint64_t bytes, uint64_t latency_ns) {
-    Apply([bytes, latency_ns](NetCounters& c) {
-      c.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
-      c.messages_sent.fetch_add(1, std::memory_order_relaxed);
-      c.in_flight.fetch_sub(1, std::memory_order_relaxed);
-      c.AddLatency(latency_ns);
+  // A block going from idle to busy starts its wait (NetCounters::progress_ns): the clock is read only then,
+  // unless the caller has just read it (`now_ns`, 0 = not read).
+  void Posted(uint64_t now_ns = 0) {
+    Apply([now_ns](NetCounters& c) {
+      if (c.in_flight.fetch_add(1, std::memory_order_relaxed) == 0) {
+        c.progress_ns.store(now_ns != 0 ? now_ns : MonotonicNs(), std::memory_order_relaxed);
+      }
     });
   }
-  void Received(uint64_t bytes, uint64_t messages, uint64_t latency_ns) {
-    Apply([bytes, messages, latency_ns](NetCounters& c) {
+  // A request still pending when its comm closes.
+  void Abandoned() { Apply([](NetCounters& c) { c.in_flight.fetch_sub(1, std::memory_order_relaxed); }); }
+  // A request posted at `posted_ns` completed at `now_ns` (MonotonicNs()).
+  void Sent(uint64_t bytes, uint64_t posted_ns, uint64_t now_ns) {
+    const uint64_t latency_ns = ElapsedNs(posted_ns, now_ns);
+    Apply([bytes, latency_ns, now_ns](NetCounters& c) {
+      c.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
+      c.messages_sent.fetch_add(1, std::memory_order_relaxed);
+      c.Completed(latency_ns, now_ns);
+    });
+  }
+  void Received(uint64_t bytes, uint64_t messages, uint64_t posted_ns, uint64_t now_ns) {
+    const uint64_t latency_ns = ElapsedNs(posted_ns, now_ns);
+    Apply([bytes, messages, latency_ns, now_ns](NetCounters& c) {
       c.bytes_received.fetch_add(bytes, std::memory_order_relaxed);
       c.messages_received.fetch_add(messages, std::memory_order_relaxed);
-      c.in_flight.fetch_sub(1, std::memory_order_relaxed);
-      c.AddLatency(latency_ns);
+      c.Completed(latency_ns, now_ns);
     });
   }
   // Who the peer is, once the transport knows (its address, and its process when the handshake said).

@@ -175,6 +175,55 @@ TEST_P(LoadCycle, TwoHundredCyclesLeakNothing) {
 INSTANTIATE_TEST_SUITE_P(EveryNetVersion, LoadCycle, ::testing::Values(8, 9, 10, 11, 12),
                          [](const ::testing::TestParamInfo<int>& p) { return "net_v" + std::to_string(p.param); });
 
+// The same life with ncclscope wrapping an inner plugin (NCCLSCOPE_NET_CHAIN; ncclscope's TCP built alone,
+// tests/net/inner): the inner's per-communicator init and finalize (v12) or its one init (v8) every cycle.
+struct ChainCase {
+  int served;
+  const char* inner;
+};
+
+class LoadCycleChain : public ::testing::TestWithParam<ChainCase> {
+ protected:
+  void SetUp() override {
+    const std::string plugin = NCCLSCOPE_PLUGIN_PATH;
+    const std::string inner = plugin.substr(0, plugin.rfind('/')) + "/libnccl-net-" + GetParam().inner + ".so";
+    setenv("NCCLSCOPE_TRANSPORT", "chain", 1);
+    setenv("NCCLSCOPE_NET_CHAIN", inner.c_str(), 1);
+    setenv("NCCLSCOPE_SOCKET_IFNAME", "lo", 1);
+    unsetenv("NCCLSCOPE_DUMP_DIR");
+  }
+  void TearDown() override {
+    setenv("NCCLSCOPE_TRANSPORT", "tcp", 1);
+    unsetenv("NCCLSCOPE_NET_CHAIN");
+  }
+};
+
+TEST_P(LoadCycleChain, TwoHundredCyclesLeakNothing) {
+  const int v = GetParam().served;
+  for (int i = 0; i < 10; ++i) ASSERT_NO_FATAL_FAILURE(OneCycle(v, 4 + i % 3, 0x3000 + i));
+  const int threads0 = CountEntries("/proc/self/task");
+  const int fds0 = CountEntries("/proc/self/fd");
+  const long rss0 = RssKiB();
+  for (int i = 0; i < 200; ++i) ASSERT_NO_FATAL_FAILURE(OneCycle(v, 4 + i % 3, 0x4000 + i));
+  EXPECT_EQ(CountEntries("/proc/self/task"), threads0) << "threads outlived the last finalize";
+  EXPECT_EQ(CountEntries("/proc/self/fd"), fds0) << "file descriptors leaked";
+  const long growth = RssKiB() - rss0;
+  printf("net v%d over %s: 200 cycles, threads %d, fds %d, RSS growth %ld KiB\n", v, GetParam().inner, threads0,
+         fds0, growth);
+#if !defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(growth, 1024) << "memory grew by " << growth << " KiB over 200 cycles";
+#endif
+}
+
+INSTANTIATE_TEST_SUITE_P(Inners, LoadCycleChain,
+                         ::testing::Values(ChainCase{12, "inner-tcp-v8"}, ChainCase{8, "inner-tcp-v12"},
+                                           ChainCase{11, "inner-tcp-v10"}),
+                         [](const ::testing::TestParamInfo<ChainCase>& p) {
+                           std::string n = "net_v" + std::to_string(p.param.served) + "_" + p.param.inner;
+                           for (char& c : n) c = c == '-' ? '_' : c;
+                           return n;
+                         });
+
 TEST(CloseOnExec, EveryDescriptorThePluginOpensIsCloseOnExec) {
   setenv("NCCLSCOPE_TRANSPORT", "tcp", 1);
   setenv("NCCLSCOPE_SOCKET_IFNAME", "lo", 1);

@@ -23,10 +23,10 @@ def check(ok, what):
         failures.append(what)
 
 
-def job_times(kind):
+def job_times(kind, pattern="[0-9]"):
     """{size: [us per op, ...]} over every run directory named kind1, kind2, ... (rank 0's log)."""
     t = {}
-    for f in glob.glob(os.path.join(out, kind + "[0-9]", "rank0.log")):
+    for f in glob.glob(os.path.join(out, kind + pattern, "rank0.log")):
         for m in re.finditer(r"allreduce (\d+) bytes: ([\d.]+) us", open(f).read()):
             t.setdefault(int(m.group(1)), []).append(float(m.group(2)))
     return t
@@ -75,14 +75,20 @@ for f in dumps:
     check(d["in_flight_count"] == 0 and not d["stalled"], f"{name}: nothing left in flight, not stalled")
 
 # --- net bytes: what one rank sent the other received, and what NCCL handed to isend ---
-proms = sorted(glob.glob(os.path.join(on1, "ncclscope-*.prom")))
-check(len(proms) == 2, f"one final metrics textfile per rank ({len(proms)} found)")
-if len(proms) == 2:
+def net_bytes(run_dir):
+    """(A sent, A received, B sent, B received) from the two ranks' final textfiles, or None."""
+    proms = sorted(glob.glob(os.path.join(run_dir, "ncclscope-*.prom")))
+    check(len(proms) == 2, f"{os.path.basename(run_dir)}: one final metrics textfile per rank ({len(proms)} found)")
+    if len(proms) != 2:
+        return None
     a, b = (prom_values(p) for p in proms)
-    sent_a = sum(v for k, v in a.items() if k.startswith("ncclscope_nic_sent_bytes_total"))
-    recv_b = sum(v for k, v in b.items() if k.startswith("ncclscope_nic_received_bytes_total"))
-    sent_b = sum(v for k, v in b.items() if k.startswith("ncclscope_nic_sent_bytes_total"))
-    recv_a = sum(v for k, v in a.items() if k.startswith("ncclscope_nic_received_bytes_total"))
+    total = lambda vals, fam: sum(v for k, v in vals.items() if k.startswith(fam))
+    return tuple(total(v, "ncclscope_nic_" + fam) for v in (a, b) for fam in ("sent_bytes_total", "received_bytes_total"))
+
+
+counted = net_bytes(on1)
+if counted:
+    sent_a, recv_a, sent_b, recv_b = counted
     check(sent_a == recv_b and sent_b == recv_a and sent_a > 0,
           f"net bytes: rank A sent {sent_a:.0f} = rank B received {recv_b:.0f}; B sent {sent_b:.0f} = A received "
           f"{recv_a:.0f}")
@@ -107,6 +113,23 @@ for scenario in ["allreduce", "p2p_group", "graph", "split", "abort"]:
             calls[str(r.get("call"))] = calls.get(str(r.get("call")), 0) + 1
     check(len(recs) == 2 and calls.get("startEvent", 0) > 0,
           f"golden/{scenario}: {len(recs)} traces, {lines} lines, calls {dict(sorted(calls.items()))}")
+
+# --- the chain: ncclscope wrapping an inner net plugin (ncclscope's TCP built alone) ---
+for run_dir in sorted(glob.glob(os.path.join(out, "chain_v*"))):
+    name = os.path.basename(run_dir)
+    log = open(os.path.join(run_dir, "rank0.log")).read()
+    inner = name.split("_v")[1]
+    check(f"(ncclNetPlugin_v{inner}) from" in log and "via NET/ncclscope" in log,
+          f"{name}: NCCL's channels go via ncclscope, which wraps the inner's ncclNetPlugin_v{inner}")
+    check("0 wrong results" in log, f"{name}: the job's results are right")
+    got = net_bytes(run_dir)
+    check(got is not None and counted is not None and got == counted,
+          f"{name}: bytes counted through the wrapper {got} == ncclscope TCP's for the same job {counted}")
+    t = job_times(name, "")
+    for size in sorted(t):
+        a, b = statistics.median(t[size]), statistics.median(job_times("on").get(size, [float("nan")]))
+        print(f"{name} at {size} bytes: {a:.1f} us per all-reduce through the wrapper, ncclscope TCP {b:.1f} us, "
+              f"ratio {b / a:.3f}x")
 
 # --- overhead ---
 on, off = job_times("on"), job_times("off")

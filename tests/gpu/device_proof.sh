@@ -30,10 +30,13 @@ else
   tail -30 "$out/configure.txt"; exit 1
 fi
 grep -E "absl_DIR|prometheus-cpp_DIR" "$build/CMakeCache.txt"
-# Only what the proof runs: the plugin and the two benchmarks (the test suite runs on CI machines).
+# Only what the proof runs: the plugin, the two benchmarks and two inner plugins for the chain (the test suite
+# runs on CI machines).
 targets=ncclscope_plugin
 all_targets=$(ninja -C "$build" -t targets all)  # not piped into grep -q: SIGPIPE would fail the pipeline
-for t in bench_net bench_profiler; do grep -q "^$t:" <<<"$all_targets" && targets+=" $t"; done
+for t in bench_net bench_profiler ncclscope_inner_tcp_v8 ncclscope_inner_tcp_v12; do
+  grep -q "^$t:" <<<"$all_targets" && targets+=" $t"
+done
 time ninja -C "$build" -j"$(nproc)" $targets >"$out/build.txt" 2>&1 || { tail -40 "$out/build.txt"; exit 1; }
 echo "built: $(ls "$build"/lib/libnccl-*)"
 

@@ -57,6 +57,16 @@ for rep in 1 2 3; do
   JOB_ENV="NCCL_NET_PLUGIN=none NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo" job "socket$rep" none timing 40 1048576 67108864
 done
 
+echo "=== the chain: ncclscope wrapping an inner net plugin (ncclscope's TCP built alone, v8 and v12) ==="
+for v in 8 12; do
+  inner=$libdir/libnccl-net-inner-tcp-v$v.so
+  if [ -f "$inner" ]; then
+    JOB_ENV="NCCLSCOPE_TRANSPORT=auto NCCLSCOPE_NET_CHAIN=$inner" job "chain_v$v" ncclscope timing 40 1048576 67108864
+  else
+    echo "SKIP chain_v$v: $inner was not built"
+  fi
+done
+
 echo "=== golden traces (every event type recorded) ==="
 for scenario in allreduce p2p_group graph split abort; do
   mkdir -p "$out/golden/$scenario"

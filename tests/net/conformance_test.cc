@@ -35,7 +35,8 @@ class NetConformance : public ::testing::TestWithParam<Param> {
   // sets NCCL_IB_HCA==rxe0, as two processes in one guest must share a device, and a short
   // NCCL_IB_TIMEOUT); elsewhere they skip.
   void SetUp() override {
-    if (std::string(GetParam().transport) != "ib") return;
+    const bool verbs_inner = GetParam().inner != nullptr && std::string(GetParam().inner).find("-ib-") != std::string::npos;
+    if (std::string(GetParam().transport) != "ib" && !verbs_inner) return;
     bool any = false;
     if (DIR* d = opendir("/sys/class/infiniband")) {
       while (dirent* e = readdir(d)) any |= e->d_name[0] != '.';
@@ -536,6 +537,13 @@ INSTANTIATE_TEST_SUITE_P(Chain, NetConformance,
                                            Param{11, "chain", nullptr, "inner-tcp-v10"},
                                            Param{8, "chain", nullptr, "inner-tcp-v12"},
                                            Param{10, "chain", nullptr, "inner-tcp-v12"}),
+                         ParamName);
+
+// The chain over ncclscope's verbs transport built alone (the soft-RoCE guest tier: rdma_guest_chain_conformance).
+INSTANTIATE_TEST_SUITE_P(ChainVerbs, NetConformance,
+                         ::testing::Values(Param{12, "chain", nullptr, "inner-ib-v8"},
+                                           Param{8, "chain", nullptr, "inner-ib-v12"},
+                                           Param{11, "chain", nullptr, "inner-ib-v10"}),
                          ParamName);
 
 // The verbs transport through every table (RC QPs on soft-RoCE in the guest tier).

@@ -6,12 +6,13 @@
 
 #include <type_traits>
 
+// Weak: a program that only dlopens plugins (bench_net_chain) links this file without the core library.
 extern "C" {
-extern const ncclscope_net_v8_t ncclNetPlugin_v8;
-extern const ncclscope_net_v9_t ncclNetPlugin_v9;
-extern const ncclscope_net_v10_t ncclNetPlugin_v10;
-extern const ncclscope_net_v11_t ncclNetPlugin_v11;
-extern const ncclscope_net_v12_t ncclNetPlugin_v12;
+extern const ncclscope_net_v8_t ncclNetPlugin_v8 __attribute__((weak));
+extern const ncclscope_net_v9_t ncclNetPlugin_v9 __attribute__((weak));
+extern const ncclscope_net_v10_t ncclNetPlugin_v10 __attribute__((weak));
+extern const ncclscope_net_v11_t ncclNetPlugin_v11 __attribute__((weak));
+extern const ncclscope_net_v12_t ncclNetPlugin_v12 __attribute__((weak));
 }
 
 namespace ncclscope::testing {
@@ -126,34 +127,35 @@ class Impl final : public PluginNet {
   void* ctx_ = nullptr;
 };
 
-const void* Resolve(int version, TableSource source, std::string* error) {
-  if (source == TableSource::kLinked) {
-    switch (version) {
-      case 8: return &ncclNetPlugin_v8;
-      case 9: return &ncclNetPlugin_v9;
-      case 10: return &ncclNetPlugin_v10;
-      case 11: return &ncclNetPlugin_v11;
-      case 12: return &ncclNetPlugin_v12;
-    }
-    *error = "no linked table v" + std::to_string(version);
-    return nullptr;
-  }
-  void* lib = dlopen(NCCLSCOPE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+const void* ResolvePath(const std::string& path, int version, std::string* error) {
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     *error = dlerror();
     return nullptr;
   }
   std::string sym = "ncclNetPlugin_v" + std::to_string(version);
   const void* t = dlsym(lib, sym.c_str());
-  if (t == nullptr) *error = "symbol " + sym + " not found in " NCCLSCOPE_PLUGIN_PATH;
+  if (t == nullptr) *error = "symbol " + sym + " not found in " + path;
   return t;
 }
 
-}  // namespace
+const void* Resolve(int version, TableSource source, std::string* error) {
+  if (source == TableSource::kLinked) {
+    const void* t = nullptr;
+    switch (version) {
+      case 8: t = &ncclNetPlugin_v8; break;
+      case 9: t = &ncclNetPlugin_v9; break;
+      case 10: t = &ncclNetPlugin_v10; break;
+      case 11: t = &ncclNetPlugin_v11; break;
+      case 12: t = &ncclNetPlugin_v12; break;
+    }
+    if (t == nullptr) *error = "no linked table v" + std::to_string(version);
+    return t;
+  }
+  return ResolvePath(NCCLSCOPE_PLUGIN_PATH, version, error);
+}
 
-std::unique_ptr<PluginNet> PluginNet::Open(int version, TableSource source, std::string* error) {
-  const void* t = Resolve(version, source, error);
-  if (t == nullptr) return nullptr;
+std::unique_ptr<PluginNet> Wrap(int version, const void* t, std::string* error) {
   switch (version) {
     case 8: return std::make_unique<Impl<8, ncclscope_net_v8_t>>(static_cast<const ncclscope_net_v8_t*>(t));
     case 9: return std::make_unique<Impl<9, ncclscope_net_v9_t>>(static_cast<const ncclscope_net_v9_t*>(t));
@@ -163,6 +165,31 @@ std::unique_ptr<PluginNet> PluginNet::Open(int version, TableSource source, std:
   }
   *error = "unsupported version";
   return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<PluginNet> PluginNet::Open(int version, TableSource source, std::string* error) {
+  const void* t = Resolve(version, source, error);
+  if (t == nullptr) return nullptr;
+  return Wrap(version, t, error);
+}
+
+std::unique_ptr<PluginNet> PluginNet::OpenPath(const std::string& path, int version, std::string* error) {
+  const void* t = ResolvePath(path, version, error);
+  if (t == nullptr) return nullptr;
+  return Wrap(version, t, error);
+}
+
+int PluginNet::NewestVersion(const std::string& path) {
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return 0;
+  int found = 0;
+  for (int v = 12; v >= 8 && found == 0; --v) {
+    if (dlsym(lib, ("ncclNetPlugin_v" + std::to_string(v)).c_str()) != nullptr) found = v;
+  }
+  dlclose(lib);
+  return found;
 }
 
 }  // namespace ncclscope::testing

@@ -30,6 +30,10 @@ class PluginNet {
   virtual ~PluginNet() = default;
   // Resolves ncclNetPlugin_v<version>; null (and *error) when missing.
   static std::unique_ptr<PluginNet> Open(int version, TableSource source, std::string* error);
+  // The same from another plugin library (an inner plugin, another build): dlopen'ed RTLD_LOCAL by path.
+  static std::unique_ptr<PluginNet> OpenPath(const std::string& path, int version, std::string* error);
+  // The newest table version (12 down to 8) the library at `path` exports; 0 when none or not loadable.
+  static int NewestVersion(const std::string& path);
 
   virtual int version() const = 0;
   virtual const char* name() const = 0;

@@ -55,6 +55,10 @@ const NetRow kNetRows[] = {
      [](const NetStatsRow& r) { return static_cast<double>(r.messages_received); }, nullptr},
     {"requests_in_flight", "Requests posted and not yet completed", MetricType::Gauge, kBasic,
      [](const NetStatsRow& r) { return static_cast<double>(r.in_flight); }, nullptr},
+    {"waiting_seconds",
+     "Seconds the requests in flight have waited with none completing (0 when none is in flight): grows on a stuck "
+     "link or peer", MetricType::Gauge, kBasic,
+     [](const NetStatsRow& r) { return static_cast<double>(r.waiting_ns) / 1e9; }, nullptr},
     {"connections_open", "Open send and receive connections", MetricType::Gauge, kDetailed,
      [](const NetStatsRow& r) { return static_cast<double>(r.connections_open); }, nullptr},
     {"errors_total", "Network errors (by kind from the detailed level on)", MetricType::Counter, kBasic, nullptr,

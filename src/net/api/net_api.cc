@@ -82,7 +82,9 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
   }
   NCCLSCOPE_INFO(subsys::kInit | subsys::kNet,
                  "ncclscope net plugin (ncclNet v%d): transport %s (%s), %d device(s): %s, comm 0x%llx",
-                 args.abi_version, t->name(), choice->reason.c_str(), t->device_count(), devs.c_str(),
+                 args.abi_version, t->name(),
+                 fixed != nullptr ? "fixed by this build: an inner test plugin" : choice->reason.c_str(),
+                 t->device_count(), devs.c_str(),
                  static_cast<unsigned long long>(args.comm_id));
   if (args.per_comm) {
     *ctx = c;

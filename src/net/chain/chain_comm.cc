@@ -56,11 +56,12 @@ ChainRequest* ChainComm::Start(ChainRequest::Kind kind, void* inner_request, siz
   r->bytes = bytes;
   r->n = n;
   r->posted_ns = MonotonicNs();
-  if (kind != ChainRequest::Kind::kFlush) acct_.Posted();
+  if (kind != ChainRequest::Kind::kFlush) acct_.Posted(r->posted_ns);
   return r;
 }
 
 void ChainComm::StartEvents(ChainRequest* r, void* const* phandles, const size_t* sizes, int op) {
+  if (!acct_.events().on() || phandles == nullptr) return;  // no profiler, or a call outside the proxy
   for (int i = 0; i < r->n; ++i) {
     r->descr[i].type = NCCLSCOPE_NET_SOCK_DESCR_TYPE;
     r->descr[i].sock.fd = -1;  // the inner's connection is not ours to see
@@ -87,15 +88,17 @@ Status ChainComm::TestRequest(ChainRequest* r, int* done, int* sizes) {
                   r->kind == ChainRequest::Kind::kSend ? NetErrorKind::kSend : NetErrorKind::kRecv);
   }
   if (!*done) return Status::Ok();
-  const uint64_t latency = ElapsedNs(r->posted_ns, MonotonicNs());
+  const uint64_t now = MonotonicNs();
   if (r->kind == ChainRequest::Kind::kSend) {
-    acct_.Sent(r->bytes, latency);
+    acct_.Sent(r->bytes, r->posted_ns, now);
   } else if (recv) {
     uint64_t bytes = 0;
     for (int i = 0; i < r->n; ++i) bytes += out[i] > 0 ? static_cast<uint64_t>(out[i]) : 0;
-    acct_.Received(bytes, static_cast<uint64_t>(r->n), latency);
+    acct_.Received(bytes, static_cast<uint64_t>(r->n), r->posted_ns, now);
   }
-  for (int i = 0; i < r->n; ++i) acct_.events().Stop(&r->events[i]);
+  if (acct_.events().on()) {
+    for (int i = 0; i < r->n; ++i) acct_.events().Stop(&r->events[i]);
+  }
   if (recv && keep_for_consumed_) {
     r->completed = true;  // NCCL hands it to irecvConsumed later: the inner's request must still be found
   } else {

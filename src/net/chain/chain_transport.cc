@@ -103,14 +103,17 @@ Status ChainTransport::ReadDevices() {
   int n = 0;
   ncclscope_result_t r = inner_->Devices(&n);
   if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "devices", r);
-  if (n < 1) return SystemError("the wrapped plugin '" + inner_->name() + "' (" + inner_->path() + ") reports no device");
+  if (n < 1 || n > kMaxDevices) {
+    return SystemError("the wrapped plugin '" + inner_->name() + "' (" + inner_->path() + ") reports " +
+                       std::to_string(n) + " devices (1 to " + std::to_string(kMaxDevices) + " can be wrapped)");
+  }
   const std::string label = "chain:" + inner_->name();
   for (int i = 0; i < n; ++i) {
     NetProperties p;
     r = inner_->GetProperties(i, &p);
     if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "getProperties(" + std::to_string(i) + ")", r);
     SetNicIdentity({p.name, label, p.rail_id, p.plane_id});
-    props_.push_back(std::move(p));
+    props_[i] = std::move(p);
   }
   ndevs_.store(n, std::memory_order_release);
   return Status::Ok();
@@ -129,7 +132,7 @@ Status ChainTransport::MakeVDevice(const int* devs, int n, int* vdev) {
   int made = -1;
   ncclscope_result_t r = inner_->MakeVDevice(devs, n, &made);
   if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "makeVDevice", r);
-  if (made != device_count()) {
+  if (made != device_count() || made >= kMaxDevices) {
     return InternalError("the wrapped plugin's makeVDevice returned device " + std::to_string(made) + ", not " +
                          std::to_string(device_count()));
   }
@@ -137,7 +140,7 @@ Status ChainTransport::MakeVDevice(const int* devs, int n, int* vdev) {
   r = inner_->GetProperties(made, &p);
   if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "getProperties of a vNIC", r);
   SetNicIdentity({p.name, "chain:" + inner_->name(), p.rail_id, p.plane_id});
-  props_.push_back(std::move(p));
+  props_[made] = std::move(p);
   ndevs_.store(made + 1, std::memory_order_release);
   *vdev = made;
   return Status::Ok();

@@ -9,7 +9,6 @@
 #define NCCLSCOPE_NET_CHAIN_CHAIN_TRANSPORT_H_
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,7 +42,10 @@ class ChainTransport final : public Transport {
 
   std::unique_ptr<InnerPlugin> inner_;
   bool legacy_init_done_ = false;
-  std::deque<NetProperties> props_;  // a deque: NCCL keeps the name pointers while devices are appended
+  // Fixed storage: service threads of other communicators read entries [0, ndevs_) while NIC fusion appends,
+  // and NCCL keeps the name pointers.
+  static constexpr int kMaxDevices = 128;
+  std::unique_ptr<NetProperties[]> props_{new NetProperties[kMaxDevices]};
   std::atomic<int> ndevs_{0};
 };
 

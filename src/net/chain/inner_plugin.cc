@@ -155,19 +155,18 @@ class Table final : public InnerPlugin {
   }
   ncclscope_result_t Irecv(void* rc, int n, void** data, const size_t* sizes, const int* tags, void** mhs,
                            void** phs, void** req) override {
-    if (n < 1 || n > kMaxRecvs) return NCCLSCOPE_INVALID_ARGUMENT;
-    int tag_copy[kMaxRecvs];
-    for (int i = 0; i < n; ++i) tag_copy[i] = tags[i];
+    // NCCL's own arrays, handed on as NCCL hands them (the tables take them non-const; plugins only read them).
+    int* t = const_cast<int*>(tags);
     if constexpr (V == 8) {
+      if (n < 1 || n > kMaxRecvs) return NCCLSCOPE_INVALID_ARGUMENT;
       int narrow[kMaxRecvs];
       for (int i = 0; i < n; ++i) narrow[i] = sizes[i] > INT_MAX ? INT_MAX : static_cast<int>(sizes[i]);
       *req = nullptr;  // NCCL's own v8 adapter clears the optional-completion hint
-      return t_->irecv(rc, n, data, narrow, tag_copy, mhs, req);
+      return t_->irecv(rc, n, data, narrow, t, mhs, req);
+    } else if constexpr (V == 9) {
+      return t_->irecv(rc, n, data, const_cast<size_t*>(sizes), t, mhs, req);
     } else {
-      size_t wide[kMaxRecvs];
-      for (int i = 0; i < n; ++i) wide[i] = sizes[i];
-      if constexpr (V == 9) return t_->irecv(rc, n, data, wide, tag_copy, mhs, req);
-      else return t_->irecv(rc, n, data, wide, tag_copy, mhs, phs, req);
+      return t_->irecv(rc, n, data, const_cast<size_t*>(sizes), t, mhs, phs, req);
     }
   }
   ncclscope_result_t Iflush(void* rc, int n, void** data, int* sizes, void** mhs, void** req) override {

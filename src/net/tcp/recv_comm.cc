@@ -124,7 +124,7 @@ Status TcpRecvComm::Slot::Test(int* done, int* sizes) {
       if (sizes != nullptr) sizes[i] = static_cast<int>(s);
       comm->ProfStop(&prof_event[i]);
     }
-    comm->acct_.Received(bytes, static_cast<uint64_t>(n), ElapsedNs(posted_ns, MonotonicNs()));
+    comm->acct_.Received(bytes, static_cast<uint64_t>(n), posted_ns, MonotonicNs());
     active.store(false, std::memory_order_release);
     *done = 1;
     return Status::Ok();

@@ -149,7 +149,7 @@ Status TcpSendComm::Entry::Test(int* done, int* sizes) {
   *done = 0;
   if (comm->inline_io() && slices_done.load(std::memory_order_acquire) != nslices) comm->ProgressInline();
   if (slices_done.load(std::memory_order_acquire) == nslices) {
-    comm->acct_.Sent(size, ElapsedNs(posted_ns, MonotonicNs()));
+    comm->acct_.Sent(size, posted_ns, MonotonicNs());
     comm->ProfStop(&prof_event);
     if (sizes != nullptr) sizes[0] = static_cast<int>(size);
     in_use.store(false, std::memory_order_release);

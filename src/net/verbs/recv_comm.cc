@@ -230,7 +230,7 @@ Status VerbsRecvComm::TestReq(Req* r, int* done, int* sizes) {
     if (sizes != nullptr) sizes[i] = static_cast<int>(got);
   }
   *done = 1;
-  acct_.Received(bytes, static_cast<uint64_t>(r->n), ElapsedNs(r->start_ns, now));
+  acct_.Received(bytes, static_cast<uint64_t>(r->n), r->start_ns, now);
   Release(r);
   return Status::Ok();
 }

@@ -229,7 +229,7 @@ Status VerbsSendComm::TestReq(Req* r, int* done, int* sizes) {
   NoteProgress(now);
   *done = 1;
   if (sizes != nullptr) sizes[0] = static_cast<int>(r->size);
-  acct_.Sent(r->size, ElapsedNs(r->start_ns, now));
+  acct_.Sent(r->size, r->start_ns, now);
   acct_.events().Stop(&r->event);
   if (r->owned != nullptr) ReleaseMr(r->owned);
   r->owned = nullptr;
