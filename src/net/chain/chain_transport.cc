@@ -19,12 +19,13 @@ class ChainListenComm final : public ListenComm {
     const ncclscope_result_t r = t_.inner().Accept(inner_comm_, &rc, dev_comm);
     if (r != NCCLSCOPE_SUCCESS) {
       Status s = InnerStatus(t_.inner(), "accept", r);
-      RecordConnectionFailure(t_.properties(dev_).name, ctx_, NetErrorKind::kAccept, s, PeerInfo{});
+      RecordConnectionFailure(t_.nic_label(dev_), ctx_, NetErrorKind::kAccept, s, PeerInfo{});
       return s;
     }
     if (rc != nullptr) {
       const NetProperties& p = t_.properties(dev_);
-      *recv_comm = new ChainRecvComm(t_.inner(), rc, p.name, ctx_, p.net_device_type != NCCLSCOPE_NET_DEVICE_HOST);
+      *recv_comm = new ChainRecvComm(t_.inner(), rc, t_.nic_label(dev_), ctx_,
+                                     p.net_device_type != NCCLSCOPE_NET_DEVICE_HOST);
     }
     return Status::Ok();
   }
@@ -107,16 +108,24 @@ Status ChainTransport::ReadDevices() {
     return SystemError("the wrapped plugin '" + inner_->name() + "' (" + inner_->path() + ") reports " +
                        std::to_string(n) + " devices (1 to " + std::to_string(kMaxDevices) + " can be wrapped)");
   }
-  const std::string label = "chain:" + inner_->name();
   for (int i = 0; i < n; ++i) {
     NetProperties p;
     r = inner_->GetProperties(i, &p);
     if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "getProperties(" + std::to_string(i) + ")", r);
-    SetNicIdentity({p.name, label, p.rail_id, p.plane_id});
     props_[i] = std::move(p);
+    Describe(i);
   }
   ndevs_.store(n, std::memory_order_release);
   return Status::Ok();
+}
+
+void ChainTransport::Describe(int dev) {
+  const NetProperties& p = props_[dev];
+  labels_[dev] = p.name;
+  for (int i = 0; i < dev; ++i) {
+    if (props_[i].name == p.name) labels_[dev] = p.name + ":" + std::to_string(dev);
+  }
+  SetNicIdentity({labels_[dev], "chain:" + inner_->name(), p.rail_id, p.plane_id});
 }
 
 Status ChainTransport::MakeVDevice(const int* devs, int n, int* vdev) {
@@ -139,8 +148,8 @@ Status ChainTransport::MakeVDevice(const int* devs, int n, int* vdev) {
   NetProperties p;
   r = inner_->GetProperties(made, &p);
   if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "getProperties of a vNIC", r);
-  SetNicIdentity({p.name, "chain:" + inner_->name(), p.rail_id, p.plane_id});
   props_[made] = std::move(p);
+  Describe(made);
   ndevs_.store(made + 1, std::memory_order_release);
   *vdev = made;
   return Status::Ok();
@@ -170,10 +179,10 @@ Status ChainTransport::Connect(NetContext* ctx, int dev, void* handle, SendComm*
   const ncclscope_result_t r = inner_->Connect(InnerContext(ctx), ctx->traffic_class, dev, handle, &sc, dev_comm);
   if (r != NCCLSCOPE_SUCCESS) {
     Status s = InnerStatus(*inner_, "connect", r);
-    RecordConnectionFailure(props_[dev].name, ctx, NetErrorKind::kConnect, s, PeerInfo{});
+    RecordConnectionFailure(labels_[dev], ctx, NetErrorKind::kConnect, s, PeerInfo{});
     return s;
   }
-  if (sc != nullptr) *send_comm = new ChainSendComm(*inner_, sc, props_[dev].name, ctx);
+  if (sc != nullptr) *send_comm = new ChainSendComm(*inner_, sc, labels_[dev], ctx);
   return Status::Ok();
 }
 

@@ -34,9 +34,13 @@ class ChainTransport final : public Transport {
   void SetNetAttr(NetContext* ctx, const ncclscope_net_attr_t& attr) override;
 
   InnerPlugin& inner() { return *inner_; }
+  // The NIC label of a device in the metrics: the inner's device name, with ":<index>" when an earlier device
+  // has the same one (aws-ofi-nccl names every loopback device "lo"), so each device keeps its own counters.
+  const std::string& nic_label(int dev) const { return labels_[dev]; }
 
  private:
   Status ReadDevices();
+  void Describe(int dev);  // its label and its ncclscope_nic_info identity
   void* InnerContext(const NetContext* ctx) const { return inner_->per_comm() ? ctx->transport_state : nullptr; }
   Status CheckDevice(int dev) const;
 
@@ -46,6 +50,7 @@ class ChainTransport final : public Transport {
   // and NCCL keeps the name pointers.
   static constexpr int kMaxDevices = 128;
   std::unique_ptr<NetProperties[]> props_{new NetProperties[kMaxDevices]};
+  std::unique_ptr<std::string[]> labels_{new std::string[kMaxDevices]};
   std::atomic<int> ndevs_{0};
 };
 
