@@ -67,7 +67,7 @@ void ChainComm::StartEvents(ChainRequest* r, void* const* phandles, const size_t
     r->descr[i].sock.fd = -1;  // the inner's connection is not ours to see
     r->descr[i].sock.op = op;
     r->descr[i].sock.length = sizes[i];
-    acct_.events().Start(phandles != nullptr ? phandles[i] : nullptr, &r->events[i], &r->descr[i]);
+    acct_.events().Start(phandles[i], &r->events[i], &r->descr[i]);
   }
 }
 
@@ -84,8 +84,9 @@ Status ChainComm::TestRequest(ChainRequest* r, int* done, int* sizes) {
   const ncclscope_result_t res = inner_.Test(r->inner, done, out);
   const bool recv = r->kind == ChainRequest::Kind::kRecv;
   if (res != NCCLSCOPE_SUCCESS) {
-    return Failed(r->kind == ChainRequest::Kind::kSend ? "test of a send" : "test of a receive", res,
-                  r->kind == ChainRequest::Kind::kSend ? NetErrorKind::kSend : NetErrorKind::kRecv);
+    const bool send = r->kind == ChainRequest::Kind::kSend;
+    return Failed(send ? "test of a send" : recv ? "test of a receive" : "test of a flush", res,
+                  send ? NetErrorKind::kSend : NetErrorKind::kRecv);
   }
   if (!*done) return Status::Ok();
   const uint64_t now = MonotonicNs();
@@ -118,8 +119,8 @@ Status ChainComm::Consumed(int n, void* request) {
 }
 
 Status ChainComm::CloseInner(ncclscope_result_t (InnerPlugin::*close)(void*)) {
-  for (int i = 0; i < pool_; ++i) {
-    ChainRequest& r = slots_[i];
+  for (int s = 0; s < pool_; ++s) {
+    ChainRequest& r = slots_[s];
     if (r.inner == nullptr || r.completed) continue;
     if (r.kind != ChainRequest::Kind::kFlush) acct_.Abandoned();
     for (int i = 0; i < r.n; ++i) acct_.events().Stop(&r.events[i]);
