@@ -56,6 +56,12 @@ struct NetCounters {
     latency_log2_ns[Log2Bucket<kNetLatencyBuckets>(ns)].fetch_add(1, std::memory_order_relaxed);
     latency_sum_ns.fetch_add(ns, std::memory_order_relaxed);
   }
+  // A request posted at `posted_ns` (MonotonicNs()): a block going from idle to busy starts its wait there.
+  void Posted(uint64_t posted_ns) {
+    if (in_flight.fetch_add(1, std::memory_order_relaxed) == 0) {
+      progress_ns.store(posted_ns, std::memory_order_relaxed);
+    }
+  }
   void Completed(uint64_t latency_ns, uint64_t now_ns) {
     in_flight.fetch_sub(1, std::memory_order_relaxed);
     progress_ns.store(now_ns, std::memory_order_relaxed);

@@ -82,15 +82,8 @@ class CommAccounting {
   CommAccounting(const CommAccounting&) = delete;
   CommAccounting& operator=(const CommAccounting&) = delete;
 
-  // A block going from idle to busy starts its wait (NetCounters::progress_ns): the clock is read only then,
-  // unless the caller has just read it (`now_ns`, 0 = not read).
-  void Posted(uint64_t now_ns = 0) {
-    Apply([now_ns](NetCounters& c) {
-      if (c.in_flight.fetch_add(1, std::memory_order_relaxed) == 0) {
-        c.progress_ns.store(now_ns != 0 ? now_ns : MonotonicNs(), std::memory_order_relaxed);
-      }
-    });
-  }
+  // A request posted at `posted_ns` (MonotonicNs(), the latency's start).
+  void Posted(uint64_t posted_ns) { Apply([posted_ns](NetCounters& c) { c.Posted(posted_ns); }); }
   // A request still pending when its comm closes.
   void Abandoned() { Apply([](NetCounters& c) { c.in_flight.fetch_sub(1, std::memory_order_relaxed); }); }
   // A request posted at `posted_ns` completed at `now_ns` (MonotonicNs()).

@@ -91,7 +91,8 @@ void* CommContext::StartNetPlugin(const EventDesc& d, EventSlot* parent) {
   s->net_bytes = parent->net_dir == kNetDirSend ? d.net_length : 0;
   s->net_qps.store(ordinal, std::memory_order_relaxed);
   s->start_ns = MonotonicNs();
-  if (ordinal == 0) ForNicAndComm(nic, comm, [](NetCounters& c) { c.in_flight.fetch_add(1, std::memory_order_relaxed); });
+  const uint64_t posted_ns = s->start_ns;
+  if (ordinal == 0) ForNicAndComm(nic, comm, [posted_ns](NetCounters& c) { c.Posted(posted_ns); });
   return h;
 }
 
@@ -111,8 +112,11 @@ void CommContext::StopNetPlugin(EventSlot* s) {
     } else if (first) {
       c.messages_received.fetch_add(1, std::memory_order_relaxed);
     }
-    if (first) c.in_flight.fetch_sub(1, std::memory_order_relaxed);
-    c.AddLatency(latency);
+    if (first) {
+      c.Completed(latency, now);  // the request: in flight no more, and the block made progress
+    } else {
+      c.AddLatency(latency);  // another QP of the same request
+    }
   });
 }
 

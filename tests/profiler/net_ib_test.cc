@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/params.h"
 #include "core/net_stats.h"
 #include "core/registry.h"
@@ -121,6 +122,9 @@ TEST(NetIb, SendAndReceiveQpsCountPerDeviceAndCommunicator) {
   NetCounters* ib1 = NetCountersFor("nccl-ib1", kComm, false);
   EXPECT_EQ(ib0->in_flight.load(), 1);  // one request, counted on its first QP's device
   EXPECT_EQ(ib1->in_flight.load(), 0);
+  // Its wait starts at the post (ncclscope_nic_waiting_seconds is then the request's age, not the uptime).
+  EXPECT_GT(ib0->progress_ns.load(), 0u);
+  EXPECT_LE(ib0->progress_ns.load(), ncclscope::MonotonicNs());
   for (void* h : qp) StopEvent(h);
   StopEvent(qp[0]);  // NCCL stops send QPs twice (completion, then request done): counted once
   EXPECT_EQ(ib0->bytes_sent.load(), lens[0] + lens[2]);

@@ -107,7 +107,7 @@ Status TcpRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* ta
   memcpy(cts_out_ + cts_out_len_, &cts, sizeof(cts));
   cts_out_len_ += sizeof(cts);
   ++next_seq_;
-  acct_.Posted();
+  acct_.Posted(slot.posted_ns);
   *request = &slot;
   return FlushCts();
 }

@@ -132,7 +132,7 @@ Status TcpSendComm::Isend(void* data, size_t size, int tag, void*, void* phandle
   e.slices_done.store(0, std::memory_order_relaxed);
   e.in_use.store(true, std::memory_order_relaxed);
   ProfStart(phandle, &e.prof_event, &e.descr, 0, size);
-  acct_.Posted();
+  acct_.Posted(e.posted_ns);
   ++next_seq_;
   posted_.store(next_seq_, std::memory_order_release);
   *request = &e;

@@ -186,7 +186,7 @@ Status VerbsRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* 
   r.remaining = n * DataQpCount();
   r.single_bytes = 0;
   r.start_ns = MonotonicNs();
-  acct_.Posted();
+  acct_.Posted(r.start_ns);
   for (int i = 0; i < n; ++i) {
     ProfStart(phandles != nullptr ? phandles[i] : nullptr, &r.events[i], &r.descr[i], static_cast<uint64_t>(slot),
               IBV_WR_RDMA_WRITE_WITH_IMM, qps_[FirstDataQp(seq)]->qp_num, sizes[i]);

@@ -136,7 +136,7 @@ Status VerbsSendComm::IsendAt(void* data, size_t size, int tag, void* mhandle, v
   r.size = size;
   r.owned = owned;
   r.start_ns = MonotonicNs();
-  acct_.Posted();
+  acct_.Posted(r.start_ns);
   ProfStart(phandle, &r.event, &r.descr, static_cast<uint64_t>(rslot), IBV_WR_RDMA_WRITE,
             qps_[FirstDataQp(seq)]->qp_num, size);
   *request = &r;
