@@ -24,7 +24,7 @@ ABSL_CONST_INIT absl::Mutex registry_mu(absl::kConstInit);
 std::vector<Block*>* registry ABSL_GUARDED_BY(registry_mu) = nullptr;
 std::vector<NicIdentity>* identities ABSL_GUARDED_BY(registry_mu) = nullptr;  // never freed, as the blocks
 
-NetStatsRow Copy(const Block& b) {
+NetStatsRow Copy(const Block& b, uint64_t now_ns) {
   NetStatsRow r;
   r.nic = b.nic;
   r.comm_id = b.comm_id;
@@ -35,7 +35,7 @@ NetStatsRow Copy(const Block& b) {
   r.messages_sent = c.messages_sent.load(std::memory_order_relaxed);
   r.messages_received = c.messages_received.load(std::memory_order_relaxed);
   r.in_flight = c.in_flight.load(std::memory_order_relaxed);
-  if (r.in_flight > 0) r.waiting_ns = ElapsedNs(c.progress_ns.load(std::memory_order_relaxed), MonotonicNs());
+  if (r.in_flight > 0) r.waiting_ns = ElapsedNs(c.progress_ns.load(std::memory_order_relaxed), now_ns);
   r.connections_open = c.connections_open.load(std::memory_order_relaxed);
   for (size_t i = 0; i < r.errors.size(); ++i) r.errors[i] = c.errors[i].load(std::memory_order_relaxed);
   for (size_t i = 0; i < r.latency_log2_ns.size(); ++i) {
@@ -106,12 +106,12 @@ NetStatsSnapshot SnapshotNetStats() {
   if (identities != nullptr) snap.nics = *identities;
   if (registry == nullptr) return snap;
   for (const Block* b : *registry) {
-    if (b->nic_total) snap.rows.push_back(Copy(*b));
+    if (b->nic_total) snap.rows.push_back(Copy(*b, snap.taken_ns));
   }
   const size_t nic_rows = snap.rows.size();
   for (const Block* b : *registry) {
     if (b->nic_total) continue;
-    snap.rows.push_back(Copy(*b));
+    snap.rows.push_back(Copy(*b, snap.taken_ns));
     const NetStatsRow& c = snap.rows.back();
     for (size_t i = 0; i < nic_rows; ++i) {  // ForNicAndComm counted it here only: add it to its NIC's total
       NetStatsRow& n = snap.rows[i];

@@ -56,19 +56,14 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
   }
   transport.store(t, std::memory_order_release);
   NetContext* c = nullptr;
-  if (args.per_comm) {
+  if (args.per_comm || legacy_ctx == nullptr) {  // a new context (legacy ABIs: the one process-wide context)
     c = new NetContext();
+    c->legacy = !args.per_comm;
     c->comm_id = args.comm_id;
     c->traffic_class = args.traffic_class;
     c->profiler_cb = args.profiler_cb;
     c->logger = args.logger;
-  } else if (legacy_ctx == nullptr) {
-    c = new NetContext();
-    c->legacy = true;
-    c->profiler_cb = args.profiler_cb;
-    c->logger = args.logger;
-  }
-  if (c != nullptr) {  // a new context: the transport attaches to it (a wrapped plugin inits its own here)
+    // The transport attaches to it: a wrapped plugin inits its own context here.
     Status attached = t->Attach(c);
     if (!attached.ok()) {
       delete c;

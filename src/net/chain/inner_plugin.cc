@@ -32,8 +32,6 @@ class Table final : public InnerPlugin {
     name_ = t->name != nullptr ? t->name : "(unnamed)";
     path_ = std::move(path);
     if constexpr (V >= 9) has_make_vdevice_ = t->makeVDevice != nullptr;
-    has_reg_mr_dmabuf_ = t->regMrDmaBuf != nullptr;
-    has_get_device_mr_ = t->getDeviceMr != nullptr;
     has_irecv_consumed_ = t->irecvConsumed != nullptr;
   }
 

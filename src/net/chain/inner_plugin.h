@@ -27,8 +27,6 @@ class InnerPlugin {
   const std::string& path() const { return path_; }   // the file it was loaded from
   bool per_comm() const { return version_ >= 11; }     // init per communicator, with a ctx
   bool has_make_vdevice() const { return has_make_vdevice_; }
-  bool has_reg_mr_dmabuf() const { return has_reg_mr_dmabuf_; }
-  bool has_get_device_mr() const { return has_get_device_mr_; }
   bool has_irecv_consumed() const { return has_irecv_consumed_; }
 
   // v11+: *ctx is the inner's new context. v8-v10: once per process; ctx and comm_id are not used.
@@ -65,8 +63,7 @@ class InnerPlugin {
  protected:
   int version_ = 0;
   std::string name_, path_;
-  bool has_make_vdevice_ = false, has_reg_mr_dmabuf_ = false, has_get_device_mr_ = false,
-       has_irecv_consumed_ = false;
+  bool has_make_vdevice_ = false, has_irecv_consumed_ = false;
 };
 
 // Loads `value` as NCCL resolves NCCL_NET_PLUGIN (no '/': libnccl-net-VALUE.so first, then as given) and picks
