@@ -90,6 +90,43 @@ struct TagTotals {
   uint64_t bytes = 0;
 };
 
+// Where a communicator's oldest operation waits once it is past its stall threshold (see WaitSite).
+enum class WaitClass : uint8_t {
+  kHost = 0,  // issued, but its kernel has not started on this rank (not launched)
+  kPeer,      // launched, and network requests of this communicator are pending towards peers
+  kKernel,    // launched, not finished, and none of this communicator's network requests is pending
+  kLaunched,  // launched, not finished; the net half does not carry this communicator, so where is not known
+};
+inline const char* WaitClassName(WaitClass c) {
+  constexpr const char* kNames[] = {"host", "peer", "kernel", "launched"};
+  return kNames[static_cast<int>(c)];
+}
+
+// One peer a stuck operation's network requests wait on (merged over the connections to it in one direction).
+struct WaitPeer {
+  int peer_global_rank = -1;  // -1: the connection handshake did not say (a wrapped plugin's connection)
+  std::string peer_host;      // "": not known
+  std::string nic;
+  bool send = false;
+  int64_t requests = 0;
+  uint64_t waiting_ns = 0;    // since a request to this peer last completed (or the connection failed)
+  bool failed = false;        // the connection already failed (its error is in the net-error log)
+};
+
+inline constexpr size_t kMaxWaitPeers = 8;  // per communicator: the longest-waiting ones
+
+struct WaitSite {
+  bool present = false;  // the oldest in-flight operation is past its threshold
+  WaitClass cls = WaitClass::kLaunched;
+  OpKind kind = OpKind::kColl;
+  Func func = Func::kOther;
+  uint64_t seq = 0;
+  uint64_t arrival = 0;
+  uint64_t age_ns = 0;
+  uint64_t threshold_ns = 0;  // the adaptive stall threshold of its function and size class
+  std::vector<WaitPeer> peers;  // kPeer only, longest waiting first, at most kMaxWaitPeers
+};
+
 struct CommSnapshot {
   uint64_t comm_hash = 0;
   std::string comm_name;
@@ -106,6 +143,7 @@ struct CommSnapshot {
   uint64_t arrivals = 0;
   int in_flight_count = 0;
   uint64_t oldest_in_flight_age_ns = 0;
+  WaitSite wait;
   int64_t gpu_to_host_offset_ns = 0;  // host_monotonic ≈ gpu + offset; 0 with has_gpu_offset false
   bool has_gpu_offset = false;
   std::vector<OpTotals> ops;

@@ -27,7 +27,7 @@ void RecordConnectionFailure(const std::string& nic, const NetContext* ctx, NetE
 }
 
 CommAccounting::CommAccounting(const std::string& nic, const NetContext* ctx, const char* transport,
-                               int64_t plugin_id)
+                               int64_t plugin_id, NetDir dir)
     : nic_(NetCountersFor(nic, 0, /*nic_total=*/true)),
       nic_name_(nic),
       comm_id_(ctx != nullptr ? ctx->comm_id : 0),
@@ -35,14 +35,20 @@ CommAccounting::CommAccounting(const std::string& nic, const NetContext* ctx, co
       events_(ctx != nullptr ? ctx->profiler_cb : nullptr, plugin_id) {
   if (ctx != nullptr && ctx->comm_id != 0) comm_ = NetCountersFor(nic, ctx->comm_id, false);
   Apply([](NetCounters& c) { c.connections_open.fetch_add(1, std::memory_order_relaxed); });
+  link_.nic = nic;
+  link_.comm_id = comm_id_;
+  link_.dir = dir;
+  RegisterNetLink(&link_);
 }
 
 CommAccounting::~CommAccounting() {
+  UnregisterNetLink(&link_);
   Apply([](NetCounters& c) { c.connections_open.fetch_sub(1, std::memory_order_relaxed); });
 }
 
 bool CommAccounting::Fail(const Status& s, NetErrorKind kind) {
   if (!error_.Set(s)) return false;
+  link_.Failed(MonotonicNs());
   Apply([kind](NetCounters& c) { c.AddError(kind); });
   NCCLSCOPE_WARN(subsys::kNet, "ncclscope %s: %s", transport_, s.message().c_str());
   Record(nic_name_, comm_id_, kind, s, peer_);

@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "core/net_links.h"
 #include "core/net_stats.h"
 #include "ncclscope/abi/common.h"
 #include "net/net_types.h"
@@ -76,19 +77,27 @@ void RecordConnectionFailure(const std::string& nic, const NetContext* ctx, NetE
 
 class CommAccounting {
  public:
-  // `transport` prefixes the logged error ("ncclscope TCP: …"); `plugin_id` is the NetPlugin event id.
-  CommAccounting(const std::string& nic, const NetContext* ctx, const char* transport, int64_t plugin_id);
+  // `transport` prefixes the logged error ("ncclscope TCP: …"); `plugin_id` is the NetPlugin event id; `dir`
+  // says which way this comm moves data (its NetLink, for what a stuck operation waits on).
+  CommAccounting(const std::string& nic, const NetContext* ctx, const char* transport, int64_t plugin_id, NetDir dir);
   ~CommAccounting();
   CommAccounting(const CommAccounting&) = delete;
   CommAccounting& operator=(const CommAccounting&) = delete;
 
   // A request posted at `posted_ns` (MonotonicNs(), the latency's start).
-  void Posted(uint64_t posted_ns) { Apply([posted_ns](NetCounters& c) { c.Posted(posted_ns); }); }
+  void Posted(uint64_t posted_ns) {
+    link_.Posted(posted_ns);
+    Apply([posted_ns](NetCounters& c) { c.Posted(posted_ns); });
+  }
   // A request still pending when its comm closes.
-  void Abandoned() { Apply([](NetCounters& c) { c.in_flight.fetch_sub(1, std::memory_order_relaxed); }); }
+  void Abandoned() {
+    link_.Abandoned();
+    Apply([](NetCounters& c) { c.in_flight.fetch_sub(1, std::memory_order_relaxed); });
+  }
   // A request posted at `posted_ns` completed at `now_ns` (MonotonicNs()).
   void Sent(uint64_t bytes, uint64_t posted_ns, uint64_t now_ns) {
     const uint64_t latency_ns = ElapsedNs(posted_ns, now_ns);
+    link_.Completed(now_ns);
     Apply([bytes, latency_ns, now_ns](NetCounters& c) {
       c.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
       c.messages_sent.fetch_add(1, std::memory_order_relaxed);
@@ -97,6 +106,7 @@ class CommAccounting {
   }
   void Received(uint64_t bytes, uint64_t messages, uint64_t posted_ns, uint64_t now_ns) {
     const uint64_t latency_ns = ElapsedNs(posted_ns, now_ns);
+    link_.Completed(now_ns);
     Apply([bytes, messages, latency_ns, now_ns](NetCounters& c) {
       c.bytes_received.fetch_add(bytes, std::memory_order_relaxed);
       c.messages_received.fetch_add(messages, std::memory_order_relaxed);
@@ -105,7 +115,10 @@ class CommAccounting {
   }
   // Who the peer is, once the transport knows (its address, and its process when the handshake said).
   // Service thread, before the comm is handed to NCCL or its helpers start: Fail reads it unlocked.
-  void SetPeer(PeerInfo peer) { peer_ = std::move(peer); }
+  void SetPeer(PeerInfo peer) {
+    SetNetLinkPeer(&link_, peer.global_rank, peer.host);
+    peer_ = std::move(peer);
+  }
   const PeerInfo& peer() const { return peer_; }
   // Records the first failure, counts it, logs it and adds it to the net-error log, once per comm; false
   // when one was already recorded.
@@ -128,6 +141,7 @@ class CommAccounting {
   PeerInfo peer_;
   ErrorSlot error_;
   NetEvents events_;
+  NetLink link_;
 };
 
 }  // namespace ncclscope::net

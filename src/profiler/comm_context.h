@@ -22,6 +22,7 @@
 #include "core/relaxed.h"
 #include "profiler/event.h"
 #include "profiler/pools.h"
+#include "profiler/stall_threshold.h"
 
 namespace ncclscope::profiler {
 
@@ -63,6 +64,7 @@ struct ContextConfig {
   uint32_t op_pool = 512;
   int fr_depth = 2048;
   int event_mask = kDefaultEventMask;
+  StallPolicy stall;  // the cap is the stall watch's timeout (CheckStall's argument); Fill uses this one
 };
 
 class CommContext final : public CommSource {
@@ -130,6 +132,8 @@ class CommContext final : public CommSource {
   void CalibrateGpuOffset(int64_t sample);
   void Complete(Op* op, uint64_t now_ns);
   OpRecord ReadOp(const Op& op, uint64_t now_ns) const;  // inline, in comm_read_op.h
+  // Where the oldest of `in_flight` waits, when it is past its threshold under `policy` (comm_stall_check.cc).
+  WaitSite FindWait(const std::vector<OpRecord>& in_flight, uint64_t now_ns, const StallPolicy& policy) const;
 
   const CommInfo info_;
   const ContextConfig cfg_;
@@ -140,6 +144,7 @@ class CommContext final : public CommSource {
   FixedPool<Op> ops_pool_;
   FlightRecorder fr_;
   CommAggregates agg_;
+  StallHistory stall_history_;
   std::unique_ptr<std::atomic<uint32_t>[]> p2p_seq_;  // [peer * 2 + is_send]
   // Counters' own lanes (LanedCounter) belong to one thread each: the first to start an operation here
   // (last_seq_) and the first to complete one (op_count_, op_bytes_, agg_). Claimed once, never released.

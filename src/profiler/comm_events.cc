@@ -463,6 +463,7 @@ void CommContext::Complete(Op* op, uint64_t now) {
   agg_.Record(rec.kind, rec.func, rec.algo, rec.proto, rec.bytes, bus, rec.duration_ns,
               rec.timing_source != TimingSource::kCpu, lane);
   if (rec.user_tag != 0) CountTag(rec.user_tag, rec.bytes);
+  stall_history_.Record(rec.func, rec.bytes, ElapsedNs(rec.start_ns, now));
   if (rec.phase_ns[0] != 0 || rec.phase_ns[1] != 0 || rec.phase_ns[2] != 0) {
     phase_ops_.Add(1);
     for (int i = 0; i < kKernelPhases; ++i) phase_sum_ns_[i].Add(rec.phase_ns[i]);

@@ -1,40 +1,92 @@
-// The stall check the stall watch runs on every live communicator.
-#include "profiler/comm_context.h"
+// The stall check the stall watch runs on every live communicator, and where a stalled operation waits.
+#include <algorithm>
 
+#include "common/clock.h"
 #include "common/log.h"
+#include "core/net_links.h"
+#include "profiler/comm_context.h"
+#include "profiler/comm_read_op.h"
 
 namespace ncclscope::profiler {
 
 bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) {
-  uint64_t oldest_start = UINT64_MAX, oldest_arrival = 0, oldest_seq = 0;
-  Func oldest_func = Func::kOther;
+  const Op* oldest = nullptr;
+  uint64_t oldest_start = UINT64_MAX;
   for (uint32_t i = 0; i < ops_pool_.size(); ++i) {
     const Op& op = ops_pool_.at(i);
     if (op.state.load(std::memory_order_acquire) != Op::kInFlight) continue;
-    uint64_t st = op.start_ns.Get();
+    const uint64_t st = op.start_ns.Get();
     if (st != 0 && st < oldest_start) {
       oldest_start = st;
-      oldest_arrival = op.arrival.Get();
-      oldest_seq = op.seq.Get();
-      oldest_func = static_cast<Func>(op.func.Get());
+      oldest = &op;
     }
   }
-  if (oldest_start == UINT64_MAX || now_ns < oldest_start || now_ns - oldest_start < timeout_ns) {
+  StallPolicy policy = cfg_.stall;
+  policy.cap_ns = timeout_ns;
+  const OpRecord r = oldest != nullptr ? ReadOp(*oldest, now_ns) : OpRecord{};
+  const uint64_t threshold = stall_history_.Threshold(r.func, r.bytes, policy);
+  if (oldest == nullptr || now_ns < oldest_start || now_ns - oldest_start < threshold) {
     stalled_.store(false, std::memory_order_relaxed);
     return false;
   }
-  if (stalled_arrival_.load(std::memory_order_relaxed) == oldest_arrival && stalled_.load(std::memory_order_relaxed)) {
+  if (stalled_arrival_.load(std::memory_order_relaxed) == r.arrival && stalled_.load(std::memory_order_relaxed)) {
     return false;  // already reported this operation
   }
-  stalled_arrival_.store(oldest_arrival, std::memory_order_relaxed);
+  stalled_arrival_.store(r.arrival, std::memory_order_relaxed);
   stalled_.store(true, std::memory_order_relaxed);
-  NCCLSCOPE_WARN(subsys::kProfile,
-                 "ncclscope: communicator 0x%016llx (%s) rank %d stalled: %s seq %llu in flight for %.1f s",
-                 static_cast<unsigned long long>(info_.comm_hash), info_.has_name ? info_.name.c_str() : "-",
-                 info_.rank, FuncName(oldest_func), static_cast<unsigned long long>(oldest_seq),
-                 static_cast<double>(now_ns - oldest_start) / 1e9);
   Fill(out);
+  const WaitSite& w = out->wait;
+  std::string where = w.present ? WaitClassName(w.cls) : "-";
+  if (w.present && !w.peers.empty()) {
+    const WaitPeer& p = w.peers.front();
+    where += std::string(p.send ? ": sending to" : ": receiving from") + " global rank " +
+             (p.peer_global_rank >= 0 ? std::to_string(p.peer_global_rank) : "?") +
+             (p.peer_host.empty() ? "" : " on " + p.peer_host) + " via " + p.nic + (p.failed ? " (failed)" : "");
+  }
+  NCCLSCOPE_WARN(subsys::kProfile,
+                 "communicator 0x%016llx (%s) rank %d stalled: %s seq %llu in flight for %.1f s (threshold %.1f s); "
+                 "waits on %s",
+                 static_cast<unsigned long long>(info_.comm_hash), info_.has_name ? info_.name.c_str() : "-",
+                 info_.rank, FuncName(r.func), static_cast<unsigned long long>(r.seq),
+                 static_cast<double>(now_ns - oldest_start) / 1e9, static_cast<double>(threshold) / 1e9, where.c_str());
   return true;
+}
+
+WaitSite CommContext::FindWait(const std::vector<OpRecord>& in_flight, uint64_t now_ns,
+                               const StallPolicy& policy) const {
+  WaitSite w;
+  const OpRecord* oldest = nullptr;
+  for (const OpRecord& r : in_flight) {
+    if (r.start_ns != 0 && (oldest == nullptr || r.start_ns < oldest->start_ns)) oldest = &r;
+  }
+  if (oldest == nullptr) return w;
+  const uint64_t age = ElapsedNs(oldest->start_ns, now_ns);
+  const uint64_t threshold = stall_history_.Threshold(oldest->func, oldest->bytes, policy);
+  if (age < threshold) return w;
+  w.present = true;
+  w.kind = oldest->kind;
+  w.func = oldest->func;
+  w.seq = oldest->seq;
+  w.arrival = oldest->arrival;
+  w.age_ns = age;
+  w.threshold_ns = threshold;
+  const bool kernel_expected = (cfg_.event_mask & kMaskKernelCh) != 0 && oldest->channels > 0;
+  if (kernel_expected && oldest->state == OpState::kEnqueued) {
+    w.cls = WaitClass::kHost;
+    return w;
+  }
+  CommNetLinks links = NetLinksOf(info_.comm_hash, now_ns);
+  if (!links.pending.empty()) {
+    w.cls = WaitClass::kPeer;
+    for (PendingNetLink& p : links.pending) {
+      if (w.peers.size() == kMaxWaitPeers) break;
+      w.peers.push_back({p.peer_global_rank, std::move(p.peer_host), std::move(p.nic), p.dir == NetDir::kSend,
+                         p.requests, p.waiting_ns, p.failed});
+    }
+  } else {
+    w.cls = links.carried ? WaitClass::kKernel : WaitClass::kLaunched;
+  }
+  return w;
 }
 
 }  // namespace ncclscope::profiler

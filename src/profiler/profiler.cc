@@ -48,6 +48,9 @@ ContextConfig CurrentConfig() {
   ContextConfig cfg;
   cfg.fr_depth = static_cast<int>(Params().Int(ParamId::kFrDepth));
   cfg.event_mask = EffectiveEventMask();
+  cfg.stall.floor_ns = static_cast<uint64_t>(Params().Int(ParamId::kStallFloorMs)) * 1'000'000;
+  cfg.stall.cap_ns = static_cast<uint64_t>(Params().Int(ParamId::kStallTimeoutS)) * 1'000'000'000;
+  cfg.stall.factor = static_cast<uint64_t>(Params().Int(ParamId::kStallFactor));
   return cfg;
 }
 

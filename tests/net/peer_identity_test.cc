@@ -98,7 +98,7 @@ TEST(CommAccountingLog, FirstFailureRecordedOnceWithPeerAndComm) {
   NetContext ctx;
   ctx.comm_id = 0xABCDEF;
   {
-    CommAccounting acct("testnic0", &ctx, "TEST", 0);
+    CommAccounting acct("testnic0", &ctx, "TEST", 0, NetDir::kSend);
     acct.SetPeer(PeerFromWire("10.9.8.7:4000", Wire(8, 4321, "hostC")));
     EXPECT_TRUE(acct.Fail(RemoteError("peer gone"), NetErrorKind::kRecv));
     EXPECT_FALSE(acct.Fail(RemoteError("a consequence"), NetErrorKind::kSend));
@@ -125,7 +125,7 @@ TEST(CommAccountingLog, ConcurrentFailuresOneRecordPerComm) {
   ctx.comm_id = 42;
   std::vector<std::unique_ptr<CommAccounting>> accts;
   for (int c = 0; c < kComms; ++c) {
-    accts.push_back(std::make_unique<CommAccounting>("testnic1", &ctx, "TEST", 0));
+    accts.push_back(std::make_unique<CommAccounting>("testnic1", &ctx, "TEST", 0, NetDir::kRecv));
     accts.back()->SetPeer(PeerInfo{"peer" + std::to_string(c)});
   }
   std::atomic<bool> go{false};

@@ -110,6 +110,24 @@ json AggregatesJson(const CommSnapshot& s) {
 
 }  // namespace
 
+// Where the oldest operation waits, when it is past its stall threshold; null otherwise.
+json WaitJson(const WaitSite& w) {
+  if (!w.present) return nullptr;
+  json peers = json::array();
+  for (const WaitPeer& p : w.peers) {
+    peers.push_back({{"peer_global_rank", p.peer_global_rank >= 0 ? json(p.peer_global_rank) : json(nullptr)},
+                     {"peer_host", p.peer_host.empty() ? json(nullptr) : json(p.peer_host)},
+                     {"nic", p.nic},
+                     {"direction", p.send ? "send" : "recv"},
+                     {"requests", p.requests},
+                     {"waiting_ns", p.waiting_ns},
+                     {"failed", p.failed}});
+  }
+  return {{"class", WaitClassName(w.cls)}, {"kind", OpKindName(w.kind)}, {"func", FuncName(w.func)},
+          {"seq", w.seq}, {"arrival", w.arrival}, {"age_ns", w.age_ns}, {"threshold_ns", w.threshold_ns},
+          {"peers", peers}};
+}
+
 json RecordToJson(const OpRecord& r, bool in_flight, uint64_t now_ns) {
   json j = {
       {"kind", OpKindName(r.kind)},
@@ -181,6 +199,7 @@ json SummaryJson(const CommSnapshot& s, const DumpContext& ctx) {
   j["memory_bytes"] = s.memory_bytes;
   j["in_flight_count"] = s.in_flight_count;
   j["oldest_in_flight_age_ns"] = s.oldest_in_flight_age_ns;
+  j["wait"] = WaitJson(s.wait);
   if (s.has_gpu_offset) j["gpu_to_host_offset_ns"] = s.gpu_to_host_offset_ns;
   j["clock"] = ClockJson(ctx.clock);
   j["ops"] = OpsJson(s);

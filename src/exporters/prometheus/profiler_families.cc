@@ -141,6 +141,29 @@ void EmitLastSeq(const CommView& v, MetricFamily* f) {
   if (!v.detailed) prom::AddGauge(f, static_cast<double>(coll_seq), v.With({{"kind", "coll"}}));
   prom::AddGauge(f, static_cast<double>(p2p_started), v.With({{"kind", "p2p"}}));
 }
+// Where a stalled communicator's oldest operation waits: nothing while it is healthy; when stalled, one series
+// per peer its network requests wait on (class "peer"), or one saying it is not launched ("host"), its kernel
+// does not finish ("kernel") or it cannot tell ("launched"). At most kMaxWaitPeers per communicator and
+// kMaxWaitSeries per scrape, so a job-wide hang cannot blow up the series count.
+constexpr size_t kMaxWaitSeries = 64;
+void EmitWait(const CommView& v, MetricFamily* f) {
+  const WaitSite& w = v.c->wait;
+  if (!w.present || v.c->finalized) return;
+  const char* cls = WaitClassName(w.cls);
+  const char* func = FuncName(w.func);
+  auto add = [&](double seconds, const std::string& peer_rank, const std::string& peer_host, const std::string& nic,
+                 const char* direction, const char* state) {
+    if (f->metric.size() >= kMaxWaitSeries) return;
+    prom::AddGauge(f, seconds, v.With({{"class", cls}, {"func", func}, {"peer_global_rank", peer_rank},
+                                       {"peer_host", peer_host}, {"nic", nic}, {"direction", direction},
+                                       {"state", state}}));
+  };
+  if (w.peers.empty()) return add(Seconds(w.age_ns), "", "", "", "", "waiting");
+  for (const WaitPeer& p : w.peers) {
+    add(Seconds(p.waiting_ns), p.peer_global_rank >= 0 ? std::to_string(p.peer_global_rank) : "", p.peer_host, p.nic,
+        p.send ? "send" : "recv", p.failed ? "failed" : "waiting");
+  }
+}
 void EmitBySize(const CommView& v, MetricFamily* f) {
   for (const auto& [key, n] : v.sized) {
     prom::AddCounter(f, static_cast<double>(n), v.With({{"func", FuncName(key.first)}, {"size_le", key.second}}));
@@ -234,6 +257,10 @@ const CommRow kCommRows[] = {
      [](const CommSnapshot& c) { return Seconds(c.oldest_in_flight_age_ns); }, nullptr},
     {"ncclscope_comm_stalled", "1 when the stall watch flagged this communicator", kGauge, kBasic,
      [](const CommSnapshot& c) { return c.stalled ? 1.0 : 0.0; }, nullptr},
+    {"ncclscope_comm_wait_seconds",
+     "Stalled communicators only: where the oldest operation waits (class host, peer, kernel or launched; for peer, "
+     "whom and on which NIC) and for how long",
+     kGauge, kBasic, nullptr, EmitWait},
     {"ncclscope_comm_dropped_events_total", "Profiler events dropped", kCounter, kBasic,  // present while zero
      [](const CommSnapshot& c) { return static_cast<double>(Sum(c.dropped)); }, nullptr},
     {"ncclscope_comm_operations_by_size_total",

@@ -18,12 +18,12 @@ Status InnerStatus(const InnerPlugin& inner, const std::string& call, ncclscope_
 }
 
 ChainComm::ChainComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx,
-                     int pool, int buffers, bool device_offload)
+                     int pool, int buffers, bool device_offload, NetDir dir)
     : inner_(inner),
       inner_comm_(inner_comm),
       nic_(nic),
       keep_for_consumed_(device_offload && inner.has_irecv_consumed()),
-      acct_(nic, ctx, "chain", NCCLSCOPE_NET_PLUGIN_TYPE_SOCK | 1),
+      acct_(nic, ctx, "chain", NCCLSCOPE_NET_PLUGIN_TYPE_SOCK | 1, dir),
       pool_(pool),
       slots_(new ChainRequest[pool]),
       events_(new void*[static_cast<size_t>(pool) * buffers]()),

@@ -42,7 +42,7 @@ class ChainComm {
   // HOST, so NCCL hands completed receives to irecvConsumed, which must reach the inner with its own request
   // (a host inner's irecvConsumed is not called: nothing to consume).
   ChainComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx, int pool,
-            int buffers, bool device_offload);
+            int buffers, bool device_offload, NetDir dir);
   ~ChainComm();
   ChainComm(const ChainComm&) = delete;
   ChainComm& operator=(const ChainComm&) = delete;
@@ -83,7 +83,7 @@ class ChainSendComm final : public SendComm, public ChainComm {
  public:
   // NCCL may have NCCL_NET_MAX_REQUESTS receives of up to 8 buffers each in flight: as many sends.
   ChainSendComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx)
-      : ChainComm(inner, inner_comm, nic, ctx, kMaxRequests * kMaxRecvs, 1, false) {}
+      : ChainComm(inner, inner_comm, nic, ctx, kMaxRequests * kMaxRecvs, 1, false, NetDir::kSend) {}
   Status RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) override {
     return RegMrInner(data, size, type, dmabuf_fd, offset, mhandle);
   }
@@ -98,7 +98,7 @@ class ChainRecvComm final : public RecvComm, public ChainComm {
   // NCCL_NET_MAX_REQUESTS receives, and as many completed ones awaiting irecvConsumed (device offload).
   ChainRecvComm(InnerPlugin& inner, void* inner_comm, const std::string& nic, const NetContext* ctx,
                 bool device_offload)
-      : ChainComm(inner, inner_comm, nic, ctx, 2 * kMaxRequests, kMaxRecvs, device_offload) {}
+      : ChainComm(inner, inner_comm, nic, ctx, 2 * kMaxRequests, kMaxRecvs, device_offload, NetDir::kRecv) {}
   Status RegMr(void* data, size_t size, int type, int dmabuf_fd, uint64_t offset, void** mhandle) override {
     return RegMrInner(data, size, type, dmabuf_fd, offset, mhandle);
   }

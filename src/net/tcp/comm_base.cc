@@ -8,13 +8,13 @@
 namespace ncclscope::net::tcp {
 
 CommBase::CommBase(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, const NetContext* ctx,
-                   const std::string& nic)
+                   const std::string& nic, NetDir dir)
     : fds_(std::move(fds)),
       nsocks_(static_cast<int>(fds_.size())),
       nthreads_(std::max(0, std::min(cfg.nthreads, nsocks_))),
       peer_(peer.Describe()),
       cfg_(cfg),
-      acct_(nic, ctx, "TCP", NCCLSCOPE_NET_PLUGIN_TYPE_SOCK | 1) {
+      acct_(nic, ctx, "TCP", NCCLSCOPE_NET_PLUGIN_TYPE_SOCK | 1, dir) {
   acct_.SetPeer(std::move(peer));  // before Start() runs any helper
 }
 

@@ -28,7 +28,7 @@ namespace ncclscope::net::tcp {
 class CommBase {
  protected:
   CommBase(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, const NetContext* ctx,
-           const std::string& nic);
+           const std::string& nic, NetDir dir);
   ~CommBase();
 
   // Records the first failure, counts it and logs it once per comm.

@@ -18,7 +18,7 @@ constexpr uint32_t kStallCheckEvery = 64;
 
 TcpRecvComm::TcpRecvComm(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, const NetContext* ctx,
                          const std::string& nic)
-    : CommBase(std::move(fds), std::move(peer), cfg, ctx, nic) {
+    : CommBase(std::move(fds), std::move(peer), cfg, ctx, nic, NetDir::kRecv) {
   for (int s = 0; s < nsocks_; ++s) socks_[s].fd = fds_[s];
   for (Slot& slot : slots_) slot.comm = this;
 }

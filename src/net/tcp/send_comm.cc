@@ -17,7 +17,7 @@ constexpr uint64_t kMaxIo = 1 << 20;
 
 TcpSendComm::TcpSendComm(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, const NetContext* ctx,
                          const std::string& nic)
-    : CommBase(std::move(fds), std::move(peer), cfg, ctx, nic) {
+    : CommBase(std::move(fds), std::move(peer), cfg, ctx, nic, NetDir::kSend) {
   for (int s = 0; s < nsocks_; ++s) socks_[s].fd = fds_[s];
   for (Entry& e : ring_) e.comm = this;
 }

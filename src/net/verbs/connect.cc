@@ -178,7 +178,7 @@ class VerbsListenComm final : public ListenComm {
                                            : PortFor(ports_, members_[0], peer_gid, {}, cfg, "peer " + p.peer);
       Result<VerbsDeviceCtx*> dev = OpenVerbsDevice(ports_[port]);
       if (!dev.ok()) return dev.status();
-      p.comm = std::make_unique<VerbsRecvComm>(*dev, cfg, ctx_, p.peer);
+      p.comm = std::make_unique<VerbsRecvComm>(*dev, cfg, ctx_, p.peer, NetDir::kRecv);
       NCCLSCOPE_RETURN_IF_ERROR(p.comm->Create(VerbsRecvComm::kCtrlBytes));
       NCCLSCOPE_RETURN_IF_ERROR(p.comm->ConnectQps(p.in));
       p.comm->FillInfo(&p.out, 0);  // the size table is at the start of the control block
@@ -260,7 +260,7 @@ class Connector final : public PendingConnect {
       err = sock::ConnectResult(fd_);
       if (err < 0) return Status::Ok();
       if (err != 0) return ConnectError(err);
-      comm_ = std::make_unique<VerbsSendComm>(dev_, cfg_, ctx_, peer_);
+      comm_ = std::make_unique<VerbsSendComm>(dev_, cfg_, ctx_, peer_, NetDir::kSend);
       NCCLSCOPE_RETURN_IF_ERROR(comm_->Create(VerbsSendComm::kCtrlBytes));
       comm_->FillInfo(&out_, 0);  // the FIFO is at the start of the control block
       out_.listener_id = h_.listener_id;

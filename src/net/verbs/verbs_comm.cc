@@ -32,10 +32,11 @@ VerbsConfig VerbsConfig::Load() {
   return c;
 }
 
-VerbsComm::VerbsComm(VerbsDeviceCtx* dev, const VerbsConfig& cfg, NetContext* ctx, std::string peer)
+VerbsComm::VerbsComm(VerbsDeviceCtx* dev, const VerbsConfig& cfg, NetContext* ctx, std::string peer,
+                     NetDir dir)
     : dev_(dev), cfg_(cfg), ctx_(ctx), peer_(std::move(peer)), nqps_(cfg.qps_per_connection),
       fatal_gen_at_start_(dev->events.fatal_gen.load(std::memory_order_acquire)),
-      acct_(dev->info.props.name, ctx, "verbs", kVerbsPluginId) {
+      acct_(dev->info.props.name, ctx, "verbs", kVerbsPluginId, dir) {
   acct_.SetPeer(PeerInfo{peer_});  // the address until the handshake names the process
 }
 

@@ -128,7 +128,7 @@ struct CtsSlot {
 
 class VerbsComm {
  public:
-  VerbsComm(VerbsDeviceCtx* dev, const VerbsConfig& cfg, NetContext* ctx, std::string peer);
+  VerbsComm(VerbsDeviceCtx* dev, const VerbsConfig& cfg, NetContext* ctx, std::string peer, NetDir dir);
   ~VerbsComm();
   VerbsComm(const VerbsComm&) = delete;
   VerbsComm& operator=(const VerbsComm&) = delete;

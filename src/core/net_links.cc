@@ -1,0 +1,69 @@
+#include "core/net_links.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "absl/base/const_init.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/tsan_lock.h"
+
+namespace ncclscope {
+namespace {
+
+ABSL_CONST_INIT absl::Mutex links_mu(absl::kConstInit);
+// Never destroyed: comms NCCL closes during process exit still unregister.
+std::vector<NetLink*>* links ABSL_GUARDED_BY(links_mu) = nullptr;
+
+}  // namespace
+
+void RegisterNetLink(NetLink* link) {
+  AnnotatedLock lock(&links_mu);
+  if (links == nullptr) links = new std::vector<NetLink*>();
+  links->push_back(link);
+}
+
+void UnregisterNetLink(NetLink* link) {
+  AnnotatedLock lock(&links_mu);
+  if (links == nullptr) return;
+  links->erase(std::remove(links->begin(), links->end(), link), links->end());
+}
+
+void SetNetLinkPeer(NetLink* link, int global_rank, const std::string& host) {
+  AnnotatedLock lock(&links_mu);
+  link->peer_global_rank = global_rank;
+  link->peer_host = host;
+}
+
+CommNetLinks NetLinksOf(uint64_t comm_id, uint64_t now_ns) {
+  CommNetLinks out;
+  AnnotatedLock lock(&links_mu);
+  if (links == nullptr || comm_id == 0) return out;
+  for (const NetLink* l : *links) {
+    if (l->comm_id != comm_id) continue;
+    out.carried = true;
+    const int64_t n = l->in_flight.load(std::memory_order_relaxed);
+    const uint64_t failed_ns = l->failed_ns.load(std::memory_order_relaxed);
+    if (n <= 0 && failed_ns == 0) continue;
+    const uint64_t since = failed_ns != 0 ? failed_ns : l->progress_ns.load(std::memory_order_relaxed);
+    const uint64_t waiting = ElapsedNs(since, now_ns);
+    auto same = [&](const PendingNetLink& p) {
+      return p.peer_global_rank == l->peer_global_rank && p.peer_host == l->peer_host && p.dir == l->dir &&
+             p.nic == l->nic;
+    };
+    auto it = std::find_if(out.pending.begin(), out.pending.end(), same);
+    if (it == out.pending.end()) {
+      out.pending.push_back({l->nic, l->peer_global_rank, l->peer_host, l->dir, 0, 0, false});
+      it = out.pending.end() - 1;
+    }
+    it->requests += std::max<int64_t>(n, 0);
+    it->waiting_ns = std::max(it->waiting_ns, waiting);
+    it->failed |= failed_ns != 0;
+  }
+  std::sort(out.pending.begin(), out.pending.end(), [](const PendingNetLink& a, const PendingNetLink& b) {
+    return std::tie(b.waiting_ns, a.peer_global_rank, a.dir) < std::tie(a.waiting_ns, b.peer_global_rank, b.dir);
+  });
+  return out;
+}
+
+}  // namespace ncclscope

@@ -1,0 +1,71 @@
+// The live network connections of this process, one per send or receive comm of the net half, so that a stuck
+// operation can say whom it waits for: which peer process (global rank and host, when the connection handshake
+// said), in which direction, on which NIC, with how many requests pending and for how long none completed.
+//
+// A NetLink is owned by its comm (CommAccounting) and registered for the comm's life. Its counters are relaxed
+// atomics the data path updates (one add per post, one per completion); the peer fields are written under the
+// registry lock (service thread, once the handshake named the peer) and read under it.
+#ifndef NCCLSCOPE_CORE_NET_LINKS_H_
+#define NCCLSCOPE_CORE_NET_LINKS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ncclscope {
+
+enum class NetDir : uint8_t { kSend = 0, kRecv = 1 };
+
+struct NetLink {
+  // Fixed at construction.
+  std::string nic;
+  uint64_t comm_id = 0;  // NCCL's communicator hash (net v11+), 0 when the ABI carries none
+  NetDir dir = NetDir::kSend;
+  // Data path.
+  std::atomic<int64_t> in_flight{0};
+  std::atomic<uint64_t> progress_ns{0};  // MonotonicNs() of the last completion, or the post into an idle link
+  std::atomic<uint64_t> failed_ns{0};    // MonotonicNs() of the link's failure, 0 while healthy
+  // Under the registry lock (SetNetLinkPeer).
+  int peer_global_rank = -1;
+  std::string peer_host;
+
+  void Posted(uint64_t posted_ns) {
+    if (in_flight.fetch_add(1, std::memory_order_relaxed) == 0) progress_ns.store(posted_ns, std::memory_order_relaxed);
+  }
+  void Completed(uint64_t now_ns) {
+    in_flight.fetch_sub(1, std::memory_order_relaxed);
+    progress_ns.store(now_ns, std::memory_order_relaxed);
+  }
+  void Abandoned() { in_flight.fetch_sub(1, std::memory_order_relaxed); }
+  void Failed(uint64_t now_ns) {
+    uint64_t expected = 0;
+    failed_ns.compare_exchange_strong(expected, now_ns == 0 ? 1 : now_ns, std::memory_order_relaxed);
+  }
+};
+
+void RegisterNetLink(NetLink* link);
+void UnregisterNetLink(NetLink* link);
+void SetNetLinkPeer(NetLink* link, int global_rank, const std::string& host);
+
+// What one communicator's connections wait for, merged per (peer, direction, NIC): only connections with
+// requests pending or a failure. Largest waiting first.
+struct PendingNetLink {
+  std::string nic;
+  int peer_global_rank = -1;
+  std::string peer_host;
+  NetDir dir = NetDir::kSend;
+  int64_t requests = 0;
+  uint64_t waiting_ns = 0;  // since the last completion (or the failure)
+  bool failed = false;
+};
+
+struct CommNetLinks {
+  bool carried = false;  // the net half has (or had open) a connection of this communicator
+  std::vector<PendingNetLink> pending;
+};
+CommNetLinks NetLinksOf(uint64_t comm_id, uint64_t now_ns);
+
+}  // namespace ncclscope
+
+#endif  // NCCLSCOPE_CORE_NET_LINKS_H_

@@ -1,0 +1,57 @@
+// When an in-flight operation is abnormal rather than just old: the communicator's own recent history per
+// function and power-of-four size class. A class whose operations recently took up to T is flagged after
+// factor × T, never before the floor and never later than the cap; a class never seen completing gets a third
+// of the cap (its first operation may include lazy connection set-up). docs/stall-detection.md gives the
+// false-alarm argument.
+//
+// Record runs on the completing thread, Threshold on the stall watch's and scrapes': relaxed atomics, and a
+// lost update between two completing threads only makes "recent" a little less recent.
+#ifndef NCCLSCOPE_PROFILER_STALL_THRESHOLD_H_
+#define NCCLSCOPE_PROFILER_STALL_THRESHOLD_H_
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/op_types.h"
+#include "core/relaxed.h"
+
+namespace ncclscope::profiler {
+
+struct StallPolicy {
+  uint64_t floor_ns = 2'000'000'000;
+  uint64_t cap_ns = 30'000'000'000;
+  uint64_t factor = 8;
+};
+
+class StallHistory {
+ public:
+  // An operation of `bytes` that was in flight for `ns` (its start to its completion, host clock).
+  void Record(Func f, uint64_t bytes, uint64_t ns) {
+    RelaxedAtomic<uint32_t>& cell = typical_us_[Index(f)][Class(bytes)];
+    const uint32_t old = cell.Get();
+    // A decaying maximum: one slow operation raises it at once, and it halves after about 44 operations of
+    // the class that are all faster, so a one-off slow period is forgotten but a periodic one is not.
+    const uint32_t decayed = old - old / 64;
+    const uint64_t us = std::min<uint64_t>((ns + 999) / 1000, UINT32_MAX);
+    const uint32_t next = std::max<uint32_t>(decayed, static_cast<uint32_t>(us));
+    if (next != old) cell.Set(next);
+  }
+  // How long an operation of this function and size may stay in flight before it counts as stalled.
+  uint64_t Threshold(Func f, uint64_t bytes, const StallPolicy& p) const {
+    const uint64_t typical_ns = uint64_t{typical_us_[Index(f)][Class(bytes)].Get()} * 1000;
+    const uint64_t want = typical_ns == 0 ? p.cap_ns / 3 : typical_ns * p.factor;
+    return std::min(p.cap_ns, std::max(p.floor_ns, want));
+  }
+  // Tests: the recent maximum of a class, in µs (0: never completed).
+  uint32_t TypicalUs(Func f, uint64_t bytes) const { return typical_us_[Index(f)][Class(bytes)].Get(); }
+
+ private:
+  static constexpr int kClasses = 32;  // powers of four up to 2^62 bytes
+  static int Index(Func f) { return std::min<int>(static_cast<int>(f), static_cast<int>(Func::kCount) - 1); }
+  static int Class(uint64_t bytes) { return std::min(SizeClass(bytes) / 2, kClasses - 1); }
+  RelaxedAtomic<uint32_t> typical_us_[static_cast<int>(Func::kCount)][kClasses];
+};
+
+}  // namespace ncclscope::profiler
+
+#endif  // NCCLSCOPE_PROFILER_STALL_THRESHOLD_H_
