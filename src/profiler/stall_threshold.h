@@ -1,8 +1,8 @@
 // When an in-flight operation is abnormal rather than just old: the communicator's own recent history per
 // function and power-of-four size class. A class whose operations recently took up to T is flagged after
-// factor × T, never before the floor and never later than the cap; a class never seen completing gets a third
-// of the cap (its first operation may include lazy connection set-up). docs/stall-detection.md gives the
-// false-alarm argument.
+// factor × T, never before the floor and never later than the cap. A class never seen completing gets a third of
+// the cap on a communicator's first operations (they may include lazy connection set-up), a sixth once others
+// have completed (a new algorithm may still connect). docs/stall-detection.md gives the false-alarm argument.
 //
 // Record runs on the completing thread, Threshold on the stall watch's and scrapes': relaxed atomics, and a
 // lost update between two completing threads only makes "recent" a little less recent.
@@ -35,11 +35,13 @@ class StallHistory {
     const uint64_t us = std::min<uint64_t>((ns + 999) / 1000, UINT32_MAX);
     const uint32_t next = std::max<uint32_t>(decayed, static_cast<uint32_t>(us));
     if (next != old) cell.Set(next);
+    if (!warm_.Get()) warm_.Set(true);
   }
   // How long an operation of this function and size may stay in flight before it counts as stalled.
   uint64_t Threshold(Func f, uint64_t bytes, const StallPolicy& p) const {
     const uint64_t typical_ns = uint64_t{typical_us_[Index(f)][Class(bytes)].Get()} * 1000;
-    const uint64_t want = typical_ns == 0 ? p.cap_ns / 3 : typical_ns * p.factor;
+    const uint64_t cold = warm_.Get() ? p.cap_ns / 6 : p.cap_ns / 3;
+    const uint64_t want = typical_ns == 0 ? cold : typical_ns * p.factor;
     return std::min(p.cap_ns, std::max(p.floor_ns, want));
   }
   // Tests: the recent maximum of a class, in µs (0: never completed).
@@ -50,6 +52,7 @@ class StallHistory {
   static int Index(Func f) { return std::min<int>(static_cast<int>(f), static_cast<int>(Func::kCount) - 1); }
   static int Class(uint64_t bytes) { return std::min(SizeClass(bytes) / 2, kClasses - 1); }
   RelaxedAtomic<uint32_t> typical_us_[static_cast<int>(Func::kCount)][kClasses];
+  RelaxedAtomic<bool> warm_;  // some operation completed
 };
 
 }  // namespace ncclscope::profiler

@@ -10,8 +10,10 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/host.h"
 #include "common/runtime.h"
+#include "core/net_links.h"
 #include "core/registry.h"
 #include "dump_reader.h"
 #include "event_desc_builders.h"
@@ -20,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "plugin/services/plugin_services.h"
 #include "profiler/profiler.h"
+#include "profiler/stall_threshold.h"
 #include "watch/stall_watch.h"
 
 namespace ncclscope::profiler {
@@ -296,6 +299,12 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
     EXPECT_EQ(j["flight_recorder"]["in_flight"][0]["seq"], 41);
     EXPECT_EQ(j["flight_recorder"]["in_flight"][0]["func"], "ReduceScatter");
     EXPECT_GE(j["flight_recorder"]["in_flight"][0]["age_ns"].get<uint64_t>(), 1'000'000'000u);
+    // Where it waits: its kernel never started (not launched); the cap (1 s) beat the 2 s floor.
+    ASSERT_TRUE(j["wait"].is_object()) << j.dump();
+    EXPECT_EQ(j["wait"]["class"], "host");
+    EXPECT_EQ(j["wait"]["seq"], 41);
+    EXPECT_EQ(j["wait"]["threshold_ns"], 1'000'000'000u);
+    EXPECT_TRUE(j["wait"]["peers"].empty());
   }
   // Its trace is written next to it (the trace hook runs after the dump hook).
   const std::string trace = dir + "/" + HostName() + "/" + dump::ChromeTraceName(0x57a11, 3);
@@ -387,6 +396,98 @@ TEST(NeutralApi, EventsAfterFinalizeAndStaleHandlesAreHarmless) {
   EXPECT_EQ(StartEvent(ctx, c), nullptr);
   StopEvent(nullptr);
   EXPECT_GE(RetainedContexts(), 1u);
+}
+
+
+// The adaptive threshold: factor × the recent maximum of the class, between the floor and the cap; a class never
+// seen completing gets a third of the cap on a new communicator and a sixth once others completed.
+TEST(StallThreshold, AdaptsPerFunctionAndSizeClassWithinFloorAndCap) {
+  const StallPolicy p{2'000'000'000, 30'000'000'000, 8};
+  StallHistory h;
+  EXPECT_EQ(h.Threshold(Func::kAllReduce, 1 << 20, p), 10'000'000'000u) << "cold: a third of the cap";
+  h.Record(Func::kAllReduce, 1 << 20, 2'000'000);  // a 1 MiB all-reduce that takes 2 ms
+  EXPECT_EQ(h.Threshold(Func::kAllReduce, 1 << 20, p), 2'000'000'000u) << "8 x 2 ms is below the floor";
+  EXPECT_EQ(h.Threshold(Func::kAllGather, 1 << 20, p), 5'000'000'000u) << "unseen class, warm communicator";
+  EXPECT_EQ(h.Threshold(Func::kAllReduce, 1 << 24, p), 5'000'000'000u) << "another size class is another class";
+  h.Record(Func::kAllGather, 20ull << 30, 8'000'000'000);  // a 20 GiB all-gather that takes 8 s
+  EXPECT_EQ(h.Threshold(Func::kAllGather, 20ull << 30, p), 30'000'000'000u) << "8 x 8 s is above the cap";
+  h.Record(Func::kAllReduce, 1 << 20, 500'000'000);  // one 500 ms straggle
+  EXPECT_EQ(h.Threshold(Func::kAllReduce, 1 << 20, p), 4'000'000'000u);
+  for (int i = 0; i < 44; ++i) h.Record(Func::kAllReduce, 1 << 20, 2'000'000);
+  EXPECT_NEAR(static_cast<double>(h.TypicalUs(Func::kAllReduce, 1 << 20)), 250'000.0, 10'000.0)
+      << "the recent maximum halves after about 44 faster operations";
+}
+
+// Where a stalled operation waits, read from the profiler's state and the net half's live connections.
+TEST(NeutralApi, WaitSiteNamesHostKernelPeerAndFailedPeer) {
+  ASSERT_EQ(Runtime::Instance().users(), 0) << "the stall floor is read when the runtime starts";
+  unsetenv("NCCLSCOPE_DUMP_DIR");
+  setenv("NCCLSCOPE_STALL_FLOOR_MS", "100", 1);
+  constexpr uint64_t kHash = 0x3a175;
+  void* ctx = InitComm(kHash, 0, 4, "wait");
+  for (uint64_t seq = 1; seq <= 3; ++seq) AllReduce(ctx, seq, 1024, 2, 1'000'000 * seq, 1'000);
+  auto wait = [&] {
+    ProcessSnapshot snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
+    const CommSnapshot* s = Find(snap, kHash);
+    return s != nullptr ? s->wait : WaitSite{};
+  };
+  EXPECT_FALSE(wait().present) << "nothing in flight";
+  EventDesc c = Coll(4, "AllReduce", 1024, 2);
+  void* h = StartEvent(ctx, c);
+  ASSERT_NE(h, nullptr);
+  StopEvent(h);
+  EXPECT_FALSE(wait().present) << "in flight, but younger than the floor";
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  WaitSite w = wait();
+  ASSERT_TRUE(w.present);
+  EXPECT_EQ(w.cls, WaitClass::kHost) << "its kernel has not started";
+  EXPECT_EQ(w.seq, 4u);
+  EXPECT_EQ(w.func, Func::kAllReduce);
+  EXPECT_EQ(w.threshold_ns, 100'000'000u);
+  EXPECT_GE(w.age_ns, 100'000'000u);
+  void* kh[2];
+  for (int ch = 0; ch < 2; ++ch) {
+    EventDesc k;
+    k.type = EventType::kKernelCh;
+    k.parent = h;
+    k.has_ptimer = true;
+    k.ptimer = 9'000'000;
+    kh[ch] = StartEvent(ctx, k);
+  }
+  EXPECT_EQ(wait().cls, WaitClass::kLaunched) << "launched; no connection of this communicator is known";
+  NetLink link;
+  link.nic = "eth9";
+  link.comm_id = kHash;
+  link.dir = NetDir::kRecv;
+  RegisterNetLink(&link);
+  SetNetLinkPeer(&link, 5, "hostB");
+  EXPECT_EQ(wait().cls, WaitClass::kKernel) << "the net half carries it and nothing is pending";
+  link.Posted(MonotonicNs());
+  w = wait();
+  EXPECT_EQ(w.cls, WaitClass::kPeer);
+  ASSERT_EQ(w.peers.size(), 1u);
+  EXPECT_EQ(w.peers[0].peer_global_rank, 5);
+  EXPECT_EQ(w.peers[0].peer_host, "hostB");
+  EXPECT_EQ(w.peers[0].nic, "eth9");
+  EXPECT_FALSE(w.peers[0].send);
+  EXPECT_EQ(w.peers[0].requests, 1);
+  EXPECT_FALSE(w.peers[0].failed);
+  link.Abandoned();
+  link.Failed(MonotonicNs());
+  w = wait();
+  EXPECT_EQ(w.cls, WaitClass::kPeer) << "a failed connection is still whom it waits on";
+  ASSERT_EQ(w.peers.size(), 1u);
+  EXPECT_TRUE(w.peers[0].failed);
+  EXPECT_EQ(w.peers[0].requests, 0);
+  UnregisterNetLink(&link);
+  EXPECT_EQ(wait().cls, WaitClass::kLaunched);
+  for (void* k : kh) {
+    RecordEventState(k, StateUpdate{kStateKernelChStop, true, 9'500'000});
+    StopEvent(k);
+  }
+  EXPECT_FALSE(wait().present) << "completed";
+  Finalize(ctx);
+  unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
 }
 
 }  // namespace
