@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +41,7 @@ int Launch(const Options& o) {
   std::vector<pid_t> pids(o.ranks, -1);
   std::vector<int> status(o.ranks, 0);
   std::vector<bool> ended(o.ranks, false);
+  std::vector<int> stopped(o.ranks, 0);  // the signal that stopped a rank (--freeze: SIGSTOP) until continued
   std::string port = addr.substr(addr.rfind(':') + 1);
   const pid_t launcher = getpid();
   for (int r = 0; r < o.ranks; ++r) {
@@ -71,12 +73,23 @@ int Launch(const Options& o) {
   int first_failed = -1;
   Clock::time_point failed_at;
   int left = o.ranks;
+  // After a failure the survivors should see it through the net plugin within a few seconds (or hold it for
+  // --hold-on-error S); a stuck one is ended like a hang.
+  const auto stuck_cutoff = std::chrono::duration<double>(std::max(15.0, o.hold_on_error_s + 5));
   while (left > 0) {
     int st;
-    pid_t p = waitpid(-1, &st, WNOHANG);
+    pid_t p = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED);
     if (p > 0) {
       for (int r = 0; r < o.ranks; ++r) {
-        if (pids[r] == p) {
+        if (pids[r] == p && (WIFSTOPPED(st) || WIFCONTINUED(st))) {
+          // Not an end: a stopped process (--freeze) stays until continued or killed.
+          stopped[r] = WIFSTOPPED(st) ? WSTOPSIG(st) : 0;
+          if (stopped[r] != 0) {
+            fprintf(stderr, "ncclscope-sim: rank %d stopped by signal %d (%s)\n", r, WSTOPSIG(st),
+                    strsignal(WSTOPSIG(st)));
+          }
+        } else if (pids[r] == p) {
+          stopped[r] = 0;
           ended[r] = true;
           status[r] = st;
           --left;
@@ -91,15 +104,14 @@ int Launch(const Options& o) {
       continue;
     }
     auto now = Clock::now();
-    // After a failure the survivors should see it through the net plugin within a few seconds; a stuck one
-    // is ended like a hang.
-    bool stuck_after_failure = first_failed >= 0 && now - failed_at > std::chrono::seconds(15);
+    bool stuck_after_failure = first_failed >= 0 && now - failed_at > stuck_cutoff;
     if (now > deadline || stuck_after_failure) {
       timed_out = now > deadline;
       double waited = std::chrono::duration<double>(now - start).count();
       fprintf(stderr, "ncclscope-sim: %s after %.1f s: ending ranks", timed_out ? "TIMEOUT (job hung)" : "ranks stuck after a failure", waited);
       for (int r = 0; r < o.ranks; ++r) if (!ended[r]) fprintf(stderr, " %d", r);
       fprintf(stderr, "\n");
+      // A stopped rank (--freeze) leaves SIGTERM pending until continued; SIGKILL ends it all the same.
       for (int r = 0; r < o.ranks; ++r) if (!ended[r]) kill(pids[r], SIGTERM);
       usleep(500000);
       for (int r = 0; r < o.ranks; ++r) if (!ended[r]) kill(pids[r], SIGKILL);
@@ -130,6 +142,11 @@ int Launch(const Options& o) {
     if (o.kill.rank == r) why += "  <- --kill " + std::to_string(r) + "@" + std::to_string(o.kill.value);
     if (o.hang.rank == r) why += "  <- --hang " + std::to_string(r) + "@" + std::to_string(o.hang.value);
     if (o.mismatch.rank == r) why += "  <- --mismatch " + std::to_string(r) + "@" + std::to_string(o.mismatch.value);
+    if (o.freeze.rank == r) why += "  <- --freeze " + std::to_string(r) + "@" + std::to_string(o.freeze.value);
+    if (o.stuck_kernel.rank == r) {
+      why += "  <- --stuck-kernel " + std::to_string(r) + "@" + std::to_string(o.stuck_kernel.value);
+    }
+    if (stopped[r] != 0) why += " (stopped by signal " + std::to_string(stopped[r]) + " until the launcher's SIGKILL)";
     if (WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 3) why += " (communicator error, see its log)";
     fprintf(stderr, "ncclscope-sim:   rank %d: %s\n", r, why.c_str());
   }

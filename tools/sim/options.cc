@@ -14,6 +14,7 @@ namespace {
 constexpr long long kIntMax = std::numeric_limits<int>::max();
 constexpr long kMaxStraggleMs = 3600 * 1000;  // an hour per operation; usleep's argument stays in 32 bits
 constexpr long kMaxSeq = std::numeric_limits<long>::max();
+constexpr double kMaxHoldOnErrorS = 3600;
 
 std::string BadValue(const std::string& opt, const std::string& value, const std::string& why) {
   return "bad value '" + value + "' for " + opt + ": " + why;
@@ -104,7 +105,7 @@ const char* Usage() {
          "         [--fuse-nics] [--symmetric]\n"
          "         [--layout tp=K]\n"
          "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--mismatch RANK@SEQ] [--timeout S]\n"
-         "         [--expect-hang]\n"
+         "         [--freeze RANK@SEQ] [--stuck-kernel RANK@SEQ] [--hold-on-error S] [--expect-hang]\n"
          "         [--clock-offset RANK:MS[,RANK:MS...]]\n"
          "         [--net-max-version 8..12] [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
          "         [--ib-events DEVICES:QPS]\n"
@@ -117,6 +118,16 @@ const char* Usage() {
          "where they issue anything else; same bytes where possible), as a program calling collectives in a\n"
          "different order; it waits in it (moving no bytes) and issues nothing more, so every rank stays at the\n"
          "mismatch and the job hangs (use --timeout, --expect-hang).\n"
+         "--freeze RANK@SEQ: before op SEQ rank RANK stops its whole process (raise(SIGSTOP)): every thread, the\n"
+         "plugins' too, stops; its sockets stay open, so its peers see silence, not an error. The launcher ends it\n"
+         "(SIGKILL) at --timeout.\n"
+         "--stuck-kernel RANK@SEQ: a fake: a GPU kernel that never finishes cannot be produced without a GPU. At\n"
+         "op SEQ rank RANK starts the op as NCCL does (API, Group, Coll/P2p at enqueue, ProxyOp, KernelCh starts\n"
+         "with their GPU timer) but its kernel never ends: no KernelCh stop, and, as the kernel feeds the proxy,\n"
+         "no isend/irecv for that op. The rank stays alive, its peers wait on it; the job hangs.\n"
+         "--hold-on-error S (0..3600, default 0): after a communicator error (e.g. a peer was --kill'ed) a rank\n"
+         "reports it, then stays alive S seconds with the communicator and the failed op's events left in flight\n"
+         "(an application polling ncclCommGetAsyncError until its launcher ends it), then aborts and exits 3.\n"
          "--layout tp=K (K divides N, 2 <= K < N; not with --comms): each rank creates a tensor-parallel\n"
          "communicator over ranks [g*K, (g+1)*K) (sim-tp-<g>) and a data-parallel one over the ranks with the\n"
          "same index in their TP group (sim-dp-<i>), and issues each op on TP then on DP from one thread.\n"
@@ -139,7 +150,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
       "--ranks", "-n", "--comms", "--ops", "--sizes", "--factor", "--iters", "--warmup", "--channels", "--tags",
       "--step-bytes", "--abi", "--net-plugin", "--profiler-plugin", "--straggle", "--hang", "--kill", "--timeout",
       "--net-max-version", "--graph-replay", "--compare-profiler", "--rank", "--root", "--ib-events",
-      "--clock-offset", "--mismatch", "--layout"};
+      "--clock-offset", "--mismatch", "--layout", "--freeze", "--stuck-kernel", "--hold-on-error"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -249,6 +260,12 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
     else if (a == "--hang") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->hang, error);
     else if (a == "--kill") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->kill, error);
     else if (a == "--mismatch") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->mismatch, error);
+    else if (a == "--freeze") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->freeze, error);
+    else if (a == "--stuck-kernel") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->stuck_kernel, error);
+    else if (a == "--hold-on-error") {
+      ok = ParseDecimal(v, 0, kMaxHoldOnErrorS, &o->hold_on_error_s, &why);
+      if (!ok) *error = BadValue(a, v, why);
+    }
     else if (a == "--layout") {
       // Only tensor x data parallel for now; the prefix leaves room for other layouts.
       ok = v.rfind("tp=", 0) == 0 && ParseInteger(std::string_view(v).substr(3), 2, 256, &o->tp, &why);
@@ -267,7 +284,8 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
     if (o->ranks % o->tp != 0) { *error = "--layout tp=" + k + ": K must divide --ranks " + n; return false; }
   }
   const std::pair<const char*, const Fault*> faults[] = {
-      {"--straggle", &o->straggle}, {"--hang", &o->hang}, {"--kill", &o->kill}, {"--mismatch", &o->mismatch}};
+      {"--straggle", &o->straggle}, {"--hang", &o->hang}, {"--kill", &o->kill}, {"--mismatch", &o->mismatch},
+      {"--freeze", &o->freeze}, {"--stuck-kernel", &o->stuck_kernel}};
   for (const auto& [name, f] : faults) {
     if (f->rank >= o->ranks) {
       *error = std::string(name) + " rank " + std::to_string(f->rank) + " must be < --ranks " + std::to_string(o->ranks);

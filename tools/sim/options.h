@@ -13,7 +13,7 @@ namespace ncclscope::sim {
 
 struct Fault {
   int rank = -1;
-  long value = -1;  // ms for straggle, sequence for hang/kill/mismatch
+  long value = -1;  // ms for straggle, sequence for hang/kill/mismatch/freeze/stuck-kernel
 };
 
 // --clock-offset RANK:MS: every clock that rank reports runs MS milliseconds ahead (negative: behind).
@@ -38,6 +38,13 @@ struct Options {
   bool json = false;
   Fault straggle, hang, kill;
   Fault mismatch;  // --mismatch RANK@SEQ: that rank issues another collective at op SEQ
+  Fault freeze;    // --freeze RANK@SEQ: that rank stops its whole process (SIGSTOP) before op SEQ
+  // --stuck-kernel RANK@SEQ: that rank starts op SEQ (enqueue, KernelCh starts) but its "kernel" never
+  // finishes: no KernelCh stop and no network work for that op (an emulation: no GPU here).
+  Fault stuck_kernel;
+  // --hold-on-error S: after a communicator error a rank reports it, then stays alive S seconds with the
+  // communicator and the failed op's events left as they are before it aborts and exits 3. 0: exit at once.
+  double hold_on_error_s = 0;
   // --layout tp=K: two communicators per rank, Megatron's tensor-parallel group (K consecutive ranks) and
   // data-parallel group (same index in every TP group), driven one after the other from one thread. 0: off.
   int tp = 0;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 namespace ncclscope::sim {
 namespace {
@@ -65,8 +66,17 @@ long CountWrong(const Buffers& b) {
   return wrong;
 }
 
-[[noreturn]] void Fail(int world_rank, const std::vector<Lane>& lanes, const std::string& what) {
+[[noreturn]] void Fail(const Options& o, int world_rank, const std::vector<Lane>& lanes, const std::string& what) {
   fprintf(stderr, "ncclscope-sim: rank %d: %s\n", world_rank, what.c_str());
+  if (o.hold_on_error_s > 0) {
+    // --hold-on-error: an application that polls ncclCommGetAsyncError and waits for its launcher. NCCL leaves
+    // the failed op in flight (its kernel spins) until the abort: no event of it is stopped, nothing torn down.
+    fprintf(stderr, "ncclscope-sim: rank %d: --hold-on-error: stays alive %g s with the communicator and the "
+            "failed op in flight, then aborts\n", world_rank, o.hold_on_error_s);
+    fflush(stderr);
+    fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.hold_on_error_s));
+  }
   fflush(stderr);
   fflush(stdout);
   // NCCL's abort: tear the communicators down without waiting for peers (profiler finalize writes its view).
@@ -101,9 +111,35 @@ double Median(std::vector<double> v) {
   for (;;) pause();
 }
 
+// --stuck-kernel: a fake of a GPU kernel that never finishes (no GPU here). Op `op_index` is issued as usual
+// (API, Group, Coll/P2p started and stopped at enqueue, ProxyOp and KernelCh started with their GPU timer), but
+// its "kernel" never ends: no KernelCh stop, and, since in NCCL the kernel feeds the proxy's network work, no
+// isend/irecv for it (Communicator::Run's stall, as --mismatch). The rank stays alive; its peers wait on it.
+[[noreturn]] void IssueStuckKernel(int world_rank, Communicator* comm, Func f, const float* send, float* recv,
+                                   size_t count, int root, long op_index) {
+  fprintf(stderr,
+          "ncclscope-sim: rank %d: --stuck-kernel: starts %s seq %lu at seq %ld on %s; its kernel never finishes "
+          "(emulated: no KernelCh stop, no isend/irecv) and it stays alive\n",
+          world_rank, FuncName(f), static_cast<unsigned long>(f == Func::kSendRecv ? 0 : comm->next_seq(f)), op_index,
+          comm->name().c_str());
+  fflush(stderr);
+  std::string err;
+  comm->Run(f, send, recv, count, root, &err, /*stall=*/true);
+  for (;;) pause();
+}
+
 // Before op `op_index` of communicator 0: the faults of the command line that concern this rank.
 void BeforeOp(const Options& o, int world_rank, long op_index) {
   if (o.straggle.rank == world_rank) usleep(static_cast<useconds_t>(o.straggle.value * 1000));
+  if (o.freeze.rank == world_rank && o.freeze.value == op_index) {
+    // The whole process stops, every thread of it (the plugins' HTTP and proxy threads too); its sockets stay
+    // open, so its peers see silence, not an error. A SIGCONT resumes it where it stopped.
+    fprintf(stderr, "ncclscope-sim: rank %d: --freeze: stops the whole process (SIGSTOP) at seq %ld\n", world_rank,
+            op_index);
+    fflush(stderr);
+    fflush(stdout);
+    raise(SIGSTOP);
+  }
   if (o.hang.rank == world_rank && o.hang.value == op_index) {
     fprintf(stderr, "ncclscope-sim: rank %d: --hang: stops issuing at seq %ld and stays alive\n", world_rank, op_index);
     fflush(stderr);
@@ -171,15 +207,18 @@ void Sweep(const Options& o, int world_rank, const std::vector<Lane>& lanes, Swe
             if (faults && l == 0 && o.mismatch.rank == world_rank && o.mismatch.value == op_index) {
               IssueMismatch(world_rank, comm, f, r.row.count, op_index);
             }
+            if (faults && l == 0 && o.stuck_kernel.rank == world_rank && o.stuck_kernel.value == op_index) {
+              IssueStuckKernel(world_rank, comm, f, r.b.send.data(), r.b.recv.data(), r.row.count, r.root, op_index);
+            }
             memset(r.b.recv.data(), 0xff, r.b.recv.size() * sizeof(float));
             auto t0 = Clock::now();
             bool ok = comm->Run(f, r.b.send.data(), r.b.recv.data(), r.row.count, r.root, &err);
             double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-            if (!ok) Fail(world_rank, lanes, std::string(FuncName(f)) + " failed on " + comm->name() + ": " + err);
+            if (!ok) Fail(o, world_rank, lanes, std::string(FuncName(f)) + " failed on " + comm->name() + ": " + err);
             long wrong = CountWrong(r.b);
             for (int rep = 0; rep < o.graph_replay; ++rep) {
               memset(r.b.recv.data(), 0xff, r.b.recv.size() * sizeof(float));
-              if (!comm->Replay(&err)) Fail(world_rank, lanes, std::string("graph replay of ") + FuncName(f) + " failed: " + err);
+              if (!comm->Replay(&err)) Fail(o, world_rank, lanes, std::string("graph replay of ") + FuncName(f) + " failed: " + err);
               wrong += CountWrong(r.b);
             }
             if (wrong != 0) {

@@ -1,7 +1,7 @@
 // The benchmark loop of one rank: every op and size of the command line, warm-up and timed iterations, each
 // output checked byte for byte, on one or more communicators ("lanes") driven one after the other from the
 // calling thread, as a training step issues its tensor- then data-parallel collectives. Faults (--straggle,
-// --hang, --kill, --mismatch) fire on the lane of communicator 0 and count its operations.
+// --hang, --kill, --mismatch, --freeze, --stuck-kernel) fire on the lane of communicator 0 and count its operations.
 // Thread-safety: one Sweep per thread; SweepResults is shared by the threads of --comms C and locked.
 #ifndef NCCLSCOPE_TOOLS_SIM_SWEEP_H_
 #define NCCLSCOPE_TOOLS_SIM_SWEEP_H_
@@ -39,7 +39,8 @@ struct SweepResults {
   std::vector<Row> rows;
 };
 
-// Runs the sweep; never returns on --hang/--mismatch of this rank, exits the process on --kill or an error.
+// Runs the sweep; never returns on --hang/--mismatch/--stuck-kernel of this rank, stops the process on --freeze,
+// exits it on --kill or an error (after --hold-on-error's wait).
 void Sweep(const Options& o, int world_rank, const std::vector<Lane>& lanes, SweepResults* out);
 
 // The collective a --mismatch rank issues in place of `f` on `count` elements over n ranks, and its count:
