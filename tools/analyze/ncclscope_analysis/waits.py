@@ -30,6 +30,7 @@ CLASS_OF_KIND = {"behind": "not_joined", "not_launched": "not_joined", "missing"
                  "unresponsive": "process", "mismatch": "mismatch", "kernel": "kernel", "link": "link"}
 MAX_PEERS_SHOWN = 3
 MAX_HOPS_SHOWN = 4
+MAX_ENDS = 64  # roots (ranks, links) followed per chain
 
 
 def global_rank(d):
@@ -104,46 +105,101 @@ class _Edges:
             return "unresponsive" if not self.ranks[r]["in_flight"] else None
         return {"kernel": "kernel", "host": "not_launched"}.get(w["class"])
 
-    def reach(self, r):
-        """Ranks reachable from r along the edges, r first, breadth first."""
-        order, seen = [r], {r}
-        for p in order:
-            for q in self.next.get(p, ()):
-                if q not in seen:
-                    seen.add(q)
-                    order.append(q)
-        return order
-
     def mutual(self, a, b):
         return b in self.next.get(a, ()) and a in self.next.get(b, ())
 
     def entry(self, a, b):
         return next((e for p, e in self.out.get(a, ()) if p == b), None)
 
+    def resolve(self):
+        """The ends every rank's chains reach, for all ranks in linear time (16,384 ranks wait at once): the
+        graph's strongly connected components, sinks first (Tarjan, iterative), each with the terminal ranks
+        and the mutual pairs (which lie inside one component) it reaches, at most MAX_ENDS of each."""
+        nodes = sorted(set(self.next) | {q for qs in self.next.values() for q in qs})
+        index, low, comp, stack, on = {}, {}, {}, [], set()
+        self.terms, self.links = [], []  # per component
+        counter = 0
+        for root in nodes:
+            if root in index:
+                continue
+            work = [(root, 0)]
+            while work:
+                v, i = work.pop()
+                if i == 0:
+                    index[v] = low[v] = counter
+                    counter += 1
+                    stack.append(v)
+                    on.add(v)
+                succ = self.next.get(v, ())
+                if i < len(succ):
+                    work.append((v, i + 1))
+                    w = succ[i]
+                    if w not in index:
+                        work.append((w, 0))
+                    elif w in on:
+                        low[v] = min(low[v], index[w])
+                    continue
+                for w in succ:
+                    if w in on and comp.get(w) is None:
+                        low[v] = min(low[v], low[w])
+                if low[v] == index[v]:
+                    members = []
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        members.append(w)
+                        if w == v:
+                            break
+                    c = len(self.terms)
+                    for w in members:
+                        comp[w] = c
+                    self._close(c, members, comp)
+        self.comp = comp
+
+    def _close(self, c, members, comp):
+        """The ends component c reaches; its successors are finished (Tarjan emits sinks first)."""
+        inside = set(members)
+        terms = {("rank", w) for w in members if len(members) == 1 and self.terminal(w)}
+        links = {("link", a, b) for a in members for b in self.next.get(a, ()) if a < b and b in inside
+                 and self.mutual(a, b)}
+        for a in members:
+            for b in self.next.get(a, ()):
+                if comp.get(b) is not None and comp[b] != c:
+                    if len(terms) < MAX_ENDS:
+                        terms |= self.terms[comp[b]]
+                    if len(links) < MAX_ENDS:
+                        links |= self.links[comp[b]]
+        self.terms.append(terms)
+        self.links.append(links)
+
+    def ends(self, r):
+        """What rank r's chains end at: the terminal ranks they reach, else the links, else []."""
+        c = self.comp.get(r)
+        if c is None:
+            return set()
+        terms = self.terms[c]
+        if ("rank", r) in terms:
+            terms = terms - {("rank", r)}
+        return terms or self.links[c]
+
 
 def _ends(edges):
     """{waiting rank: [ends]}, an end being ("rank", r) or ("link", a, b); [] when the chain ends nowhere."""
-    ends = {}
-    for r in sorted(edges.out):
-        seen = edges.reach(r)
-        terms = [("rank", p) for p in seen[1:] if edges.terminal(p)]
-        if not terms:
-            terms = [("link", a, b) for i, a in enumerate(sorted(seen)) for b in sorted(seen)[i + 1:]
-                     if edges.mutual(a, b)]
-        ends[r] = terms
-    return ends
+    edges.resolve()
+    return {r: sorted(edges.ends(r)) for r in sorted(edges.out)}
 
 
-def _hops(edges, waiting, end_ranks):
-    """'rank 3 waits on rank 2, rank 2 on rank 1': each waiting rank's first step towards the end."""
+def _hops(edges, waiting, end):
+    """'rank 3 waits on rank 2, rank 2 waits on rank 1': the first waiting ranks' first step towards the end."""
+    end_ranks = end[1:]
     steps = []
-    for r in waiting:
+    for r in waiting[:MAX_HOPS_SHOWN]:
         nxt = edges.next.get(r, [])
-        toward = [p for p in nxt if p in end_ranks] or [p for p in nxt if set(edges.reach(p)) & set(end_ranks)]
+        toward = [p for p in nxt if p in end_ranks] or [p for p in nxt if end in edges.ends(p)]
         if toward:
             steps.append(f"rank {r} waits on rank {toward[0]}")
-    more = f", and {len(steps) - MAX_HOPS_SHOWN} more" if len(steps) > MAX_HOPS_SHOWN else ""
-    return ", ".join(steps[:MAX_HOPS_SHOWN]) + more
+    more = f", and {len(waiting) - MAX_HOPS_SHOWN} more" if len(waiting) > MAX_HOPS_SHOWN else ""
+    return ", ".join(steps) + more
 
 
 def _op_fields(w):
@@ -162,7 +218,7 @@ def _link(edges, a, b, waiting):
     w = edges.wait[a]
     op = op_text(w)
     side = lambda x: f"{_who(edges.ranks[x['rank']], x['rank'])}, NIC {x['nic'] or '?'}"  # noqa: E731
-    behind = f"; {rank_list(waiting)} wait on them down the chain ({_hops(edges, waiting, (a, b))})" if waiting else ""
+    behind = f"; {rank_list(waiting)} wait on them down the chain ({_hops(edges, waiting, ('link', a, b))})" if waiting else ""
     failed = [x for x in (ea, eb) if x["failed"]]
     detail = "; ".join(f"rank {x['rank']}: " + peer_text(edges.entry(x["rank"], y) or {"direction": "?"})
                        for x, y in ((ea, b), (eb, a)))
@@ -182,9 +238,9 @@ def _rank_root(edges, t, kind, waiting):
     on_it = [(r, e) for r in waiting for p, e in edges.out.get(r, ()) if p == t]
     failed = any(e.get("failed") for _, e in on_it)
     direct = sorted({r for r, _ in on_it})
-    chained = [r for r in waiting if r not in direct]
+    chained = sorted(set(waiting) - set(direct))
     via = (f"{rank_list(direct)} {'waits' if len(direct) == 1 else 'wait'} on it over the network"
-           + (f", {rank_list(chained)} down the chain ({_hops(edges, chained, (t,))})" if chained else ""))
+           + (f", {rank_list(chained)} down the chain ({_hops(edges, chained, ('rank', t))})" if chained else ""))
     who = _who(d, t)
     if kind == "kernel":
         head = f"{who} is stuck in its own kernel of {op_text(w)} (launched, not finished, no network request pending)"
