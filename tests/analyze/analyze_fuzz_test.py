@@ -3,11 +3,11 @@
 status 0, 1 or 2 (2 with a one-line message naming the file), never another exception.
 
 Inputs, as v1 dumps (one JSON document) or v2 dumps (gzip: a summary member, then a flight-recorder member;
-the compressed bytes sometimes cut short): four jobs (the real NCCL 2.28.9 collective hang of tests/data/golden, and made from it the same job
-healthy, a point-to-point hang, a straggler, and both ranks inside the all-reduce with `wait` fields naming each other)
-whose dumps get fields replaced by other values of the same
-type or by JSON values of any type, deleted, or nested 900 to 50,000 deep, their text truncated or spliced
-with invalid UTF-8; and random JSON. Each case writes one to three dumps into a directory and calls the
+the compressed bytes sometimes cut short): five jobs (the real NCCL 2.28.9 collective hang of tests/data/golden,
+and made from it the same job healthy, a point-to-point hang, a straggler, and both ranks inside the all-reduce
+with `wait` fields naming each other) whose dumps get fields replaced by other values of the same type or by
+JSON values of any type, deleted, or nested 900 to 50,000 deep, their text truncated or spliced with invalid
+UTF-8; and random JSON. Each case writes one to three dumps into a directory and calls the
 analyzer in process. Derandomized: the same cases every run.
 
   python3 analyze_fuzz_test.py TOOLS_ANALYZE_DIR [CASES]   (default 10,000 cases)

@@ -72,7 +72,8 @@ def _status(problems):
     for k in ("dead", "mismatch"):
         if k in kinds:
             return k
-    if kinds & {"behind", "stuck", "link", "kernel", "not_launched", "unresponsive"} or ("missing" in kinds and any(f.get("waiting") for f in problems)):
+    if kinds & {"behind", "stuck", "link", "kernel", "not_launched", "unresponsive"} or \
+            ("missing" in kinds and any(f.get("waiting") for f in problems)):
         return "hang"
     if "missing" in kinds:
         return "missing"

@@ -218,7 +218,8 @@ def _link(edges, a, b, waiting):
     w = edges.wait[a]
     op = op_text(w)
     side = lambda x: f"{_who(edges.ranks[x['rank']], x['rank'])}, NIC {x['nic'] or '?'}"  # noqa: E731
-    behind = f"; {rank_list(waiting)} wait on them down the chain ({_hops(edges, waiting, ('link', a, b))})" if waiting else ""
+    hops = _hops(edges, waiting, ("link", a, b))
+    behind = f"; {rank_list(waiting)} wait on them down the chain ({hops})" if waiting else ""
     failed = [x for x in (ea, eb) if x["failed"]]
     detail = "; ".join(f"rank {x['rank']}: " + peer_text(edges.entry(x["rank"], y) or {"direction": "?"})
                        for x, y in ((ea, b), (eb, a)))
