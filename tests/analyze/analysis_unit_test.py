@@ -239,6 +239,201 @@ class HangTest(unittest.TestCase):
         self.assertEqual(first_place(5 * MS, 0), "0xb")
 
 
+def wait(cls, func="AllReduce", seq=4, peers=(), kind="coll", age_ns=5 * 10**9, threshold_ns=2 * 10**9):
+    """A dump's `wait` field (docs/dump-format.md): the oldest in-flight operation past its stall threshold."""
+    return {"class": cls, "kind": kind, "func": func, "seq": seq, "arrival": seq, "age_ns": age_ns,
+            "threshold_ns": threshold_ns, "peers": list(peers)}
+
+
+def waits_on(g, direction="recv", host=None, nic="eth0", waiting_ns=4 * 10**9, requests=1, failed=False):
+    """One entry of wait.peers: this rank's network requests pending towards global rank g."""
+    return {"peer_global_rank": g, "peer_host": host if host is not None else f"h{g}", "nic": nic,
+            "direction": direction, "requests": requests, "waiting_ns": waiting_ns, "failed": failed}
+
+
+NET_STUCK = dict(state="net_progress", net_steps_done=3, net_steps_total=16, age_ns=5 * 10**9)
+
+
+def waiting_job(waits_by_rank, nranks=None, world_size=None, comm_hash="0x00000000000000aa", absent=()):
+    """Ranks 0..n-1 of one communicator (global rank = rank, host h<rank>), each waiting inside AllReduce seq 4
+    after seqs 0-3, with the `wait` field given per rank (a rank in `absent` writes no dump)."""
+    nranks = nranks or len(waits_by_rank) + len(absent)
+    ident = lambda g: {"global_rank": g, **({"world_size": world_size} if world_size else {})}  # noqa: E731
+    return comm(*(dump(r, nranks=nranks, completed=history(4), in_flight=[coll("AllReduce", 4, **NET_STUCK)],
+                       host=f"h{r}", comm=comm_hash, stalled=True, identity=ident(r), wait=w)
+                   for r, w in sorted(waits_by_rank.items()) if r not in absent))
+
+
+class WaitTest(unittest.TestCase):
+    """The `wait` field: a hang where every rank issued the operation resolves to a link or a kernel-stuck rank;
+    a wait on a rank without a dump names that process; dumps without the field analyse as before."""
+
+    def test_link_between_the_two_ranks_of_a_communicator(self):
+        ranks = waiting_job({0: wait("peer", peers=[waits_on(1, "send", nic="eth0", requests=2, waiting_ns=49 * 10**8)]),
+                             1: wait("peer", peers=[waits_on(0, "recv", nic="eth1", waiting_ns=48 * 10**8)])})
+        [f] = problems(hang.diagnose(ranks, 2))
+        self.assertEqual((f["kind"], f["class"], f["ranks"], f["waiting"]), ("link", "link", [0, 1], []))
+        self.assertEqual([(x["rank"], x["global_rank"], x["host"], x["nic"], x["direction"])
+                          for x in f["link"]["endpoints"]], [(0, 0, "h0", "eth0", "send"), (1, 1, "h1", "eth1", "recv")])
+        self.assertEqual(f["headline"], "the link between rank 0 (global rank 0 on h0), NIC eth0 and rank 1 (global "
+                                        "rank 1 on h1), NIC eth1: both issued AllReduce seq 4 and each waits on the "
+                                        "other's network requests")
+        result = report.analyze({"0xaa": ranks})
+        [c] = result["culprits"]
+        self.assertEqual((c["kind"], c["class"], c["global_rank"], c["host"], c["nic"]), ("link", "link", 0, "h0", "eth0"))
+        self.assertEqual((c["peer"]["global_rank"], c["peer"]["host"], c["peer"]["nic"]), (1, "h1", "eth1"))
+        self.assertIn("check the link between h0 (eth0) and h1 (eth1)", c["next_step"])
+        self.assertTrue(report.job_verdict(result).startswith(
+            "PROBLEM: link between rank 0 and rank 1 of comm 0xaa (global rank 0, pid 100 on h0, NIC eth0 <-> "
+            "global rank 1, pid 101 on h1, NIC eth1)"), report.job_verdict(result))
+        self.assertEqual((result["entries"][0]["status"], result["entries"][0]["culprits"]), ("hang", [0, 1]))
+
+    def test_link_in_a_ring_resolves_down_the_chains(self):
+        # Ring 0 -> 1 -> 2 -> 3 -> 0 with the link 0 <-> 1 dead: 0 and 1 wait on each other; 2 waits on 1's data,
+        # 3 on 2's, and 0 also (less long) on 3's: every chain leads to the 0 <-> 1 link.
+        ranks = waiting_job({0: wait("peer", peers=[waits_on(3, "recv", waiting_ns=10**9),
+                                                    waits_on(1, "send", waiting_ns=49 * 10**8)]),
+                             1: wait("peer", peers=[waits_on(0, "recv")]),
+                             2: wait("peer", peers=[waits_on(1, "recv")]),
+                             3: wait("peer", peers=[waits_on(2, "recv")])})
+        [f] = problems(hang.diagnose(ranks, 4))
+        self.assertEqual((f["kind"], f["ranks"], f["waiting"]), ("link", [0, 1], [2, 3]))
+        self.assertIn("; ranks 2,3 wait on them down the chain (rank 2 waits on rank 1, rank 3 waits on rank 2)",
+                      f["headline"])
+        result = report.analyze({"0xaa": ranks})
+        self.assertEqual([(c["kind"], c["global_rank"], c["peer"]["global_rank"]) for c in result["culprits"]],
+                         [("link", 0, 1)])
+        self.assertEqual(result["victims"], {"0xaa": [2, 3]})
+
+    def test_kernel_stuck_rank(self):
+        # Rank 2's kernel does not finish (no network request pending); 1 and 3 wait on it over the network, 0
+        # waits on 1.
+        ranks = waiting_job({0: wait("peer", peers=[waits_on(1, "recv")]),
+                             1: wait("peer", peers=[waits_on(2, "recv")]),
+                             2: wait("kernel"),
+                             3: wait("peer", peers=[waits_on(2, "send", nic="eth1")])})
+        [f] = problems(hang.diagnose(ranks, 4))
+        self.assertEqual((f["kind"], f["class"], f["ranks"], f["waiting"]), ("kernel", "kernel", [2], [0, 1, 3]))
+        self.assertEqual(f["headline"], "rank 2 (global rank 2 on h2) is stuck in its own kernel of AllReduce seq 4 "
+                                        "(launched, not finished, no network request pending), while ranks 1,3 wait "
+                                        "on it over the network, rank 0 down the chain (rank 0 waits on rank 1)")
+        result = report.analyze({"0xaa": ranks})
+        [c] = result["culprits"]
+        self.assertEqual((c["kind"], c["class"], c["global_rank"], c["host"], c["pid"]), ("kernel", "kernel", 2, "h2", 102))
+        self.assertIn("Xid", c["next_step"])
+        self.assertEqual(result["victims"], {"0xaa": [0, 1, 3]})
+        self.assertTrue(c["line"].startswith("kernel stuck [class kernel]: global rank 2, pid 102 on h2: rank 2 (global rank 2 on "
+                                             "h2) is stuck in its own kernel"), c["line"])
+
+    def test_kernel_everywhere_names_nobody(self):
+        # Every rank waits in its own kernel with no network request pending (an intra-node transfer or a GPU):
+        # no rank can be told, the stuck verdict stays with class kernel.
+        ranks = waiting_job({r: wait("kernel") for r in range(3)})
+        [f] = problems(hang.diagnose(ranks, 3))
+        self.assertEqual((f["kind"], f["class"], f["ranks"]), ("stuck", "kernel", []))
+        self.assertIn("wait classes: ranks 0-2: kernel (no network request pending on any rank", f["text"])
+
+    def test_wait_on_a_rank_without_a_dump_is_the_process(self):
+        for failed, kind in ((False, "missing"), (True, "dead")):
+            ranks = waiting_job({0: wait("peer", peers=[waits_on(1, "send", host="node7")]),
+                                 2: wait("peer", peers=[waits_on(1, "recv", host="node7", failed=failed)])}, nranks=3)
+            result = report.analyze({"0xaa": ranks})
+            [f] = problems(result["entries"][0]["findings"])
+            self.assertEqual((f["kind"], f["class"], f["ranks"], f["waiting"]), (kind, "process", [1], [0, 2]))
+            self.assertIn("ranks 0,2 wait on global rank 1 on node7 (ranks 0,2 via eth0"
+                          + (", connection failed)" if failed else ")") + " over the network", f["headline"])
+            self.assertTrue(f["headline"].startswith("rank 1 died (no dump; the connection of rank 2 to it failed)"
+                                                     if failed else "rank 1 wrote no dump while ranks 0,2 wait in "
+                                                     "AllReduce seq 4; ranks 0,2 wait on global rank 1"), f["headline"])
+            [c] = result["culprits"]
+            self.assertEqual((c["kind"], c["class"], c["global_rank"], c["host"], c["no_dump"]),
+                             (kind, "process", 1, "node7", True))
+            self.assertIn(f"{report.KIND_WORD[kind]} [class process]: global rank 1, pid unknown on node7, no dump:",
+                          c["line"])
+            self.assertEqual(f["blamed"], [{"rank": 1, "global_rank": 1, "host": "node7", "pid": None}])
+
+    def test_chain_across_communicators_ends_at_the_kernel_stuck_rank(self):
+        # Comm 0xa (globals 0, 1): 0 waits on 1, whose kernel never started (its stream is busy). Comm 0xb
+        # (globals 1, 2): 1 waits on 2, whose kernel does not finish. One culprit: global rank 2.
+        def one(r, g, comm, w):
+            return dump(r, nranks=2, completed=history(4), in_flight=[coll("AllReduce", 4, **NET_STUCK)], comm=comm,
+                        host=f"h{g}", pid=100 + g, stalled=True, identity={"global_rank": g, "world_size": 3}, wait=w)
+        a = comm(one(0, 0, "0xa", wait("peer", peers=[waits_on(1)])), one(1, 1, "0xa", wait("host")))
+        b = comm(one(0, 1, "0xb", wait("peer", peers=[waits_on(2)])), one(1, 2, "0xb", wait("kernel")))
+        result = report.analyze({"0xa": a, "0xb": b})
+        self.assertEqual([(c["kind"], c["global_rank"], c["where"][0]["comm_hash"]) for c in result["culprits"]],
+                         [("kernel", 2, "0xb")])
+        [fa] = problems(result["entries"][0]["findings"])
+        self.assertEqual((fa["kind"], fa["class"], fa["root"]), ("not_launched", "not_joined", False))
+        self.assertIn("the chain ends at global rank 2, pid 102 on h2 in 0xb", fa["text"])
+
+    def test_dumps_without_wait_analyse_as_before(self):
+        def job(**extra):
+            return comm(*(dump(r, completed=history(4), in_flight=[coll("AllReduce", 4, **NET_STUCK)], stalled=True,
+                               identity={"global_rank": r}, **extra) for r in range(3)))
+        old, null = report.analyze({"0xaa": job()}), report.analyze({"0xaa": job(wait=None)})
+        [f] = problems(old["entries"][0]["findings"])
+        self.assertEqual((f["kind"], f["class"], f["ranks"]), ("stuck", None, []))
+        self.assertEqual(f["headline"], "every rank issued AllReduce seq 4 and are stuck inside (ranks 0-2: "
+                                        "net_progress, network steps 3/16)")
+        self.assertEqual(report.job_verdict(old), "PROBLEM: hang in comm 0xaa (t) with no single rank to blame")
+        texts = []
+        for result in (old, null):
+            out = io.StringIO()
+            report.print_text(result, out)
+            texts.append(out.getvalue())
+        self.assertEqual(texts[0], texts[1])
+        self.assertNotIn("wait", texts[0].replace("waits inside", ""))
+
+
+class WaitFileTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def run_files(self, waits):
+        for r, w in waits.items():
+            d = dump(r, nranks=len(waits), completed=history(4), in_flight=[coll("AllReduce", 4, **NET_STUCK)],
+                     host=f"h{r}", stalled=True, identity={"global_rank": r, "world_size": len(waits)}, wait=w)
+            with open(os.path.join(self.dir.name, f"ncclscope-comm-aa-rank{r}.json.gz"), "wb") as f:
+                f.write(v2_bytes(d))
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = cli.main(["--json", self.dir.name])
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_json_has_the_class_and_the_culprit(self):
+        rc, out, err = self.run_files({0: wait("peer", peers=[waits_on(1)]), 1: wait("kernel"), 2: None})
+        self.assertEqual(rc, 1, err)
+        r = json.loads(out)
+        [c] = r["culprits"]
+        self.assertEqual((c["kind"], c["class"], c["global_rank"], c["host"]), ("kernel", "kernel", 1, "h1"))
+        [f] = [f for f in r["communicators"][0]["findings"] if f["kind"] == "kernel"]
+        self.assertEqual((f["class"], f["blamed"]), ("kernel", [{"host": "h1", "pid": 101, "global_rank": 1, "rank": 1}]))
+        waits = [f for f in r["communicators"][0]["findings"] if f["kind"] == "wait"]
+        self.assertEqual([(f["ranks"], f["class"]) for f in waits], [([0], "peer"), ([1], "kernel")])
+
+    def test_malformed_wait_is_bad_input(self):
+        good = wait("peer", peers=[waits_on(1)])
+        cases = [("x", "wait: expected object or null, got string"),
+                 (dict(good, **{"class": "gpu"}), "wait.class: expected 'host', 'peer' or 'kernel', got 'gpu'"),
+                 ({k: v for k, v in good.items() if k != "threshold_ns"}, "wait.threshold_ns: missing"),
+                 (dict(good, peers=[dict(waits_on(1), peer_global_rank="1")]),
+                  "wait.peers[0].peer_global_rank: expected integer or null, got string"),
+                 (dict(good, peers=[{k: v for k, v in waits_on(1).items() if k != "direction"}]),
+                  "wait.peers[0].direction: missing"),
+                 (dict(good, peers=[dict(waits_on(1), direction="both")]),
+                  "wait.peers[0].direction: expected 'send' or 'recv', got 'both'"),
+                 (dict(good, peers={}), "wait.peers: expected array, got object")]
+        for bad, message in cases:
+            rc, _, err = self.run_files({0: bad, 1: None})
+            self.assertEqual(rc, 2, (bad, err))
+            self.assertIn(f"ncclscope-comm-aa-rank0.json.gz: {message}", err)
+            self.assertEqual(err.count("\n"), 1, err)
+
+
 class StragglerTest(unittest.TestCase):
     def jobs(self, late_rank, late_ns, hosts=("h", "h", "h"), n=8):
         ds = []

@@ -3,10 +3,11 @@
 status 0, 1 or 2 (2 with a one-line message naming the file), never another exception.
 
 Inputs, as v1 dumps (one JSON document) or v2 dumps (gzip: a summary member, then a flight-recorder member;
-the compressed bytes sometimes cut short): four jobs (the real NCCL 2.28.9 collective hang of tests/data/golden, and made from it the same job
-healthy, a point-to-point hang and a straggler) whose dumps get fields replaced by other values of the same
-type or by JSON values of any type, deleted, or nested 900 to 50,000 deep, their text truncated or spliced
-with invalid UTF-8; and random JSON. Each case writes one to three dumps into a directory and calls the
+the compressed bytes sometimes cut short): five jobs (the real NCCL 2.28.9 collective hang of tests/data/golden,
+and made from it the same job healthy, a point-to-point hang, a straggler, and both ranks inside the all-reduce
+with `wait` fields naming each other) whose dumps get fields replaced by other values of the same type or by
+JSON values of any type, deleted, or nested 900 to 50,000 deep, their text truncated or spliced with invalid
+UTF-8; and random JSON. Each case writes one to three dumps into a directory and calls the
 analyzer in process. Derandomized: the same cases every run.
 
   python3 analyze_fuzz_test.py TOOLS_ANALYZE_DIR [CASES]   (default 10,000 cases)
@@ -38,9 +39,9 @@ GOLDEN = os.path.join(HERE, "..", "data", "golden", "nccl-2.28.9", "abort", "dum
 
 
 def scenarios():
-    """[rank 0's dump, rank 1's dump] of four jobs: the golden collective hang, the same job healthy (nothing
-    in flight), a point-to-point hang (rank 0's Send to 1 #2 in flight; rank 1 posted Recv from 0 #1 only), and
-    a straggler."""
+    """[rank 0's dump, rank 1's dump] of five jobs: the golden collective hang, the same job healthy (nothing
+    in flight), a point-to-point hang (rank 0's Send to 1 #2 in flight; rank 1 posted Recv from 0 #1 only), a
+    straggler, and a link (both ranks inside the all-reduce, their `wait` fields naming each other)."""
     hung = []
     for rank in (0, 1):
         with open(os.path.join(GOLDEN, f"ncclscope-comm-eb6c19cd5aa7c557-rank{rank}.json")) as f:
@@ -58,7 +59,16 @@ def scenarios():
         d["ops"][0].update(count=5, last_seq=4)
         d["flight_recorder"]["completed"] = [dict(first, seq=q, start_ns=10**9 * (q + 1) + 5_000_000 * rank,
                                                   end_ns=10**9 * (q + 1) + 6_000_000) for q in range(5)]
-    return [hung, healthy, p2p, straggle]
+    linked = copy.deepcopy(hung)  # both ranks inside AllReduce seq 1, each waiting on the other (a link)
+    linked[1]["ops"][0]["last_seq"] = 1
+    linked[1]["flight_recorder"]["in_flight"] = copy.deepcopy(linked[0]["flight_recorder"]["in_flight"])
+    for rank, d in enumerate(linked):
+        d["wait"] = {"class": "peer", "kind": "coll", "func": "AllReduce", "seq": 1, "arrival": 2,
+                     "age_ns": 2614047655, "threshold_ns": 2000000000,
+                     "peers": [{"peer_global_rank": 1 - rank, "peer_host": None, "nic": "eth0",
+                                "direction": "send" if rank == 0 else "recv", "requests": 2,
+                                "waiting_ns": 2600000000, "failed": rank == 1}]}
+    return [hung, healthy, p2p, straggle, linked]
 
 
 SCENARIOS = scenarios()

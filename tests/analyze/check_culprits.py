@@ -4,7 +4,8 @@ else as a culprit:
 
   check_culprits.py REPORT.json KIND COMM_NAME RANK SEQ [--global-rank G] [--or-where COMM_NAME:RANK]
 
-KIND: hang, dead, mismatch, straggler ('hang' accepts the analyzer's behind/missing kinds); SEQ '-' skips the
+KIND: hang, dead, mismatch, straggler, link, kernel ('hang' accepts the analyzer's behind/missing kinds; a link
+culprit's other end, `peer`, is not an extra blamed rank); SEQ '-' skips the
 sequence check (stragglers). --or-where accepts a second first place where the process stopped, for a
 scenario where it is blamed in two communicators at the same sequence and either could be where it stopped.
 Exit 1 with the report's culprits printed when anything differs.
@@ -13,7 +14,8 @@ import argparse
 import json
 import sys
 
-KINDS = {"hang": ("behind", "missing"), "dead": ("dead",), "mismatch": ("mismatch",), "straggler": ("straggler",)}
+KINDS = {"hang": ("behind", "missing"), "dead": ("dead",), "mismatch": ("mismatch",), "straggler": ("straggler",),
+         "link": ("link",), "kernel": ("kernel",)}
 
 ap = argparse.ArgumentParser()
 ap.add_argument("report")
@@ -49,7 +51,9 @@ else:
     if not c.get("next_step"):
         problems.append("no next step")
     for comm in r["communicators"]:  # a victim is never listed as a culprit of its communicator
+        peer_end = (w["comm_name"], (c.get("peer") or {}).get("rank"))  # a link's other end
         extra = [x for x in comm["culprits"] if (comm["summary"]["comm_name"], x) != (w["comm_name"], w["rank"])
+                 and (comm["summary"]["comm_name"], x) != peer_end
                  and not any((p["comm_name"], p["rank"]) == (comm["summary"]["comm_name"], x) for p in c["where"])]
         if extra:
             problems.append(f"{comm['summary']['comm_name']} also blames ranks {extra}")

@@ -5,7 +5,9 @@ another communicator, on a rank blamed there: data-parallel ranks wait because a
 stuck. Ranks are joined across communicators by their process (host, pid); ranks without a dump are one
 process when the job lacks exactly one global rank. Each finding adds edges waiting process -> blamed process;
 a blamed process is a root cause when it waits on nobody (or wrote no dump, or called a mismatched
-collective); in a cycle of waits with no way out, every member is.
+collective, or its own kernel does not finish, or it is an end of a link two ranks wait on each other over, or
+it has nothing in flight while others wait on it: waits.py); in a cycle of waits with no way out, every member
+is.
 """
 
 
@@ -42,12 +44,15 @@ class Graph:
                 return ("proc", host, pid)
         if self.lone_absent is not None:
             return ("global", self.lone_absent)
+        ident = (finding or {}).get("_wait_ident")
+        if ident and len(finding["ranks"]) == 1:  # the others' wait entries name its global rank
+            return ("global", ident["global_rank"])
         return ("rank", comm, rank)
 
     def add(self, comm, finding):
         blamed = [self.key(comm, r, finding) for r in finding["ranks"]]
         finding["_blamed"] = blamed
-        if finding["kind"] in ("mismatch", "dead", "missing", "straggler"):
+        if finding["kind"] in ("mismatch", "dead", "missing", "straggler", "kernel", "link", "unresponsive"):
             self.forced.update(blamed)
         for w in finding.get("waiting", []):
             src = self.key(comm, w)

@@ -11,11 +11,18 @@ no dump ("peer … closed the connection": the network transport saw it go), or 
 signal and it did not; otherwise it is dead or alive and idle (the stall watch dumps only ranks with a stuck
 operation; SIGUSR2 makes every live rank dump).
 
-Findings are dicts: kind ("missing", "dead", "behind", "mismatch", "stuck" are problems; "in_flight" is
-detail), ranks (the blamed ranks), waiting (the ranks that wait on them), func/seq/peer where one operation is
-meant, headline (short) and text (the detail line). Which blamed ranks are root causes is decided for the whole
+Where every rank issued the operation and the dumps carry the `wait` field, its peer entries name the rank or
+the link the waits lead to instead (waits.py: "link", "kernel", "not_launched", "unresponsive"); without it,
+the verdict is "stuck" as before.
+
+Findings are dicts: kind ("missing", "dead", "behind", "mismatch", "stuck", "link", "kernel", "not_launched",
+"unresponsive" are problems; "in_flight" and "wait" are detail), class (the live alert's: not_joined, process,
+mismatch, kernel, link; None for a stuck verdict that names nobody), ranks (the blamed ranks), waiting (the
+ranks that wait on them), func/seq/peer where one operation is meant, headline (short) and text (the detail
+line). Which blamed ranks are root causes is decided for the whole
 job (chains.py), since a rank behind here may be waiting in another communicator.
 """
+from . import waits as wait_field
 from .progress import (PAIRED, describe, in_flight, last_coll_seq, last_p2p_seq, op_name, rank_list,
                        realtime_offset_ns, state_text)
 
@@ -27,11 +34,18 @@ MAX_IN_FLIGHT_RANKS = 8   # ranks whose in-flight detail is listed (the verdict 
 LOST = ("recv", "send")   # net error kinds of a connection the peer closed or reset
 
 
+def _is_wait_op(d, op):
+    """op is the operation the dump's `wait` field describes (past its own stall threshold)."""
+    w = d.get("wait")
+    return bool(w) and (op.get("kind"), op.get("func"), op.get("seq")) == (w["kind"], w["func"], w["seq"])
+
+
 def _waiting(d, op):
     """An operation still in flight when its communicator was finalized (destroyed or aborted) never
-    completed; otherwise it counts as a wait once the stall watch fired or it is MIN_WAIT_NS old."""
+    completed; otherwise it counts as a wait once the stall watch fired, it is MIN_WAIT_NS old, or the dump's
+    `wait` field says it is past its stall threshold."""
     return bool(d.get("stalled") or d.get("finalized") or d.get("reason") == "finalize") or \
-        op.get("age_ns", 0) >= MIN_WAIT_NS
+        op.get("age_ns", 0) >= MIN_WAIT_NS or _is_wait_op(d, op)
 
 
 def waiting_ops(d):
@@ -232,11 +246,13 @@ def _stuck(ranks, waits, oldest):
     o0 = min(oldest.values(), key=lambda o: o.get("arrival", 0))
     return {
         "kind": "stuck", "ranks": [], "waiting": sorted(waits), "ops": ops, "func": o0["func"], "seq": o0["seq"],
+        "class": wait_field.stuck_class(ranks),
         "headline": f"{who} issued {', '.join(ops)} and {'are' if len(waits) > 1 else 'is'} stuck inside "
                     f"({_group_states(oldest)})",
         "text": f"{who} issued {', '.join(ops)} and waits inside it: {_group_states(oldest)}"
                 + (f"; {rank_list(idle)} have nothing in flight" if idle else "")
-                + (f"; network errors: {'; '.join(errors[:3])}" if errors else "; no network error recorded")}
+                + (f"; network errors: {'; '.join(errors[:3])}" if errors else "; no network error recorded")
+                + wait_field.stuck_detail(ranks)}
 
 
 def _wait_start(ranks, waits, finding):
@@ -258,11 +274,16 @@ def diagnose(ranks, nranks, live_globals=frozenset(), live_procs=frozenset()):
     problems, skip = _mismatch(waits)
     problems += _coll_behind(ranks, waits, skip) + _p2p_behind(ranks, waits)
     if missing:
-        problems.append(_missing(missing, waits, ranks, live_globals, live_procs))
+        f = _missing(missing, waits, ranks, live_globals, live_procs)
+        wait_field.refine_missing(f, ranks, missing, live_globals)
+        problems.append(f)
     elif waits and not problems:
-        problems.append(_stuck(ranks, waits, oldest))
+        # Every rank issued the operation: the dumps' wait fields name the rank or link the chains end at.
+        problems += wait_field.resolve(ranks) or [_stuck(ranks, waits, oldest)]
     for f in problems:
         f["_wait_start_ns"] = _wait_start(ranks, waits, f)
+        f.setdefault("class", wait_field.CLASS_OF_KIND.get(f["kind"]))
+        f["_waits"] = any(d.get("wait") for d in ranks.values())  # the culprit line then names the class
     findings = list(problems)
     listed = sorted(waits) if waits else sorted(r for r, d in ranks.items() if d["in_flight"])
     for r in listed[:MAX_IN_FLIGHT_RANKS]:
@@ -270,6 +291,9 @@ def diagnose(ranks, nranks, live_globals=frozenset(), live_procs=frozenset()):
         where = f" on {d['host']}" if d.get("host") else ""
         for o in ops[:MAX_IN_FLIGHT_SHOWN]:
             findings.append({"kind": "in_flight", "ranks": [r], "text": f"rank {r}{where}: {describe(o)}" + _marks(d)})
+        if d.get("wait"):
+            findings.append({"kind": "wait", "ranks": [r], "class": d["wait"]["class"],
+                             "text": f"rank {r}{where}: {wait_field.describe(d['wait'])}"})
         if len(ops) > MAX_IN_FLIGHT_SHOWN:
             findings.append({"kind": "in_flight", "ranks": [r],
                              "text": f"rank {r}{where}: {len(ops) - MAX_IN_FLIGHT_SHOWN} more in flight"})

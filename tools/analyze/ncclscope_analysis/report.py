@@ -11,10 +11,12 @@ from . import chains, hang, stragglers
 from .progress import rank_list, ranges
 from .summary import summarize
 
-PROBLEMS = ("dead", "missing", "behind", "mismatch", "stuck", "straggler")
+PROBLEMS = ("dead", "missing", "behind", "mismatch", "stuck", "straggler", "link", "kernel", "not_launched",
+            "unresponsive")
 REPORT_SCHEMA = "ncclscope.analyze.v2"
 KIND_WORD = {"behind": "hang", "missing": "hang or death (no dump)", "dead": "dead", "mismatch": "mismatch",
-             "stuck": "stuck", "straggler": "straggler"}
+             "stuck": "stuck", "straggler": "straggler", "link": "link", "kernel": "kernel stuck",
+             "not_launched": "hang (kernel not launched)", "unresponsive": "unresponsive (process)"}
 MAX_HEALTHY_LINES = 8
 
 NEXT_STEP = {
@@ -30,6 +32,18 @@ NEXT_STEP = {
              "on the hosts, the NCCL log with NCCL_DEBUG=INFO) and the GPUs (nvidia-smi, dmesg Xid)",
     "straggler": "find why it is late: GPU clocks and throttling (nvidia-smi -q -d PERFORMANCE on {host}), CPU "
                  "contention or data loading in pid {pid}, its NIC counters",
+    "kernel": "its GPU kernel does not finish: nvidia-smi and Xid errors (dmesg / journalctl -k) on {host}, the "
+              "GPU's state (nvidia-smi -q); what pid {pid} launched (py-spy dump --native --pid {pid}); an "
+              "intra-node peer (NVLink, PCIe) its kernel may wait on",
+    "not_launched": "its kernel was never launched: see where the host thread is (py-spy dump --pid {pid} or "
+                    "gdb -p {pid} -batch -ex 'thread apply all bt', on {host}) and what else its stream runs "
+                    "(its other communicators' stuck operations)",
+    "unresponsive": "check whether pid {pid} still runs on {host} (ps -p {pid}); if it does, py-spy dump --pid "
+                    "{pid} and SIGUSR2 to it for a fresh dump; if not, the launcher's log and `journalctl -k` / "
+                    "dmesg on {host}",
+    "link": "check the link between {host} ({nic}) and {peer_host} ({peer_nic}): the NICs' port counters and "
+            "errors (ethtool -S, or ibstat / perfquery on InfiniBand), the cable and the switch ports, "
+            "ncclscope_nic_errors_total and the NCCL log (NCCL_DEBUG=INFO) on both hosts",
 }
 
 
@@ -58,7 +72,8 @@ def _status(problems):
     for k in ("dead", "mismatch"):
         if k in kinds:
             return k
-    if kinds & {"behind", "stuck"} or ("missing" in kinds and any(f.get("waiting") for f in problems)):
+    if kinds & {"behind", "stuck", "link", "kernel", "not_launched", "unresponsive"} or \
+            ("missing" in kinds and any(f.get("waiting") for f in problems)):
         return "hang"
     if "missing" in kinds:
         return "missing"
@@ -78,6 +93,8 @@ def _identity(entry, rank, finding=None):
     if finding is not None and finding["kind"] == "dead":
         for e in finding.get("peers", []):
             return {"host": e.get("peer_host"), "pid": e.get("peer_pid"), "global_rank": e.get("peer_global_rank")}
+    if finding is not None and finding.get("_wait_ident"):  # the others' wait entries name the absent process
+        return dict(finding["_wait_ident"])
     return {"host": None, "pid": None, "global_rank": None}
 
 
@@ -140,12 +157,24 @@ def _culprit(key, hits):
     grank = f"global rank {ident['global_rank']}" if ident["global_rank"] is not None else "that rank"
     fmt = {"pid": ident["pid"] if ident["pid"] is not None else f"<pid of {grank}>",
            "host": ident["host"] or "its host", "grank": grank}
-    step = NEXT_STEP[f0["kind"]].format(**fmt)
     places = "; ".join(f"in comm {w['comm_hash']}" + (f" ({w['comm_name']})" if w["comm_name"] else "")
                        + f" as rank {w['rank']}" + (f", {w['func']} seq {w['seq']}" if w["func"] else "")
                        for w in where[:4]) + (f"; and {len(where) - 4} more" if len(where) > 4 else "")
-    line = f"{KIND_WORD[f0['kind']]}: {_who(ident, no_dump)}: {f0['headline']} [{places}]. Next: {step}"
-    return dict(ident, kind=f0["kind"], no_dump=no_dump, where=where, next_step=step, line=line)
+    who = _who(ident, no_dump)
+    extra = {}
+    if f0["kind"] == "link":
+        a, b = f0["link"]["endpoints"]
+        if b["rank"] == rank0:
+            a, b = b, a
+        fmt.update(nic=a["nic"] or "its NIC", peer_host=b["host"] or "the peer's host", peer_nic=b["nic"] or "its NIC")
+        peer = {"host": b["host"], "pid": b["pid"], "global_rank": b["global_rank"]}
+        who = f"{who}, NIC {a['nic'] or '?'} <-> {_who(peer)}, NIC {b['nic'] or '?'}"
+        extra = {"nic": a["nic"], "peer": dict(peer, rank=b["rank"], nic=b["nic"])}
+    step = NEXT_STEP[f0["kind"]].format(**fmt)
+    cls = f" [class {f0['class']}]" if f0.get("_waits") and f0.get("class") else ""
+    line = f"{KIND_WORD[f0['kind']]}{cls}: {who}: {f0['headline']} [{places}]. Next: {step}"
+    return dict(ident, kind=f0["kind"], no_dump=no_dump, where=where, next_step=step, line=line,
+                _finding=f0, **extra, **{"class": f0.get("class")})
 
 
 def _victims(entries, culprit_keys):
@@ -169,12 +198,21 @@ def analyze(comms):
     entries = [analyze_comm(c, ranks, live_globals, live_procs) for c, ranks in sorted(comms.items())]
     roots = chains.resolve(entries, _problems)
     labels = {}
-    culprits = []
+    culprits, links = [], set()
     for key, hits in roots.items():
         c = _culprit(key, hits)
-        culprits.append(c)
         labels[key] = f"{_who(c, c['no_dump'])} in {c['where'][0]['comm_hash']}"
+        if c["kind"] == "link":  # one culprit for the link, though both its ends are root processes
+            ends = sorted([_who(c), _who(c["peer"])])
+            labels[key] = f"the link {ends[0]} <-> {ends[1]} in {c['where'][0]['comm_hash']}"
+            if id(c["_finding"]) in links:
+                continue
+            links.add(id(c["_finding"]))
+        culprits.append(c)
     for e in entries:
+        for f in _problems(e):
+            f.setdefault("class", None)
+            f["blamed"] = [dict(_identity(e, r, f), rank=r) for r in f["ranks"]]
         e["culprits"] = sorted({r for f in _problems(e) if f.get("root")
                                 for r, b in zip(f["ranks"], f.get("_blamed", [])) if b in roots})
         for f in _problems(e):
@@ -205,7 +243,10 @@ def job_verdict(result):
         nranks = sum(len(e["_ranks"]) for e in entries)
         return f"healthy: {len(entries)} communicator(s), {nranks} rank dumps, no rank missing, stuck or late"
     stuck = [e for e in bad if any(f["kind"] == "stuck" for f in _problems(e))]
-    parts = [f"{KIND_WORD[c['kind']]} at rank {c['where'][0]['rank']} of comm {c['where'][0]['comm_hash']} "
+    parts = [f"link between rank {c['where'][0]['rank']} and rank {c['peer']['rank']} of comm "
+             f"{c['where'][0]['comm_hash']} ({_who(c)}, NIC {c['nic'] or '?'} <-> {_who(c['peer'])}, NIC "
+             f"{c['peer']['nic'] or '?'})" if c["kind"] == "link" else
+             f"{KIND_WORD[c['kind']]} at rank {c['where'][0]['rank']} of comm {c['where'][0]['comm_hash']} "
              f"({_who(c, c['no_dump'])})" for c in result["culprits"]]
     parts += [f"{e['status']} in {_comm_label(e)} with no single rank to blame" for e in stuck]
     return "PROBLEM: " + "; ".join(parts)

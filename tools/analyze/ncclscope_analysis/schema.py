@@ -46,12 +46,32 @@ def array(item):
     return ("array", item)
 
 
+def enum(*values):
+    """A string field with a fixed set of values; the error quotes the value found."""
+    label = ", ".join(map(repr, values[:-1])) + f" or {values[-1]!r}" if len(values) > 1 else repr(values[0])
+    return ("enum", values, label)
+
+
+def or_null(spec):
+    """An object (or other nested spec) that may also be null."""
+    return ("or_null", spec)
+
+
 def int_map():
     """An object of any keys with integer values (counters by name)."""
     return ("map", INT)
 
 
 _I = INT
+# What the communicator's oldest in-flight operation waits on, once it is past its stall threshold (null
+# otherwise; absent from older dumps): its class, the operation, and for class "peer" the peers its network
+# requests wait on (docs/dump-format.md).
+WAIT_PEER = obj({"peer_global_rank": INT_OR_NULL, "peer_host": STR_OR_NULL, "nic": STR,
+                 "direction": enum("send", "recv"), "requests": _I, "waiting_ns": _I, "failed": BOOL},
+                required=("peer_global_rank", "direction"))
+WAIT = or_null(obj({"class": enum("host", "peer", "kernel"), "kind": enum("coll", "p2p"), "func": STR,
+                    "seq": _I, "arrival": _I, "age_ns": _I, "threshold_ns": _I, "peers": array(WAIT_PEER)},
+                   required=("class", "kind", "func", "seq", "age_ns", "threshold_ns", "peers")))
 RECORD = obj({  # one flight-recorder operation, completed or in flight
     "kind": STR, "func": STR, "seq": _I, "arrival": _I, "count": _I, "bytes": _I, "type_size": _I, "algo": STR,
     "proto": STR, "channels": _I, "state": STR, "start_ns": _I, "enqueued_ns": _I, "kernel_channels_done": _I,
@@ -73,7 +93,7 @@ _COMMON = {
     "abi": STR, "finalized": BOOL, "stalled": BOOL, "created_realtime_ns": _I, "snapshot_monotonic_ns": _I,
     "arrivals": _I, "memory_bytes": _I, "in_flight_count": _I, "oldest_in_flight_age_ns": _I,
     "gpu_to_host_offset_ns": _I, "ops": array(OP), "aggregates": array(AGGREGATE), "dropped": int_map(),
-    "events": int_map(), "host": STR, "job_id": STR, "reason": STR,
+    "events": int_map(), "host": STR, "job_id": STR, "reason": STR, "wait": WAIT,
 }
 
 
@@ -118,7 +138,17 @@ def validate(v, spec, where=""):
     """Raises SchemaError naming the first field of v that does not match spec. Paths are built only for
     nested values and errors: a scalar field is checked in its parent's loop."""
     kind = spec[0]
-    if kind in ("object", "map"):
+    if kind == "or_null":
+        if v is None:
+            return
+        if type(v) is not dict and spec[1][0] == "object":
+            raise SchemaError(f"{where or 'top level'}: expected object or null, got {json_type(v)}")
+        validate(v, spec[1], where)
+    elif kind == "enum":
+        if not (_is_str(v) and v in spec[1]):
+            got = repr(v[:40]) if _is_str(v) else json_type(v)
+            raise SchemaError(f"{where}: expected {spec[2]}, got {got}")
+    elif kind in ("object", "map"):
         if type(v) is not dict:
             raise SchemaError(f"{where or 'top level'}: expected object, got {json_type(v)}")
         if kind == "map":
