@@ -93,7 +93,7 @@ struct TagTotals {
 // Where a communicator's oldest operation waits once it is past its stall threshold (see WaitSite).
 enum class WaitClass : uint8_t {
   kHost = 0,  // issued, but its kernel has not started on this rank (not launched)
-  kPeer,      // launched, and network requests of this communicator are pending towards peers
+  kPeer,      // launched, and waiting on peers: network requests pending towards them, or a send/recv's peer
   kKernel,    // launched, not finished, and none of this communicator's network requests is pending
   kLaunched,  // launched, not finished; the net half does not carry this communicator, so where is not known
 };
@@ -105,6 +105,7 @@ inline const char* WaitClassName(WaitClass c) {
 // One peer a stuck operation's network requests wait on (merged over the connections to it in one direction).
 struct WaitPeer {
   int peer_global_rank = -1;  // -1: the connection handshake did not say (a wrapped plugin's connection)
+  int peer_rank = -1;         // the peer's rank in the communicator, when the operation names it (send/recv)
   std::string peer_host;      // "": not known
   std::string nic;
   bool send = false;

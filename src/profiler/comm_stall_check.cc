@@ -80,9 +80,14 @@ WaitSite CommContext::FindWait(const std::vector<OpRecord>& in_flight, uint64_t 
     w.cls = WaitClass::kPeer;
     for (PendingNetLink& p : links.pending) {
       if (w.peers.size() == kMaxWaitPeers) break;
-      w.peers.push_back({p.peer_global_rank, std::move(p.peer_host), std::move(p.nic), p.dir == NetDir::kSend,
+      w.peers.push_back({p.peer_global_rank, -1, std::move(p.peer_host), std::move(p.nic), p.dir == NetDir::kSend,
                          p.requests, p.waiting_ns, p.failed});
     }
+  } else if (oldest->kind == OpKind::kP2p && oldest->peer_or_root >= 0) {
+    // A send or receive names its peer: it waits on that rank even with nothing on the network (a send that
+    // completed into the transport, a receive whose sender never posted).
+    w.cls = WaitClass::kPeer;
+    w.peers.push_back({-1, oldest->peer_or_root, "", "", oldest->is_send != 0, 0, age, false});
   } else {
     w.cls = links.carried ? WaitClass::kKernel : WaitClass::kLaunched;
   }

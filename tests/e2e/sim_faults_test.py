@@ -271,10 +271,12 @@ with tempfile.TemporaryDirectory() as tmp:
         killed = [t for t, l in lines if "rank 1: --kill: exiting abruptly at seq 5" in l]
         held = sorted(int(m.group(1)) for _, l in lines
                       for m in [re.search(r"rank (\d+): --hold-on-error: stays alive 4 s", l)] if m)
-        if not killed or 0 not in last_alive or 2 not in last_alive:
+        # Without the hold a loaded host may end the survivors before the 20 ms poll first sees them: that is "at
+        # once" too. With it they must be seen.
+        if not killed or (hold and (0 not in last_alive or 2 not in last_alive)):
             check(False, f"{what}: the kill and both survivors were seen ({len(killed)}, {sorted(last_alive)})")
             continue
-        after = {r: round(last_alive[r] - killed[0], 2) for r in (0, 2)}
+        after = {r: round(last_alive[r] - killed[0], 2) if r in last_alive else 0.0 for r in (0, 2)}
         if hold:
             check(held == [0, 2], f"{what}: both survivors say they hold ({held})")
             check(all(a >= 3.5 for a in after.values()), f"{what}: survivors alive >= 3.5 s after the kill ({after} s)")

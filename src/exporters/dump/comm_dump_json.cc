@@ -116,6 +116,7 @@ json WaitJson(const WaitSite& w) {
   json peers = json::array();
   for (const WaitPeer& p : w.peers) {
     peers.push_back({{"peer_global_rank", p.peer_global_rank >= 0 ? json(p.peer_global_rank) : json(nullptr)},
+                     {"peer_rank", p.peer_rank >= 0 ? json(p.peer_rank) : json(nullptr)},
                      {"peer_host", p.peer_host.empty() ? json(nullptr) : json(p.peer_host)},
                      {"nic", p.nic},
                      {"direction", p.send ? "send" : "recv"},

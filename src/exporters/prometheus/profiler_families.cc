@@ -151,18 +151,19 @@ void EmitWait(const CommView& v, MetricFamily* f) {
   if (!w.present || v.c->finalized) return;
   const char* cls = WaitClassName(w.cls);
   const char* func = FuncName(w.func);
-  auto add = [&](double seconds, const std::string& peer_rank, const std::string& peer_host, const std::string& nic,
-                 const char* direction, const char* state) {
+  auto number = [](int n) { return n >= 0 ? std::to_string(n) : std::string(); };
+  auto add = [&](double seconds, const WaitPeer* p) {
     if (f->metric.size() >= kMaxWaitSeries) return;
-    prom::AddGauge(f, seconds, v.With({{"class", cls}, {"func", func}, {"peer_global_rank", peer_rank},
-                                       {"peer_host", peer_host}, {"nic", nic}, {"direction", direction},
-                                       {"state", state}}));
+    prom::AddGauge(f, seconds,
+                   v.With({{"class", cls}, {"func", func},
+                           {"peer_global_rank", p != nullptr ? number(p->peer_global_rank) : ""},
+                           {"peer_host", p != nullptr ? p->peer_host : ""},
+                           {"peer_rank", p != nullptr ? number(p->peer_rank) : ""}, {"nic", p != nullptr ? p->nic : ""},
+                           {"direction", p == nullptr ? "" : p->send ? "send" : "recv"},
+                           {"state", p != nullptr && p->failed ? "failed" : "waiting"}}));
   };
-  if (w.peers.empty()) return add(Seconds(w.age_ns), "", "", "", "", "waiting");
-  for (const WaitPeer& p : w.peers) {
-    add(Seconds(p.waiting_ns), p.peer_global_rank >= 0 ? std::to_string(p.peer_global_rank) : "", p.peer_host, p.nic,
-        p.send ? "send" : "recv", p.failed ? "failed" : "waiting");
-  }
+  if (w.peers.empty()) return add(Seconds(w.age_ns), nullptr);
+  for (const WaitPeer& p : w.peers) add(Seconds(p.waiting_ns), &p);
 }
 void EmitBySize(const CommView& v, MetricFamily* f) {
   for (const auto& [key, n] : v.sized) {

@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""The hang alert live: a real Prometheus (Debian's) scrapes emulated NCCL jobs every 5 s through file_sd and
+evaluates the shipped rules/ncclscope-hang.yml; each job hangs in one class and NcclscopeHang must name its
+culprit and class within 15 s of the onset, while healthy jobs with a 400 ms straggler and with 6 s operations
+raise nothing.
+
+Fault jobs (3 ranks unless said; rank 0 straggles 50 ms per operation so the hang comes after the job has been
+scraped for ~10 s, as in a job that has run for a while):
+  hang      --hang 1@200                          not_joined, global rank 1
+  p2p       --ops sendrecv --hang 1@200           not_joined, global rank 1 (a point-to-point ring)
+  kill      --kill 1@200 --hold-on-error 40       process,    global rank 1 (survivors hold their failed op)
+  freeze    --freeze 2@200                        process,    global rank 2 (SIGSTOP: its endpoint stops answering)
+  mismatch  --mismatch 1@200                      mismatch,   global rank 1
+  kernel    --stuck-kernel 2@200                  kernel,     global rank 2 (an emulated kernel that never ends)
+  link      2 ranks in two network namespaces joined by a veth pair that is taken down mid-run: link, between
+            global ranks 0 and 1 (skipped, with the reason, where namespaces cannot be created).
+Onset is the fault line the rank prints (the moment the link is taken down, for link); the alert time is the
+alert's activeAt. --rounds N repeats the fault jobs (fresh job ids); --table prints the docs/measurements.md rows.
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from datetime import datetime
+
+SKIP = 77
+ALERT_WITHIN_S = 15.0
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Prometheus:
+    def __init__(self, work, rules):
+        self.work = work
+        cfg = os.path.join(work, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global: {scrape_interval: 5s, scrape_timeout: 4s, evaluation_interval: 5s}\n")
+            f.write(f"rule_files: ['{rules}']\n")
+            f.write("scrape_configs:\n  - job_name: ncclscope\n")
+            f.write(f"    file_sd_configs: [{{files: ['{work}/sd/*.json'], refresh_interval: 1s}}]\n")
+        for _ in range(5):
+            self.port = free_port()
+            self.log = open(os.path.join(work, "prometheus.log"), "w")
+            self.proc = subprocess.Popen(
+                ["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={work}/data",
+                 f"--web.listen-address=127.0.0.1:{self.port}"], stdout=self.log, stderr=subprocess.STDOUT)
+            for _ in range(100):
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=1)
+                    return
+                except OSError:
+                    if self.proc.poll() is not None:
+                        break
+                    time.sleep(0.2)
+            self.proc.kill()
+            self.proc.wait()
+        raise RuntimeError("Prometheus would not start: " + open(os.path.join(work, "prometheus.log")).read()[-500:])
+
+    def get(self, path, **params):
+        url = f"http://127.0.0.1:{self.port}{path}"
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return json.load(r)["data"]
+
+    def query(self, q):
+        return self.get("/api/v1/query", query=q)["result"]
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+class Job:
+    """One ncclscope-sim launch (or a rank of it); its stderr lines are time-stamped as they arrive."""
+
+    def __init__(self, name, argv, env, log_dir, marker=None):
+        self.name, self.marker, self.onset = name, marker, None
+        self.log = open(os.path.join(log_dir, name + ".log"), "w")
+        self.proc = subprocess.Popen(argv, env=env, stdout=self.log, stderr=subprocess.PIPE, text=True,
+                                     start_new_session=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stderr:
+            now = time.time()
+            self.log.write(f"[{now:.3f}] {line}")
+            self.log.flush()
+            if self.marker and self.onset is None and self.marker in line:
+                self.onset = now
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, 9)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
+
+
+class NetnsLink:
+    """Two network namespaces joined by a veth pair (the data link), each also joined to this namespace by a
+    management veth (bootstrap-free metrics path), so that taking the data link down leaves the scrapes alone."""
+
+    def __init__(self, tag):
+        self.tag = tag
+        self.ns = [f"ncs{tag}a", f"ncs{tag}b"]
+        self.data_ip = [f"10.77.{tag}.1", f"10.77.{tag}.2"]
+        self.mgmt_ip = [f"10.78.{tag}.2", f"10.78.{tag}.6"]
+        self.made = []
+
+    def sh(self, cmd):
+        r = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{cmd}: {r.stderr.strip()}")
+
+    def setup(self):
+        t, (a, b) = self.tag, self.ns
+        for ns in self.ns:
+            self.sh(f"ip netns add {ns}")
+            self.made.append(ns)
+            self.sh(f"ip -n {ns} link set lo up")
+        self.sh(f"ip link add ncsd{t}a netns {a} type veth peer name ncsd{t}b netns {b}")
+        for i, (ns, end) in enumerate(((a, "a"), (b, "b"))):
+            self.sh(f"ip -n {ns} link set ncsd{t}{end} name vdata")
+            self.sh(f"ip -n {ns} addr add {self.data_ip[i]}/24 dev vdata")
+            self.sh(f"ip -n {ns} link set vdata up")
+            host_ip = f"10.78.{t}.{1 + 4 * i}"
+            self.sh(f"ip link add ncsm{t}{end} type veth peer name vmgmt netns {ns}")
+            self.made.append(f"link:ncsm{t}{end}")
+            self.sh(f"ip addr add {host_ip}/30 dev ncsm{t}{end}")
+            self.sh(f"ip link set ncsm{t}{end} up")
+            self.sh(f"ip -n {ns} addr add {self.mgmt_ip[i]}/30 dev vmgmt")
+            self.sh(f"ip -n {ns} link set vmgmt up")
+
+    def take_down(self):
+        self.sh(f"ip -n {self.ns[0]} link set vdata down")
+
+    def teardown(self):
+        for m in reversed(self.made):
+            cmd = f"ip link del {m[5:]}" if m.startswith("link:") else f"ip netns del {m}"
+            subprocess.run(cmd, shell=True, capture_output=True)
+
+
+FAULTS = {  # name: (sim args, expected class, expected culprit global rank, stderr marker of the onset)
+    "hang": (["--hang", "1@200"], "not_joined", "1", "--hang: stops issuing"),
+    "p2p": (["--ops", "sendrecv", "--hang", "1@200"], "not_joined", "1", "--hang: stops issuing"),
+    "kill": (["--kill", "1@200", "--hold-on-error", "40"], "process", "1", "--kill: exiting abruptly"),
+    "freeze": (["--freeze", "2@200"], "process", "2", "--freeze: stops the whole process"),
+    "mismatch": (["--mismatch", "1@200"], "mismatch", "1", "--mismatch: issues"),
+    "kernel": (["--stuck-kernel", "2@200"], "kernel", "2", "--stuck-kernel: starts"),
+}
+COMMON = ["--sizes", "8:8", "--iters", "1000000", "--straggle", "0:50", "--expect-hang"]
+
+
+def parse_time(s):
+    """RFC 3339 with up to nanoseconds, as Prometheus writes activeAt."""
+    base, _, frac = s.rstrip("Z").partition(".")
+    return datetime.fromisoformat(base + "+00:00").timestamp() + (float("0." + frac) if frac else 0.0)
+
+
+def firing(prom):
+    """NcclscopeHang alerts firing now, by ncclscope_job: [(labels, activeAt)]."""
+    out = {}
+    for a in prom.get("/api/v1/alerts")["alerts"]:
+        if a["labels"].get("alertname") == "NcclscopeHang" and a["state"] == "firing":
+            out.setdefault(a["labels"].get("ncclscope_job"), []).append((a["labels"], parse_time(a["activeAt"])))
+    return out
+
+
+def forget_targets(sd, job):
+    """Removes an ended job's file_sd targets (its ranks are gone; the grace period would keep them a while)."""
+    for f in os.listdir(sd):
+        try:
+            with open(os.path.join(sd, f)) as fh:
+                if any(t["labels"].get("ncclscope_job") == job for t in json.load(fh)):
+                    os.unlink(os.path.join(sd, f))
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("sim")
+    ap.add_argument("libdir")
+    ap.add_argument("rules")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--classes", default="hang,p2p,kill,freeze,mismatch,kernel,link")
+    ap.add_argument("--table", action="store_true")
+    args = ap.parse_args()
+    if not shutil.which("prometheus"):
+        print("SKIP: the prometheus server is not installed (scripts/install-deps.sh installs it)")
+        return SKIP
+    classes = args.classes.split(",")
+    work = tempfile.mkdtemp(prefix="ncclscope-hang-live-")
+    os.makedirs(os.path.join(work, "sd"))
+    env0 = dict(os.environ, LD_LIBRARY_PATH=args.libdir + ":" + os.environ.get("LD_LIBRARY_PATH", ""),
+                NCCLSCOPE_PROM_PORT="0", NCCLSCOPE_PROM_BIND="127.0.0.1", NCCLSCOPE_SOCKET_IFNAME="lo")
+    prom = Prometheus(work, os.path.join(os.path.abspath(args.rules), "ncclscope-hang.yml"))
+    jobs, failures, results, links = [], [], {}, []
+
+    def launch(name, argv, marker=None, env_extra=None, sd=None):
+        env = dict(env0, NCCLSCOPE_JOB_ID=sd or name, NCCLSCOPE_SD_DIR=os.path.join(work, "sd"))
+        env.update(env_extra or {})
+        j = Job(name, argv, env, work, marker)
+        jobs.append(j)
+        return j
+
+    try:
+        # Healthy for the whole run: a 400 ms straggler, and operations that take 6 s each.
+        launch("healthy-straggle", [args.sim, "--ranks", "2", "--ops", "allreduce,sendrecv", "--sizes", "4K:4K",
+                                    "--iters", "1000000", "--straggle", "1:400", "--timeout", "3600"])
+        launch("healthy-slow", [args.sim, "--ranks", "2", "--ops", "allreduce", "--sizes", "1M:1M", "--iters",
+                                "1000000", "--straggle", "0:6000", "--timeout", "3600"])
+        netns_ok, netns_why = True, ""
+        if "link" in classes:
+            probe = NetnsLink(250)
+            try:
+                probe.setup()
+            except (RuntimeError, OSError) as e:
+                netns_ok, netns_why = False, str(e)
+            probe.teardown()
+            if not netns_ok:
+                print(f"SKIP class link: cannot create network namespaces here ({netns_why}); it needs root and "
+                      "`ip netns`")
+        for rnd in range(1, args.rounds + 1):
+            round_jobs = {}
+            for c in classes:
+                if c == "link":
+                    if not netns_ok:
+                        continue
+                    link = NetnsLink(rnd)
+                    link.setup()
+                    links.append(link)
+                    name, port = f"link-r{rnd}", free_port()
+                    for r in (0, 1):
+                        extra = {"RANK": str(r), "LOCAL_RANK": "0", "WORLD_SIZE": "2", "NCCLSCOPE_SOCKET_IFNAME": "vdata",
+                                 "NCCLSCOPE_PROM_BIND": link.mgmt_ip[r]}
+                        launch(f"{name}-rank{r}", ["ip", "netns", "exec", link.ns[r], args.sim, "--ranks", "2", "--rank",
+                                                   str(r), "--root", f"{link.data_ip[0]}:{port}", "--ops", "allreduce",
+                                                   "--sizes", "64K:64K", "--iters", "1000000", "--straggle", "0:50",
+                                                   "--timeout", "90"], env_extra=extra, sd=name)
+                    round_jobs[name] = ("link", None, None, link)
+                    continue
+                sim_args, cls, culprit, marker = FAULTS[c]
+                name = f"{c}-r{rnd}"
+                ops = [] if "--ops" in sim_args else ["--ops", "allreduce"]
+                j = launch(name, [args.sim, "--ranks", "3", "--timeout", "60"] + ops + COMMON + sim_args, marker)
+                round_jobs[name] = (c, cls, culprit, j)
+            # The link is taken down once both of its ranks have been scraped for a while, like the others' onset.
+            link_onset = {}
+            start = time.time()
+            seen = {}
+            while time.time() - start < 50:
+                now = time.time()
+                for name, (c, cls, culprit, j) in round_jobs.items():
+                    if c == "link" and name not in link_onset and now - start > 11:
+                        j.take_down()
+                        link_onset[name] = time.time()
+                for job, alerts in firing(prom).items():
+                    if job in round_jobs and job not in seen:
+                        seen[job] = alerts
+                    if job and job.startswith("healthy"):
+                        failures.append(f"false alarm on healthy job {job}: {alerts[0][0]}")
+                if len(seen) == len(round_jobs):
+                    break
+                time.sleep(0.5)
+            for name, (c, cls, culprit, j) in round_jobs.items():
+                onset = link_onset.get(name) if c == "link" else j.onset
+                if name not in seen:
+                    failures.append(f"{name}: no NcclscopeHang within {time.time() - start:.0f} s of the job's start "
+                                    f"(onset {'seen' if onset else 'not seen'})")
+                    results.setdefault(c, []).append(None)
+                    continue
+                labels, active = seen[name][0]
+                delay = active - onset if onset else None
+                named = f"{labels.get('class')} gr{labels.get('global_rank')}"
+                if c == "link":
+                    named += f"->gr{labels.get('peer_global_rank')} {labels.get('nic', '')}"
+                    ok = labels.get("class") == "link" and {labels.get("global_rank"), labels.get("peer_global_rank")} == {"0", "1"}
+                else:
+                    ok = labels.get("class") == cls and labels.get("global_rank") == culprit
+                if len(seen[name]) != 1:
+                    failures.append(f"{name}: {len(seen[name])} alerts, want one per root cause: {seen[name]}")
+                if not ok:
+                    failures.append(f"{name}: alert names {named}, want {cls or 'link'} gr{culprit or '0/1'}: {labels}")
+                if delay is None or delay > ALERT_WITHIN_S:
+                    failures.append(f"{name}: onset to alert {delay} s, want <= {ALERT_WITHIN_S:.0f} s")
+                print(f"round {rnd} {name:12s} onset->alert {delay:5.1f} s  names {named}" if delay is not None else
+                      f"round {rnd} {name:12s} onset not seen; names {named}")
+                results.setdefault(c, []).append((delay, named))
+            for name, (c, cls, culprit, j) in round_jobs.items():
+                for k in [k for k in jobs if k.name == name or k.name.startswith(name + "-rank")]:
+                    k.stop()
+                forget_targets(os.path.join(work, "sd"), name)
+        # The healthy jobs never exported a wait series (the adaptive threshold never fired), let alone an alert.
+        for h in ("healthy-straggle", "healthy-slow"):
+            n = prom.query(f'count(count_over_time(ncclscope_comm_wait_seconds{{ncclscope_job="{h}"}}[30m]))')
+            a = prom.query(f'count(count_over_time(ALERTS{{ncclscope_job="{h}"}}[30m]))')
+            ops = prom.query(f'max(sum without (kind) (ncclscope_comm_last_seq{{ncclscope_job="{h}"}}))')
+            print(f"{h}: {ops[0]['value'][1] if ops else 0} operations, wait series {n[0]['value'][1] if n else 0}, "
+                  f"alerts {a[0]['value'][1] if a else 0}")
+            if n or a:
+                failures.append(f"{h}: false alarm (wait series {n}, alerts {a})")
+            if not ops:
+                failures.append(f"{h}: no metrics were scraped: the healthy control did not run")
+        if args.table:
+            print("\n| class | runs | onset → alert s (min / median / max) | named |")
+            print("|---|---|---|---|")
+            for c in classes:
+                got = [r for r in results.get(c, []) if r]
+                if not got:
+                    continue
+                d = [r[0] for r in got if r[0] is not None]
+                names = sorted({r[1] for r in got})
+                print(f"| {c} | {len(got)} | {min(d):.1f} / {statistics.median(d):.1f} / {max(d):.1f} | {', '.join(names)} |")
+    finally:
+        for j in jobs:
+            j.stop()
+        for link in links:
+            link.teardown()
+        prom.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    for f in failures:
+        print("FAIL:", f)
+    if not failures:
+        print("PASS: every hang named within 15 s; no false alarm on the healthy jobs")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
