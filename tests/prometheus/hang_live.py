@@ -15,7 +15,9 @@ scraped for ~10 s, as in a job that has run for a while):
   link      2 ranks in two network namespaces joined by a veth pair that is taken down mid-run: link, between
             global ranks 0 and 1 (skipped, with the reason, where namespaces cannot be created).
 Onset is the fault line the rank prints (the moment the link is taken down, for link); the alert time is the
-alert's activeAt. --rounds N repeats the fault jobs (fresh job ids); --table prints the docs/measurements.md rows.
+alert's activeAt. --rounds N repeats the fault jobs (fresh job ids); --table prints the docs/measurements.md rows;
+--within S is the bound checked (15 s; by design the worst case is the threshold + one scrape + one evaluation
+interval: 2 s + 5 + 5, and 5 s + 5 + 5 for a mismatch, whose rank waits in a function it never completed).
 """
 import argparse
 import json
@@ -33,7 +35,6 @@ import urllib.request
 from datetime import datetime
 
 SKIP = 77
-ALERT_WITHIN_S = 15.0
 
 
 def free_port():
@@ -206,6 +207,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--classes", default="hang,p2p,kill,freeze,mismatch,kernel,link")
     ap.add_argument("--table", action="store_true")
+    ap.add_argument("--within", type=float, default=15.0, help="seconds from onset to alert allowed (15)")
     args = ap.parse_args()
     if not shutil.which("prometheus"):
         print("SKIP: the prometheus server is not installed (scripts/install-deps.sh installs it)")
@@ -303,8 +305,8 @@ def main():
                     failures.append(f"{name}: {len(seen[name])} alerts, want one per root cause: {seen[name]}")
                 if not ok:
                     failures.append(f"{name}: alert names {named}, want {cls or 'link'} gr{culprit or '0/1'}: {labels}")
-                if delay is None or delay > ALERT_WITHIN_S:
-                    failures.append(f"{name}: onset to alert {delay} s, want <= {ALERT_WITHIN_S:.0f} s")
+                if delay is None or delay > args.within:
+                    failures.append(f"{name}: onset to alert {delay} s, want <= {args.within:.0f} s")
                 print(f"round {rnd} {name:12s} onset->alert {delay:5.1f} s  names {named}" if delay is not None else
                       f"round {rnd} {name:12s} onset not seen; names {named}")
                 results.setdefault(c, []).append((delay, named))
@@ -343,7 +345,7 @@ def main():
     for f in failures:
         print("FAIL:", f)
     if not failures:
-        print("PASS: every hang named within 15 s; no false alarm on the healthy jobs")
+        print(f"PASS: every hang named within {args.within:.0f} s; no false alarm on the healthy jobs")
     return 1 if failures else 0
 
 
