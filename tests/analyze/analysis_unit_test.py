@@ -418,7 +418,7 @@ class WaitFileTest(unittest.TestCase):
     def test_malformed_wait_is_bad_input(self):
         good = wait("peer", peers=[waits_on(1)])
         cases = [("x", "wait: expected object or null, got string"),
-                 (dict(good, **{"class": "gpu"}), "wait.class: expected 'host', 'peer' or 'kernel', got 'gpu'"),
+                 (dict(good, **{"class": "gpu"}), "wait.class: expected 'host', 'peer', 'kernel' or 'launched', got 'gpu'"),
                  ({k: v for k, v in good.items() if k != "threshold_ns"}, "wait.threshold_ns: missing"),
                  (dict(good, peers=[dict(waits_on(1), peer_global_rank="1")]),
                   "wait.peers[0].peer_global_rank: expected integer or null, got string"),
