@@ -286,6 +286,15 @@ def main():
                 if len(seen) == len(round_jobs):
                     break
                 time.sleep(0.5)
+            if rnd == 1:  # the dashboard's hang panels show the culprits and the waits while the jobs hang
+                root = os.path.dirname(os.path.abspath(args.rules))
+                r = subprocess.run([sys.executable, os.path.join(root, "tests/dashboards/check_dashboard.py"),
+                                    os.path.join(root, "dashboards/ncclscope-overview.json"), "--prometheus",
+                                    f"http://127.0.0.1:{prom.port}", "--require", "17,18"],
+                                   capture_output=True, text=True)
+                print("dashboard hang panels:", (r.stdout + r.stderr).strip().splitlines()[-1:])
+                if r.returncode != 0:
+                    failures.append("the dashboard's hang panels (17, 18): " + (r.stdout + r.stderr)[-600:])
             for name, (c, cls, culprit, j) in round_jobs.items():
                 onset = link_onset.get(name) if c == "link" else j.onset
                 if name not in seen:
