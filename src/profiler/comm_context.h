@@ -134,6 +134,9 @@ class CommContext final : public CommSource {
   OpRecord ReadOp(const Op& op, uint64_t now_ns) const;  // inline, in comm_read_op.h
   // Where the oldest of `in_flight` waits, when it is past its threshold under `policy` (comm_stall_check.cc).
   WaitSite FindWait(const std::vector<OpRecord>& in_flight, uint64_t now_ns, const StallPolicy& policy) const;
+  // The peers of the unfinished ProxyOp events of the in-flight operation `arrival` (one entry per direction
+  // with some pending); false when it has none.
+  bool AddProxyPeers(uint64_t arrival, uint64_t age_ns, std::vector<WaitPeer>* peers) const;
 
   const CommInfo info_;
   const ContextConfig cfg_;

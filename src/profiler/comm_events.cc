@@ -114,6 +114,10 @@ void* CommContext::StartOperation(const OpDesc& d) {
   op->kernel_extra_done.Set(0);
   op->proxy_ops_started.Set(0);
   op->proxy_ops_done.Set(0);
+  op->proxy_send_started.Set(0);
+  op->proxy_send_done.Set(0);
+  op->proxy_peer[0].Set(-1);
+  op->proxy_peer[1].Set(-1);
   op->kind.Set(static_cast<uint8_t>(kind));
   op->func.Set(static_cast<uint8_t>(func));
   op->algo.Set(static_cast<uint8_t>(is_coll ? CachedParse<Algo, ParseAlgo, AlgoName>(d.algo) : Algo::kNone));
@@ -183,6 +187,8 @@ void* CommContext::StartChild(const EventDesc& d, EventSlot* parent) {
   s->net_qps.store(0, std::memory_order_relaxed);
   if (op != nullptr && d.type == EventType::kProxyOp) {
     op->proxy_ops_started.Add(1);
+    if (d.is_send) op->proxy_send_started.Add(1);
+    op->proxy_peer[d.is_send ? 0 : 1].Set(d.peer);
     op->steps_total.Add(static_cast<uint32_t>(d.nsteps > 0 ? d.nsteps : 0));
   }
   s->refs.store(1, std::memory_order_release);
@@ -369,7 +375,10 @@ void CommContext::Stop(void* handle) {
       return;
     }
     case EventType::kProxyOp:
-      if (op != nullptr) op->proxy_ops_done.Add(1);
+      if (op != nullptr) {
+        op->proxy_ops_done.Add(1);
+        if (s->is_send) op->proxy_send_done.Add(1);
+      }
       break;
     case EventType::kProxyStep:
       if (op != nullptr) op->steps_done.Add(1);

@@ -83,15 +83,33 @@ WaitSite CommContext::FindWait(const std::vector<OpRecord>& in_flight, uint64_t 
       w.peers.push_back({p.peer_global_rank, -1, std::move(p.peer_host), std::move(p.nic), p.dir == NetDir::kSend,
                          p.requests, p.waiting_ns, p.failed});
     }
+  } else if (AddProxyPeers(oldest->arrival, age, &w.peers)) {
+    w.cls = WaitClass::kPeer;  // NCCL's own transports, with ProxyOp events on: whom the unfinished ones serve
   } else if (oldest->kind == OpKind::kP2p && oldest->peer_or_root >= 0) {
     // A send or receive names its peer: it waits on that rank even with nothing on the network (a send that
     // completed into the transport, a receive whose sender never posted).
     w.cls = WaitClass::kPeer;
     w.peers.push_back({-1, oldest->peer_or_root, "", "", oldest->is_send != 0, 0, age, false});
   } else {
-    w.cls = links.carried ? WaitClass::kKernel : WaitClass::kLaunched;
+    w.cls = links.carried || oldest->proxy_ops_started > 0 ? WaitClass::kKernel : WaitClass::kLaunched;
   }
   return w;
+}
+
+bool CommContext::AddProxyPeers(uint64_t arrival, uint64_t age_ns, std::vector<WaitPeer>* peers) const {
+  for (uint32_t i = 0; i < ops_pool_.size(); ++i) {
+    const Op& op = ops_pool_.at(i);
+    if (op.state.load(std::memory_order_acquire) != Op::kInFlight || op.arrival.Get() != arrival) continue;
+    const int pending_send = op.proxy_send_started.Get() - op.proxy_send_done.Get();
+    const int pending_recv = op.proxy_ops_started.Get() - op.proxy_ops_done.Get() - pending_send;
+    const int pending[2] = {pending_send, pending_recv};
+    for (int dir = 0; dir < 2; ++dir) {
+      const int peer = op.proxy_peer[dir].Get();
+      if (pending[dir] > 0 && peer >= 0) peers->push_back({-1, peer, "", "", dir == 0, pending[dir], age_ns, false});
+    }
+    return !peers->empty();
+  }
+  return false;
 }
 
 }  // namespace ncclscope::profiler

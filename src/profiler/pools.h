@@ -37,6 +37,10 @@ struct alignas(64) Op {
   RelaxedAtomic<int32_t> peer_or_root;
   RelaxedAtomic<uint32_t> steps_total, steps_done;
   RelaxedAtomic<uint16_t> channels, kernel_extra_done, proxy_ops_started, proxy_ops_done;
+  // ProxyOp events (opt-in mask 0x8): the sending ones started and stopped, and the peer (rank in the
+  // communicator) of the last one started per direction [send, recv]: whom an unfinished one works with.
+  RelaxedAtomic<uint16_t> proxy_send_started, proxy_send_done;
+  RelaxedAtomic<int32_t> proxy_peer[2];
   // KernelCh starts seen; Complete sets kKernelSealed (see CommContext::Complete for why).
   std::atomic<uint16_t> kernel_started{0};
   RelaxedAtomic<uint8_t> kind, func, algo, proto, type_size, is_send, op_state, kernel_mode, symmetric;
