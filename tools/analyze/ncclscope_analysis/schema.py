@@ -65,11 +65,13 @@ def int_map():
 _I = INT
 # What the communicator's oldest in-flight operation waits on, once it is past its stall threshold (null
 # otherwise; absent from older dumps): its class, the operation, and for class "peer" the peers its network
-# requests wait on (docs/dump-format.md).
+# requests wait on (docs/dump-format.md). The library also writes class "launched" (launched, not finished, and
+# the net plugin does not carry this communicator, so where it waits is not known: core/snapshot.h), e.g. in the
+# finalize dump of a communicator aborted after a peer failed, whose connections are closed by then.
 WAIT_PEER = obj({"peer_global_rank": INT_OR_NULL, "peer_host": STR_OR_NULL, "nic": STR,
                  "direction": enum("send", "recv"), "requests": _I, "waiting_ns": _I, "failed": BOOL},
                 required=("peer_global_rank", "direction"))
-WAIT = or_null(obj({"class": enum("host", "peer", "kernel"), "kind": enum("coll", "p2p"), "func": STR,
+WAIT = or_null(obj({"class": enum("host", "peer", "kernel", "launched"), "kind": enum("coll", "p2p"), "func": STR,
                     "seq": _I, "arrival": _I, "age_ns": _I, "threshold_ns": _I, "peers": array(WAIT_PEER)},
                    required=("class", "kind", "func", "seq", "age_ns", "threshold_ns", "peers")))
 RECORD = obj({  # one flight-recorder operation, completed or in flight
