@@ -124,9 +124,13 @@ expect chain 1 "itself waiting elsewhere: the chain ends at global rank 1"
 # culprit global rank and the class the alert names: --hang: not_joined; --kill (survivors hold the failed op):
 # process; --freeze (SIGSTOP before the op): process; --mismatch: mismatch; --stuck-kernel: kernel. Each is
 # checked on the stall dumps alone (NAME-stall) and after SIGUSR2 made every live rank dump (NAME).
-class_job() {  # class_job NAME STALL REQ SIM_ARGS...: dumps into NAME.run; once STALL stall dumps exist, copies
-  # them to NAME-stall, sends SIGUSR2 to every rank process and, once REQ dumps answered, copies the lot to NAME
-  # (before the job's end adds any finalize dump), and ends the job. Runs in the background: failures go to NAME.fail.
+class_job() {  # class_job [--to-end] NAME STALL REQ SIM_ARGS...: dumps into NAME.run; once STALL stall dumps
+  # exist, copies them to NAME-stall, sends SIGUSR2 to every rank process and, once REQ dumps answered, copies the
+  # lot to NAME (before the job's end adds any finalize dump), and ends the job; with --to-end it lets the job end
+  # by itself and copies NAME.run, finalize dumps included, to NAME-end. Runs in the background: failures go to
+  # NAME.fail.
+  local to_end=
+  [ "$1" = --to-end ] && { to_end=1; shift; }
   local name=$1 stall=$2 req=$3
   shift 3
   local run="$work/$name.run" n=0 m=0
@@ -148,15 +152,20 @@ class_job() {  # class_job NAME STALL REQ SIM_ARGS...: dumps into NAME.run; once
     sleep 0.1
   done
   cp -r "$run" "$work/$name"
-  kill "$pid" 2>/dev/null  # the dumps are taken: end the job now (its ranks die with the launcher: PDEATHSIG)
+  # The dumps are taken: end the job now (its ranks die with the launcher: PDEATHSIG), or wait for its end.
+  [ -n "$to_end" ] || kill "$pid" 2>/dev/null
   wait "$pid"
+  local rc=$?
+  [ -n "$to_end" ] && cp -r "$run" "$work/$name-end"
   { [ "$n" -ge "$stall" ] || echo "FAIL: $name: $n stall dumps, expected $stall"
-    [ "$m" -ge "$req" ] || echo "FAIL: $name: $m dumps answered SIGUSR2, expected $req"; } >"$work/$name.fail"
+    [ "$m" -ge "$req" ] || echo "FAIL: $name: $m dumps answered SIGUSR2, expected $req"
+    [ -z "$to_end" ] || [ "$rc" = 3 ] || echo "FAIL: $name: ncclscope-sim exited $rc, expected 3 (a kill run)"
+  } >"$work/$name.fail"
 }
 cls="--ranks 3 --ops allreduce --sizes 64K:64K --iters 60 --expect-hang"
-# Each job is ended once its dumps are taken: --timeout and --hold-on-error only bound a loaded machine's run.
+# Each job but the kill is ended once its dumps are taken: --timeout only bounds a loaded machine's run.
 class_job cls-hang 2 3 $cls --hang 1@40 --timeout 90 &
-class_job cls-kill 2 2 ${cls% --expect-hang} --kill 1@40 --hold-on-error 60 --timeout 90 &
+class_job --to-end cls-kill 2 2 ${cls% --expect-hang} --kill 1@40 --hold-on-error 8 --timeout 90 &
 class_job cls-freeze 2 2 $cls --freeze 2@40 --timeout 90 &
 class_job cls-mismatch 3 3 $cls --mismatch 1@40 --timeout 90 &
 class_job cls-stuck 3 3 $cls --stuck-kernel 2@40 --timeout 90 &
@@ -172,6 +181,9 @@ culprit cls-hang hang sim-world 1 40 --global-rank 1 --class not_joined
 # The survivors' wait entries and network errors name the killed process, whose connections failed.
 culprit cls-kill-stall dead sim-world 1 40 --global-rank 1 --class process
 culprit cls-kill dead sim-world 1 40 --global-rank 1 --class process
+# After the 8 s hold the survivors abort; their finalize dumps still have the op in flight, now of wait class
+# "launched" (their connections are closed: where it waits is no longer known), and the same culprit.
+culprit cls-kill-end dead sim-world 1 40 --global-rank 1 --class process
 expect cls-kill 1 "DEAD: rank 1 died \(no dump; ranks 0,2 lost the connection to global rank 1"
 # The frozen rank writes nothing (its stall watch is stopped too, and SIGUSR2 stays pending); the others' wait
 # entries name global rank 2, and on SIGUSR2 they answered where it did not.
