@@ -5,8 +5,9 @@
 # the stall dumps alone, where the hung rank wrote nothing, and after SIGUSR2 made every live rank dump), a
 # point-to-point hang, a killed rank (dead, told by the survivors' network errors), a collective and a
 # point-to-point straggler, a mismatched collective, and a hang in a tensor-parallel group that data-parallel
-# ranks wait on (a chain across communicators). It must also write a loadable merged trace and reject a
-# corrupt dump naming the file (exit 2).
+# ranks wait on (a chain across communicators). The classes of the live hang alert (not_joined, process,
+# mismatch, kernel) on 3-rank jobs with --hang, --kill, --freeze, --mismatch and --stuck-kernel. It must also
+# write a loadable merged trace and reject a corrupt dump naming the file (exit 2).
 set -uo pipefail
 sim=${1:?usage: analyze_test.sh SIM LIB_DIR ANALYZE}
 lib=${2:?usage: analyze_test.sh SIM LIB_DIR ANALYZE}
@@ -184,6 +185,13 @@ culprit cls-kill dead sim-world 1 40 --global-rank 1 --class process
 # After the 8 s hold the survivors abort; their finalize dumps still have the op in flight, now of wait class
 # "launched" (their connections are closed: where it waits is no longer known), and the same culprit.
 culprit cls-kill-end dead sim-world 1 40 --global-rank 1 --class process
+python3 - "$work/cls-kill-end.json" <<'PY' || { echo "FAIL: cls-kill-end: the survivors' finalize dumps do not wait (launched)"; fail=1; }
+import json, sys
+[c] = json.load(open(sys.argv[1]))["communicators"]
+waits = {f["ranks"][0]: f["class"] for f in c["findings"] if f["kind"] == "wait"}
+print("--- cls-kill-end waits:", waits)
+assert waits == {0: "launched", 2: "launched"}, waits
+PY
 expect cls-kill 1 "DEAD: rank 1 died \(no dump; ranks 0,2 lost the connection to global rank 1"
 # The frozen rank writes nothing (its stall watch is stopped too, and SIGUSR2 stays pending); the others' wait
 # entries name global rank 2, and on SIGUSR2 they answered where it did not.
