@@ -415,6 +415,17 @@ class WaitFileTest(unittest.TestCase):
         waits = [f for f in r["communicators"][0]["findings"] if f["kind"] == "wait"]
         self.assertEqual([(f["ranks"], f["class"]) for f in waits], [([0], "peer"), ([1], "kernel")])
 
+    def test_launched_wait_is_read(self):
+        # The library writes class "launched" where its net plugin does not carry the communicator (the finalize
+        # dump of a communicator aborted after a peer died): not bad input, no edge, not a root by itself.
+        rc, out, err = self.run_files({0: wait("launched"), 1: wait("launched")})
+        self.assertEqual(rc, 1, err)
+        r = json.loads(out)
+        waits = [f for f in r["communicators"][0]["findings"] if f["kind"] == "wait"]
+        self.assertEqual([(f["ranks"], f["class"]) for f in waits], [([0], "launched"), ([1], "launched")])
+        self.assertIn("net plugin does not carry this communicator", waits[0]["text"])
+        self.assertEqual([f["kind"] for f in r["communicators"][0]["findings"] if f.get("root") is not None], ["stuck"])
+
     def test_malformed_wait_is_bad_input(self):
         good = wait("peer", peers=[waits_on(1)])
         cases = [("x", "wait: expected object or null, got string"),

@@ -5,8 +5,9 @@
 # the stall dumps alone, where the hung rank wrote nothing, and after SIGUSR2 made every live rank dump), a
 # point-to-point hang, a killed rank (dead, told by the survivors' network errors), a collective and a
 # point-to-point straggler, a mismatched collective, and a hang in a tensor-parallel group that data-parallel
-# ranks wait on (a chain across communicators). It must also write a loadable merged trace and reject a
-# corrupt dump naming the file (exit 2).
+# ranks wait on (a chain across communicators). The classes of the live hang alert (not_joined, process,
+# mismatch, kernel) on 3-rank jobs with --hang, --kill, --freeze, --mismatch and --stuck-kernel. It must also
+# write a loadable merged trace and reject a corrupt dump naming the file (exit 2).
 set -uo pipefail
 sim=${1:?usage: analyze_test.sh SIM LIB_DIR ANALYZE}
 lib=${2:?usage: analyze_test.sh SIM LIB_DIR ANALYZE}
@@ -71,7 +72,7 @@ expect hang-stall 1 "HANG: rank 2 wrote no dump while ranks 0,1,3 wait in AllRed
   "^PROBLEM: hang or death \(no dump\) at rank 2 of comm" "in_flight rank 0 on .*: AllReduce seq 3 .*stall watch fired"
 culprit hang-stall hang sim-world 2 3
 expect hang 1 "HANG: rank 2 never issued AllReduce seq 3, which ranks 0,1,3 are waiting in" "last AllReduce issued: rank 2: seq 2" \
-  "culprit  hang: global rank 2, pid [0-9]+ on .*Next: see where the process stopped"
+  "culprit  hang \\[class not_joined\\]: global rank 2, pid [0-9]+ on .*Next: see where the process stopped"
 culprit hang hang sim-world 2 3 --global-rank 2
 
 hung_job p2p 3 --ranks 4 --ops sendrecv --sizes 64K:64K --iters 10 --hang 2@3 --timeout 8 --expect-hang
@@ -116,6 +117,92 @@ hung_job chain 3 --ranks 4 --layout tp=2 --ops allreduce --sizes 64K:64K --iters
 culprit chain-stall hang sim-tp-0 1 3 --global-rank 1 --or-where sim-dp-1:0
 culprit chain hang sim-tp-0 1 3 --global-rank 1
 expect chain 1 "itself waiting elsewhere: the chain ends at global rank 1"
+
+# The live hang alert's classes (rules/ncclscope-hang.yml) from the dumps the built library writes: one 3-rank
+# job per class the sim produces, all at once, with the adaptive stall threshold's default 2 s floor and a 6 s
+# cap (the default 30 s cap would let a loaded machine's slow operations push a warm AllReduce's threshold to 8x
+# their time, up to 30 s; the classes do not depend on it). The analyzer must name the
+# culprit global rank and the class the alert names: --hang: not_joined; --kill (survivors hold the failed op):
+# process; --freeze (SIGSTOP before the op): process; --mismatch: mismatch; --stuck-kernel: kernel. Each is
+# checked on the stall dumps alone (NAME-stall) and after SIGUSR2 made every live rank dump (NAME).
+class_job() {  # class_job [--to-end] NAME STALL REQ SIM_ARGS...: dumps into NAME.run; once STALL stall dumps
+  # exist, copies them to NAME-stall, sends SIGUSR2 to every rank process and, once REQ dumps answered, copies the
+  # lot to NAME (before the job's end adds any finalize dump), and ends the job; with --to-end it lets the job end
+  # by itself and copies NAME.run, finalize dumps included, to NAME-end. Runs in the background: failures go to
+  # NAME.fail.
+  local to_end=
+  [ "$1" = --to-end ] && { to_end=1; shift; }
+  local name=$1 stall=$2 req=$3
+  shift 3
+  local run="$work/$name.run" n=0 m=0
+  mkdir -p "$run"
+  NCCLSCOPE_STALL_TIMEOUT_S=6 NCCLSCOPE_DUMP_DIR="$run" "$sim" "$@" >"$work/$name.sim.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 600); do  # stall and request dumps go to NAME.run/<host>/
+    n=$(find "$run" -mindepth 2 -name 'ncclscope-comm-*' | wc -l)
+    [ "$n" -ge "$stall" ] && break
+    sleep 0.1
+  done
+  sleep 0.3  # let the other stall dumps of the same instant land
+  cp -r "$run" "$work/$name-stall"
+  touch "$work/$name.signalled"
+  for p in $(ps -o pid= --ppid "$pid"); do kill -USR2 "$p"; done
+  for _ in $(seq 50); do
+    m=$(find "$run" -mindepth 2 -name 'ncclscope-comm-*' -newer "$work/$name.signalled" | wc -l)
+    [ "$m" -ge "$req" ] && break
+    sleep 0.1
+  done
+  cp -r "$run" "$work/$name"
+  # The dumps are taken: end the job now (its ranks die with the launcher: PDEATHSIG), or wait for its end.
+  [ -n "$to_end" ] || kill "$pid" 2>/dev/null
+  wait "$pid"
+  local rc=$?
+  [ -n "$to_end" ] && cp -r "$run" "$work/$name-end"
+  { [ "$n" -ge "$stall" ] || echo "FAIL: $name: $n stall dumps, expected $stall"
+    [ "$m" -ge "$req" ] || echo "FAIL: $name: $m dumps answered SIGUSR2, expected $req"
+    [ -z "$to_end" ] || [ "$rc" = 3 ] || echo "FAIL: $name: ncclscope-sim exited $rc, expected 3 (a kill run)"
+  } >"$work/$name.fail"
+}
+cls="--ranks 3 --ops allreduce --sizes 64K:64K --iters 60 --expect-hang"
+# Each job but the kill is ended once its dumps are taken: --timeout only bounds a loaded machine's run.
+class_job cls-hang 2 3 $cls --hang 1@40 --timeout 90 &
+class_job --to-end cls-kill 2 2 ${cls% --expect-hang} --kill 1@40 --hold-on-error 8 --timeout 90 &
+class_job cls-freeze 2 2 $cls --freeze 2@40 --timeout 90 &
+class_job cls-mismatch 3 3 $cls --mismatch 1@40 --timeout 90 &
+class_job cls-stuck 3 3 $cls --stuck-kernel 2@40 --timeout 90 &
+wait
+for name in cls-hang cls-kill cls-freeze cls-mismatch cls-stuck; do
+  [ -s "$work/$name.fail" ] && { cat "$work/$name.fail"; fail=1; }
+done
+# Rank 1 stopped before its AllReduce seq 40 with nothing in flight, so it writes no stall dump: from the stall
+# dumps alone it is a rank without a dump (class process: alive or not, the dumps cannot tell; the alert sees its
+# target up); its own dump on SIGUSR2 shows it behind with nothing in flight, the alert's not_joined.
+culprit cls-hang-stall hang sim-world 1 40 --global-rank 1 --class process
+culprit cls-hang hang sim-world 1 40 --global-rank 1 --class not_joined
+# The survivors' wait entries and network errors name the killed process, whose connections failed.
+culprit cls-kill-stall dead sim-world 1 40 --global-rank 1 --class process
+culprit cls-kill dead sim-world 1 40 --global-rank 1 --class process
+# After the 8 s hold the survivors abort; their finalize dumps still have the op in flight, now of wait class
+# "launched" (their connections are closed: where it waits is no longer known), and the same culprit.
+culprit cls-kill-end dead sim-world 1 40 --global-rank 1 --class process
+python3 - "$work/cls-kill-end.json" <<'PY' || { echo "FAIL: cls-kill-end: the survivors' finalize dumps do not wait (launched)"; fail=1; }
+import json, sys
+[c] = json.load(open(sys.argv[1]))["communicators"]
+waits = {f["ranks"][0]: f["class"] for f in c["findings"] if f["kind"] == "wait"}
+print("--- cls-kill-end waits:", waits)
+assert waits == {0: "launched", 2: "launched"}, waits
+PY
+expect cls-kill 1 "DEAD: rank 1 died \(no dump; ranks 0,2 lost the connection to global rank 1"
+# The frozen rank writes nothing (its stall watch is stopped too, and SIGUSR2 stays pending); the others' wait
+# entries name global rank 2, and on SIGUSR2 they answered where it did not.
+culprit cls-freeze-stall process sim-world 2 40 --global-rank 2 --class process
+culprit cls-freeze dead sim-world 2 40 --global-rank 2 --class process
+expect cls-freeze 1 "DEAD: rank 2 wrote no dump although ranks 0,1 answered the dump signal"
+culprit cls-mismatch-stall mismatch sim-world 1 0 --global-rank 1 --class mismatch
+culprit cls-mismatch mismatch sim-world 1 0 --global-rank 1 --class mismatch
+culprit cls-stuck-stall kernel sim-world 2 40 --global-rank 2 --class kernel
+culprit cls-stuck kernel sim-world 2 40 --global-rank 2 --class kernel
+expect cls-stuck 1 "rank 2 \(global rank 2 on .*\) is stuck in its own kernel of AllReduce seq 40"
 
 # The dumps real NCCL 2.28.9 left in the golden abort scenario (rank 0 waits in a second all-reduce that
 # rank 1 never issued; recorded on an H100, tests/data/golden/README.md).

@@ -3,18 +3,22 @@
 else as a culprit:
 
   check_culprits.py REPORT.json KIND COMM_NAME RANK SEQ [--global-rank G] [--or-where COMM_NAME:RANK]
+                    [--class CLASS]
 
-KIND: hang, dead, mismatch, straggler, link, kernel ('hang' accepts the analyzer's behind/missing kinds; a link
-culprit's other end, `peer`, is not an extra blamed rank); SEQ '-' skips the
-sequence check (stragglers). --or-where accepts a second first place where the process stopped, for a
-scenario where it is blamed in two communicators at the same sequence and either could be where it stopped.
+KIND: hang, dead, process, mismatch, straggler, link, kernel ('hang' accepts the analyzer's behind/missing kinds,
+'process' its missing/dead/unresponsive ones; a link culprit's other end, `peer`, is not an extra blamed rank);
+SEQ '-' skips the sequence check (stragglers). --or-where accepts a second first place where the process
+stopped, for a scenario where it is blamed in two communicators at the same sequence and either could be where
+it stopped. --class checks the culprit's `class`, the live alert's (rules/ncclscope-hang.yml: not_joined,
+process, mismatch, kernel, link).
 Exit 1 with the report's culprits printed when anything differs.
 """
 import argparse
 import json
 import sys
 
-KINDS = {"hang": ("behind", "missing"), "dead": ("dead",), "mismatch": ("mismatch",), "straggler": ("straggler",),
+KINDS = {"hang": ("behind", "missing"), "dead": ("dead",), "process": ("missing", "dead", "unresponsive"),
+         "mismatch": ("mismatch",), "straggler": ("straggler",),
          "link": ("link",), "kernel": ("kernel",)}
 
 ap = argparse.ArgumentParser()
@@ -25,6 +29,7 @@ ap.add_argument("rank", type=int)
 ap.add_argument("seq")
 ap.add_argument("--global-rank", type=int)
 ap.add_argument("--or-where", help="COMM_NAME:RANK, also accepted as the first place")
+ap.add_argument("--class", dest="cls", choices=("not_joined", "process", "mismatch", "kernel", "link"))
 a = ap.parse_args()
 r = json.load(open(a.report))
 culprits = r["culprits"]
@@ -48,6 +53,8 @@ else:
         problems.append(f"seq {w['seq']}, expected {a.seq}")
     if a.global_rank is not None and c["global_rank"] != a.global_rank:
         problems.append(f"global rank {c['global_rank']}, expected {a.global_rank}")
+    if a.cls is not None and c.get("class") != a.cls:
+        problems.append(f"class {c.get('class')}, expected {a.cls}")
     if not c.get("next_step"):
         problems.append("no next step")
     for comm in r["communicators"]:  # a victim is never listed as a culprit of its communicator
@@ -61,4 +68,5 @@ if problems:
     print("FAIL: " + "; ".join(problems))
     print(json.dumps(culprits, indent=1))
     sys.exit(1)
-print(f"culprit ok: {culprits[0]['line'][:160]}")
+print(f"culprit ok: {culprits[0]['kind']} [class {culprits[0].get('class')}] global rank "
+      f"{culprits[0].get('global_rank')}: {culprits[0]['line'][:160]}")

@@ -65,7 +65,9 @@ def int_map():
 _I = INT
 # What the communicator's oldest in-flight operation waits on, once it is past its stall threshold (null
 # otherwise; absent from older dumps): its class, the operation, and for class "peer" the peers its network
-# requests wait on (docs/dump-format.md).
+# requests wait on (docs/dump-format.md). The library also writes class "launched" (launched, not finished, and
+# the net plugin does not carry this communicator, so where it waits is not known: core/snapshot.h), e.g. in the
+# finalize dump of a communicator aborted after a peer failed, whose connections are closed by then.
 WAIT_PEER = obj({"peer_global_rank": INT_OR_NULL, "peer_host": STR_OR_NULL, "peer_rank": INT_OR_NULL, "nic": STR,
                  "direction": enum("send", "recv"), "requests": _I, "waiting_ns": _I, "failed": BOOL},
                 required=("peer_global_rank", "direction"))

@@ -4,7 +4,8 @@ a hang where every rank issued the operation.
 A dump's `wait` is null, or (absent from older dumps) describes the communicator's oldest in-flight operation
 once it is past its stall threshold: class "host" (issued, its kernel not started on this rank), "kernel"
 (launched, not finished, no network request of the communicator pending) or "peer" (launched, network requests
-pending towards the peers listed, by global rank, host and NIC).
+pending towards the peers listed, by global rank, host and NIC) or "launched" (launched, not finished, and the
+net plugin does not carry the communicator, so where it waits is not known: no edge, not a root).
 
 The "peer" entries are edges rank -> rank within a communicator (global ranks mapped through each dump's
 identity.global_rank). Where every rank issued the operation and waits inside it, a waiting rank's root is what
@@ -64,6 +65,8 @@ def describe(w):
         return head + ": issued, its kernel has not started"
     if w["class"] == "kernel":
         return head + ": its kernel has not finished and no network request is pending"
+    if w["class"] == "launched":
+        return head + ": launched, not finished; ncclscope's net plugin does not carry this communicator (now)"
     peers = w["peers"]
     more = f"; and {len(peers) - MAX_PEERS_SHOWN} more" if len(peers) > MAX_PEERS_SHOWN else ""
     return head + ": " + ("; ".join(peer_text(e) for e in peers[:MAX_PEERS_SHOWN]) + more if peers
