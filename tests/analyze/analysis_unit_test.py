@@ -288,6 +288,18 @@ class WaitTest(unittest.TestCase):
             "global rank 1, pid 101 on h1, NIC eth1)"), report.job_verdict(result))
         self.assertEqual((result["entries"][0]["status"], result["entries"][0]["culprits"]), ("hang", [0, 1]))
 
+    def test_kernel_named_through_proxy_peers_by_rank_in_the_communicator(self):
+        # NCCL's own transports with ProxyOp events: the entries name the peer by its rank in the communicator only
+        # (peer_global_rank null, no NIC); the chains still lead to the kernel-stuck rank 2.
+        def by_rank(r, direction="recv"):
+            e = waits_on(None, direction, host="", nic="")
+            e.update(peer_global_rank=None, peer_host=None, peer_rank=r)
+            return e
+        ranks = waiting_job({0: wait("peer", peers=[by_rank(2)]), 1: wait("peer", peers=[by_rank(0)]),
+                             2: wait("kernel")})
+        [f] = problems(hang.diagnose(ranks, 3))
+        self.assertEqual((f["kind"], f["class"], f["ranks"]), ("kernel", "kernel", [2]))
+
     def test_link_in_a_ring_resolves_down_the_chains(self):
         # Ring 0 -> 1 -> 2 -> 3 -> 0 with the link 0 <-> 1 dead: 0 and 1 wait on each other; 2 waits on 1's data,
         # 3 on 2's, and 0 also (less long) on 3's: every chain leads to the 0 <-> 1 link.

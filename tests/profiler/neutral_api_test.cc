@@ -490,5 +490,61 @@ TEST(NeutralApi, WaitSiteNamesHostKernelPeerAndFailedPeer) {
   unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
 }
 
+// NCCL's own transports with ProxyOp events on: a stalled collective waits on the peers of its unfinished
+// ProxyOps, named by their rank in the communicator.
+TEST(NeutralApi, WaitSiteNamesTheUnfinishedProxyOpsPeers) {
+  ASSERT_EQ(Runtime::Instance().users(), 0) << "the mask and floor are read when the runtime starts";
+  unsetenv("NCCLSCOPE_DUMP_DIR");
+  setenv("NCCLSCOPE_STALL_FLOOR_MS", "100", 1);
+  setenv("NCCLSCOPE_EVENT_MASK", "0x4e", 1);  // Coll, P2p, ProxyOp, KernelCh
+  constexpr uint64_t kHash = 0x9e0c;
+  void* ctx = InitComm(kHash, 2, 4, "proxy");
+  AllReduce(ctx, 1, 1024, 1, 1'000'000, 1'000);
+  EventDesc c = Coll(2, "AllReduce", 1024, 1);
+  void* h = StartEvent(ctx, c);
+  ASSERT_NE(h, nullptr);
+  StopEvent(h);
+  EventDesc k;
+  k.type = EventType::kKernelCh;
+  k.parent = h;
+  k.has_ptimer = true;
+  k.ptimer = 2'000'000;
+  void* kh = StartEvent(ctx, k);
+  void* proxy[2];
+  for (int send = 0; send < 2; ++send) {
+    EventDesc p;
+    p.type = EventType::kProxyOp;
+    p.parent = h;
+    p.channel = 0;
+    p.peer = send ? 3 : 1;
+    p.is_send = send;
+    p.nsteps = 4;
+    proxy[send] = StartEvent(ctx, p);
+    ASSERT_NE(proxy[send], nullptr);
+  }
+  StopEvent(proxy[1]);  // the send to rank 3 finished; the receive from rank 1 did not
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ProcessSnapshot snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
+  const CommSnapshot* s = Find(snap, kHash);
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->wait.present);
+  EXPECT_EQ(s->wait.cls, WaitClass::kPeer);
+  ASSERT_EQ(s->wait.peers.size(), 1u);
+  EXPECT_EQ(s->wait.peers[0].peer_rank, 1);
+  EXPECT_EQ(s->wait.peers[0].peer_global_rank, -1);
+  EXPECT_FALSE(s->wait.peers[0].send);
+  EXPECT_EQ(s->wait.peers[0].requests, 1);
+  StopEvent(proxy[0]);
+  snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
+  s = Find(snap, kHash);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->wait.cls, WaitClass::kKernel) << "every ProxyOp finished, the kernel did not";
+  RecordEventState(kh, StateUpdate{kStateKernelChStop, true, 2'500'000});
+  StopEvent(kh);
+  Finalize(ctx);
+  unsetenv("NCCLSCOPE_EVENT_MASK");
+  unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
+}
+
 }  // namespace
 }  // namespace ncclscope::profiler

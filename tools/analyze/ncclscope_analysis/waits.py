@@ -95,10 +95,16 @@ class _Edges:
         for r, w in self.wait.items():
             if w["class"] != "peer":
                 continue
-            hops = [(g2r.get(e["peer_global_rank"]), e)
-                    for e in sorted(w["peers"], key=lambda e: -(e.get("waiting_ns") or 0))]
+            hops = [(self._rank_of(e, g2r), e) for e in sorted(w["peers"], key=lambda e: -(e.get("waiting_ns") or 0))]
             self.out[r] = [(p, e) for p, e in hops if p is not None and p != r]
         self.next = {r: [p for p, _ in hops] for r, hops in self.out.items()}
+
+    def _rank_of(self, e, g2r):
+        """The communicator rank a peer entry names: by its global rank (the net half's handshake), else by its rank
+        in the communicator (a send/recv's peer, or a ProxyOp's with NCCL's own transports)."""
+        if e.get("peer_global_rank") is not None:
+            return g2r.get(e["peer_global_rank"])
+        return e.get("peer_rank") if e.get("peer_rank") in self.ranks else None
 
     def terminal(self, r):
         """The kind of root rank r is when another rank waits on it, or None (it waits on others, or on
