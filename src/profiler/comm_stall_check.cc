@@ -39,9 +39,12 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
   std::string where = w.present ? WaitClassName(w.cls) : "-";
   if (w.present && !w.peers.empty()) {
     const WaitPeer& p = w.peers.front();
-    where += std::string(p.send ? ": sending to" : ": receiving from") + " global rank " +
-             (p.peer_global_rank >= 0 ? std::to_string(p.peer_global_rank) : "?") +
-             (p.peer_host.empty() ? "" : " on " + p.peer_host) + " via " + p.nic + (p.failed ? " (failed)" : "");
+    const std::string who = p.peer_global_rank >= 0 ? "global rank " + std::to_string(p.peer_global_rank)
+                            : p.peer_rank >= 0      ? "rank " + std::to_string(p.peer_rank)
+                                                    : "an unnamed peer";
+    where += std::string(p.send ? ": sending to " : ": receiving from ") + who +
+             (p.peer_host.empty() ? "" : " on " + p.peer_host) + (p.nic.empty() ? "" : " via " + p.nic) +
+             (p.failed ? " (failed)" : "");
   }
   NCCLSCOPE_WARN(subsys::kProfile,
                  "communicator 0x%016llx (%s) rank %d stalled: %s seq %llu in flight for %.1f s (threshold %.1f s); "
