@@ -162,5 +162,56 @@ TEST(CommAccountingLog, ConcurrentFailuresOneRecordPerComm) {
   ClearNetErrorsForTest();
 }
 
+// Whom a stuck operation waits on is read by the stall watch and scrapes while the comms' threads post and
+// complete requests: per (peer, direction, NIC), never a negative count, and nothing pending once all completed.
+TEST(CommAccountingLinks, PendingPerPeerReadWhileRequestsFlow) {
+  constexpr uint64_t kComm = 0x71a5;
+  constexpr int kComms = 4, kRequests = 20000;
+  NetContext ctx;
+  ctx.comm_id = kComm;
+  std::vector<std::unique_ptr<CommAccounting>> accts;
+  for (int c = 0; c < kComms; ++c) {
+    accts.push_back(std::make_unique<CommAccounting>("testnic2", &ctx, "TEST", 0, c % 2 ? NetDir::kRecv : NetDir::kSend));
+    PeerInfo peer{"10.0.0." + std::to_string(c) + ":1"};
+    peer.global_rank = c / 2;  // two comms (send, recv) per peer process
+    peer.host = "host" + std::to_string(c / 2);
+    accts.back()->SetPeer(peer);
+  }
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kComms; ++c) {
+    threads.emplace_back([&, c] {
+      for (int i = 0; i < kRequests; ++i) {
+        const uint64_t t = MonotonicNs();
+        accts[c]->Posted(t);
+        if (c % 2) accts[c]->Received(64, 1, t, t + 1); else accts[c]->Sent(64, t, t + 1);
+      }
+    });
+  }
+  std::thread reader([&] {
+    while (!done.load()) {
+      CommNetLinks links = NetLinksOf(kComm, MonotonicNs());
+      EXPECT_TRUE(links.carried);
+      EXPECT_LE(links.pending.size(), 4u);
+      for (const PendingNetLink& p : links.pending) {
+        EXPECT_GE(p.requests, 0);
+        EXPECT_EQ(p.peer_host, "host" + std::to_string(p.peer_global_rank));
+      }
+    }
+  });
+  for (std::thread& t : threads) t.join();
+  done.store(true);
+  reader.join();
+  EXPECT_TRUE(NetLinksOf(kComm, MonotonicNs()).pending.empty());
+  accts[1]->Fail(RemoteError("peer gone"), NetErrorKind::kRecv);
+  CommNetLinks links = NetLinksOf(kComm, MonotonicNs());
+  ASSERT_EQ(links.pending.size(), 1u);
+  EXPECT_TRUE(links.pending[0].failed);
+  EXPECT_EQ(links.pending[0].peer_global_rank, 0);
+  EXPECT_EQ(links.pending[0].dir, NetDir::kRecv);
+  accts.clear();
+  EXPECT_FALSE(NetLinksOf(kComm, MonotonicNs()).carried) << "closed comms leave the registry";
+}
+
 }  // namespace
 }  // namespace ncclscope::net
