@@ -165,6 +165,8 @@ class Writer:
                 if r.status // 100 != 2:
                     raise RuntimeError(f"remote write: HTTP {r.status}: {data[:300]!r}")
                 self.requests += 1
+                if self.requests % 100 == 0:
+                    print(f"  pushed {self.series} series", file=sys.stderr, flush=True)
                 return
             except (ConnectionError, http.client.HTTPException) as e:
                 if attempt == 2:
@@ -412,6 +414,8 @@ def main():
     ap.add_argument("--phase", type=int, default=60, help="seconds the hang rules alone are measured (default 60)")
     ap.add_argument("--phase-all", type=int, default=None,
                     help="seconds all three rule files are measured (default: as --phase)")
+    ap.add_argument("--settle", type=int, default=30,
+                    help="seconds to wait after the push before the rules are loaded (Go's GC and the head settle)")
     ap.add_argument("--work", default=None, help="work folder (default: a temporary one, removed)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--json", default=None, help="write the figures here")
@@ -424,9 +428,9 @@ def main():
     ranks, comms = a.ranks, a.comms
     culprit = a.culprit if a.culprit is not None else (ranks * 3 // 4 + 5) % ranks
     nseries = ranks * (4 + 12 * comms) + (ranks - 1)
-    # Estimated push: ~150 us per series (Python and Prometheus's ingestion) on a loaded 2-core machine.
+    # Estimated push: ~450 us per series (Python and Prometheus's ingestion) measured on a loaded 2-core machine.
     phase_all = a.phase_all if a.phase_all is not None else a.phase
-    future = a.future if a.future is not None else int(60 + a.phase + phase_all + nseries * 200e-6)
+    future = a.future if a.future is not None else int(60 + a.settle + a.phase + phase_all + nseries * 600e-6)
     now_ms = int(t_script * 1000) // STEP_MS * STEP_MS
     start_ms = now_ms - a.history * 1000
     n = (a.history + future) * 1000 // STEP_MS + 1
@@ -470,6 +474,10 @@ def main():
         fig["head_series_after_push"] = head_series
         fig["rss_after_push_kib"] = rss_kib(prom.pid)
         data_end = (start_ms + (n - 1) * STEP_MS) / 1000
+        cpu0 = cpu_seconds(prom.pid)
+        time.sleep(a.settle)
+        fig["idle_cpu_per_s"] = round((cpu_seconds(prom.pid) - cpu0) / max(1, a.settle), 2)
+        print(f"settled {a.settle} s: Prometheus without rules used {fig['idle_cpu_per_s']:.2f} CPU s per s", flush=True)
 
         phases = [("hang", [os.path.join(ROOT, "rules", "ncclscope-hang.yml")]),
                   ("all", [os.path.join(ROOT, "rules", f) for f in
@@ -494,10 +502,14 @@ def main():
             # evaluation of the hang group when it runs alone, say what an evaluation costs whatever else runs.
             fig["phases"][name]["prometheus_cpu_s"] = round(cpu, 2)
             fig["phases"][name]["prometheus_cpu_per_s"] = round(cpu / (time.time() - t_phase), 2)
+            nev = sum(len(v) for v in res.values())
+            fig["phases"][name]["evaluations_all_groups"] = nev
+            fig["phases"][name]["cpu_s_per_evaluation"] = round(cpu / max(1, nev), 3)
             fig["phases"][name]["heap_inuse_bytes"] = self_metric(port, "go_memstats_heap_inuse_bytes")
             fig["phases"][name]["group_metrics"] = group_metrics(port)
             fig["phases"][name]["rss_kib"] = rss_kib(prom.pid)
-            print(f"phase {name}: Prometheus used {cpu:.1f} CPU s in {seconds} s; Go heap in use "
+            print(f"phase {name}: Prometheus used {cpu:.1f} CPU s in {seconds} s "
+                  f"({fig['phases'][name]['cpu_s_per_evaluation']:.2f} per group evaluation); Go heap in use "
                   f"{(fig['phases'][name]['heap_inuse_bytes'] or 0) / 2**30:.2f} GiB, RSS "
                   f"{fig['phases'][name]['rss_kib']['VmRSS'] / 2**20:.2f} GiB", flush=True)
             for g in groups:
