@@ -31,6 +31,9 @@ prometheus_rule_group_last_duration_seconds from /metrics. Then the NcclscopeHan
 the culprit (global rank, host, world communicator, class not_joined), and ncclscope:hang_victim must count
 RANKS-1 waiting ranks: the evaluation did the real work.
 
+With --variant FILE (e.g. tests/scale/ncclscope-hang-stalled-first.yml) the hang rules and the variant are
+measured A/B/A/B on the same data before the all-files phase (--phase-all 0 leaves that out).
+
 Exit status: 0 pass, 1 fail, 77 prometheus missing. Run by hand for the big figures, e.g.
   tests/scale/rule_eval_scale.py --ranks 16384 --comms 8 --json /tmp/scale.json
 ctest runs a small instance (scale_rule_eval_small: --ranks 256 --comms 8).
@@ -385,6 +388,11 @@ def group_metrics(port):
     return out
 
 
+def group_names(path):
+    with open(path) as f:
+        return [line.split("name:", 1)[1].strip() for line in f if line.strip().startswith("- name:")]
+
+
 def summarize(evals, skip_first=1):
     """Evaluation times of a group (the first after a reload, which warms caches, is reported apart)."""
     times = [e["evaluationTime"] for e in evals]
@@ -416,6 +424,9 @@ def main():
                     help="seconds all three rule files are measured (default: as --phase)")
     ap.add_argument("--settle", type=int, default=30,
                     help="seconds to wait after the push before the rules are loaded (Go's GC and the head settle)")
+    ap.add_argument("--variant", default=None,
+                    help="a second hang rule file (its group named differently) measured A/B against "
+                         "rules/ncclscope-hang.yml: phases hang, variant, hang, variant before the all-files phase")
     ap.add_argument("--work", default=None, help="work folder (default: a temporary one, removed)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--json", default=None, help="write the figures here")
@@ -430,7 +441,9 @@ def main():
     nseries = ranks * (4 + 12 * comms) + (ranks - 1)
     # Estimated push: ~450 us per series (Python and Prometheus's ingestion) measured on a loaded 2-core machine.
     phase_all = a.phase_all if a.phase_all is not None else a.phase
-    future = a.future if a.future is not None else int(60 + a.settle + a.phase + phase_all + nseries * 600e-6)
+    nphases = 4 if a.variant else 1
+    future = a.future if a.future is not None else int(60 + a.settle + nphases * a.phase + phase_all
+                                                       + nseries * 600e-6)
     now_ms = int(t_script * 1000) // STEP_MS * STEP_MS
     start_ms = now_ms - a.history * 1000
     n = (a.history + future) * 1000 // STEP_MS + 1
@@ -479,12 +492,17 @@ def main():
         fig["idle_cpu_per_s"] = round((cpu_seconds(prom.pid) - cpu0) / max(1, a.settle), 2)
         print(f"settled {a.settle} s: Prometheus without rules used {fig['idle_cpu_per_s']:.2f} CPU s per s", flush=True)
 
-        phases = [("hang", [os.path.join(ROOT, "rules", "ncclscope-hang.yml")]),
-                  ("all", [os.path.join(ROOT, "rules", f) for f in
-                           ("ncclscope-hang.yml", "ncclscope-recording.yml", "ncclscope-alerts.yml")])]
+        hang_file = os.path.join(ROOT, "rules", "ncclscope-hang.yml")
+        phases = [("hang", [hang_file])]
+        if a.variant:
+            variant = os.path.abspath(a.variant)
+            phases = [("hang", [hang_file]), ("variant", [variant]), ("hang2", [hang_file]), ("variant2", [variant])]
+        if phase_all > 0:
+            phases.append(("all", [os.path.join(ROOT, "rules", f) for f in
+                                   ("ncclscope-hang.yml", "ncclscope-recording.yml", "ncclscope-alerts.yml")]))
         fig["phases"] = {}
         for name, files in phases:
-            seconds = a.phase if name == "hang" else phase_all
+            seconds = phase_all if name == "all" else a.phase
             if time.time() + seconds + 10 > data_end:
                 print(f"WARNING: the data end within {data_end - time.time():.0f} s; phase {name} would read stale "
                       f"ranges (raise --future)", flush=True)
@@ -493,6 +511,8 @@ def main():
             req = urllib.request.Request(f"http://127.0.0.1:{port}/-/reload", method="POST")
             urllib.request.urlopen(req, timeout=60).read()
             groups = ["ncclscope.hang"] + (["ncclscope.recording", "ncclscope.alerts"] if name == "all" else [])
+            if name.startswith("variant"):
+                groups = [g for g in group_names(files[0])]
             cpu0 = cpu_seconds(prom.pid)
             t_phase = time.time()
             res = measure(port, seconds, groups)
