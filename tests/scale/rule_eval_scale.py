@@ -1,0 +1,610 @@
+#!/usr/bin/env python3
+"""Rule evaluation time of rules/*.yml at scale, in a real Prometheus, with a hang that must be named.
+
+Synthetic series for RANKS ranks x COMMS communicators, shaped as ncclscope exports them at the default level
+(docs/metrics.md) with the file_sd target labels (job, instance, ncclscope_job, host, global_rank, local_rank,
+gpu_uuid), are pushed into the head of a real Prometheus through its remote-write receiver: the head is where a
+live Prometheus holds the last hours of scraped data, and a series named `up` can be written like any other.
+Every series gets one sample every 5 s from HISTORY seconds before now to FUTURE seconds after it (the samples
+after now keep every range the rules read full while they are evaluated: a query at time t reads no sample
+after t). Families (only those the shipped rules read):
+
+  per rank:            up, ncclscope_process_info, ncclscope_profiler_dropped_events_total, ncclscope_nic_errors_total
+  per rank x comm:     ncclscope_comm_info, ncclscope_comm_last_seq{kind=coll|p2p},
+                       ncclscope_comm_in_flight_operations, ncclscope_comm_oldest_in_flight_age_seconds,
+                       ncclscope_comm_stalled, ncclscope_comm_operations_total{kind},
+                       ncclscope_comm_operation_seconds_total{kind}, ncclscope_comm_bus_bytes_total,
+                       ncclscope_comm_dropped_events_total
+  while stalled:       ncclscope_comm_wait_seconds{class="peer",...}
+
+Communicators: comm 0 is the world (all ranks); comm k > 0 splits the ranks into groups of SIZES[k] (8 = a
+node's tensor-parallel group, 4 pipeline, 512 data-parallel, ...), one communicator hash per group. 8 ranks per
+host. The hang: from ONSET (script start) the culprit rank did not issue the next collective of the world
+communicator (last_seq one behind, nothing in flight); every other rank waits in it (in flight, stalled, oldest
+age growing) and exports ncclscope_comm_wait_seconds pointing at its ring predecessor. Every other communicator
+is idle from then on.
+
+Phases: Prometheus starts with no rules; the series are pushed; then rules/ncclscope-hang.yml alone is loaded
+(/-/reload) and evaluated for PHASE seconds, then all three rule files for PHASE seconds. Each group's
+evaluationTime (and each rule's) is read from /api/v1/rules after every evaluation, and
+prometheus_rule_group_last_duration_seconds from /metrics. Then the NcclscopeHang alert must fire, once, for
+the culprit (global rank, host, world communicator, class not_joined), and ncclscope:hang_victim must count
+RANKS-1 waiting ranks: the evaluation did the real work.
+
+With --variant FILE (e.g. tests/scale/ncclscope-hang-stalled-first.yml) the hang rules and the variant are
+measured A/B/A/B on the same data before the all-files phase (--phase-all 0 leaves that out).
+
+Exit status: 0 pass, 1 fail, 77 prometheus missing. Run by hand for the big figures, e.g.
+  tests/scale/rule_eval_scale.py --ranks 16384 --comms 8 --json /tmp/scale.json
+ctest runs a small instance (scale_rule_eval_small: --ranks 256 --comms 8).
+"""
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+STEP_MS = 5000
+RANKS_PER_HOST = 8
+# Group size of communicator k (k = 0 is the world). Sizes past the list repeat it.
+SIZES = [0, 8, 4, 512, 64, 2, 16, 128]
+NAMES = ["world", "tp", "pp", "dp", "ep", "cp", "tp_dp", "dp_shard"]
+JOB = "scale"
+
+
+# --- remote write encoding (protobuf by hand, snappy as literals only: a valid snappy block) ---
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def field_bytes(tag, payload):
+    return tag + varint(len(payload)) + payload
+
+
+_label_cache = {}
+
+
+def enc_label(name, value):
+    key = (name, value)
+    b = _label_cache.get(key)
+    if b is None:
+        inner = field_bytes(b"\x0a", name.encode()) + field_bytes(b"\x12", value.encode())
+        b = field_bytes(b"\x0a", inner)
+        if len(_label_cache) < 2_000_000:
+            _label_cache[key] = b
+    return b
+
+
+def enc_labels(labels):
+    return b"".join(enc_label(n, v) for n, v in sorted(labels.items()) if v != "")
+
+
+class Timeline:
+    """The sample timestamps, their encodings, and the cache of encoded sample runs."""
+
+    def __init__(self, start_ms, n):
+        self.start_ms = start_ms
+        self.n = n
+        self.ts = [start_ms + i * STEP_MS for i in range(n)]
+        self.ts_enc = [b"\x10" + varint(t) for t in self.ts]
+        self.cache = {}
+
+    def samples(self, key, values, first=0):
+        """Encoded Sample fields for values[i] at ts[first + i]; cached by key when key is not None."""
+        if key is not None:
+            b = self.cache.get(key)
+            if b is not None:
+                return b
+        parts = []
+        pack = struct.Struct("<d").pack
+        for i, v in enumerate(values):
+            parts.append(b"\x12\x10\x09" + pack(float(v)) + self.ts_enc[first + i])
+        b = b"".join(parts)
+        # Sample = 0x09 + 8 bytes + 0x10 + varint(ts): 16 bytes while the timestamp varint is 6 bytes long.
+        assert all(len(self.ts_enc[first + i]) == 7 for i in range(len(values)))
+        if key is not None:
+            self.cache[key] = b
+        return b
+
+
+def snappy_literal(data):
+    # Snappy block: varint(uncompressed length), then one literal element (tag 63<<2: length-1 in 4 bytes).
+    return varint(len(data)) + bytes([0xFC]) + (len(data) - 1).to_bytes(4, "little") + data
+
+
+class Writer:
+    def __init__(self, port, batch_bytes=4 << 20):
+        self.port = port
+        self.batch = []
+        self.size = 0
+        self.batch_bytes = batch_bytes
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+        self.series = 0
+        self.samples = 0
+        self.requests = 0
+
+    def add(self, labels, samples_enc, nsamples):
+        ts = field_bytes(b"\x0a", enc_labels(labels) + samples_enc)
+        self.batch.append(ts)
+        self.size += len(ts)
+        self.series += 1
+        self.samples += nsamples
+        if self.size >= self.batch_bytes:
+            self.flush()
+
+    def flush(self):
+        if not self.batch:
+            return
+        body = snappy_literal(b"".join(self.batch))
+        self.batch, self.size = [], 0
+        for attempt in range(3):
+            try:
+                self.conn.request("POST", "/api/v1/write", body, {
+                    "Content-Encoding": "snappy", "Content-Type": "application/x-protobuf",
+                    "X-Prometheus-Remote-Write-Version": "0.1.0"})
+                r = self.conn.getresponse()
+                data = r.read()
+                if r.status // 100 != 2:
+                    raise RuntimeError(f"remote write: HTTP {r.status}: {data[:300]!r}")
+                self.requests += 1
+                if self.requests % 100 == 0:
+                    print(f"  pushed {self.series} series", file=sys.stderr, flush=True)
+                return
+            except (ConnectionError, http.client.HTTPException) as e:
+                if attempt == 2:
+                    raise
+                print(f"remote write retry after {e!r}", file=sys.stderr)
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+
+
+# --- the synthetic job ---
+
+def comm_size(k, ranks):
+    if k == 0:
+        return ranks
+    return max(1, min(ranks, SIZES[k % len(SIZES)]))
+
+
+def comm_of(k, r, ranks):
+    """(communicator hash, rank inside it, nranks) of global rank r in communicator type k."""
+    size = comm_size(k, ranks)
+    group = r // size
+    h = (0x9E3779B97F4A7C15 * (k + 1) ^ (group * 0xBF58476D1CE4E5B9)) & 0xFFFFFFFFFFFFFFFF
+    return f"0x{h:016x}", r % size, size
+
+
+def identity(r):
+    host = f"node{r // RANKS_PER_HOST:05d}"
+    lr = r % RANKS_PER_HOST
+    return {
+        "job": "ncclscope",
+        "instance": f"{host}:{9850 + lr}",
+        "ncclscope_job": JOB,
+        "host": host,
+        "global_rank": str(r),
+        "local_rank": str(lr),
+        "gpu_uuid": f"GPU-{r:08x}-5ca1-4e00-8000-{r * 2654435761 % (1 << 48):012x}",
+    }
+
+
+def push_job(w, tl, ranks, comms, culprit, onset_idx):
+    """Every series of the job, rank by rank. Values per communicator type are the same on every rank (so the
+    encoded sample runs are cached), except the hang's roles in the world communicator."""
+    n = tl.n
+    h = onset_idx
+    thr = 1  # the stall watch flags the communicator one sample (5 s, past the 2 s floor) after the onset
+    ones = [1] * n
+    zeros = [0] * n
+    for r in range(ranks):
+        ident = identity(r)
+        w.add(dict(ident, __name__="up"), tl.samples("one", ones), n)
+        w.add(dict(ident, __name__="ncclscope_process_info", pid=str(100000 + r)), tl.samples("one", ones), n)
+        w.add(dict(ident, __name__="ncclscope_profiler_dropped_events_total"), tl.samples("zero", zeros), n)
+        w.add(dict(ident, __name__="ncclscope_nic_errors_total", nic=f"mlx5_{r % RANKS_PER_HOST}"),
+              tl.samples("zero", zeros), n)
+        for k in range(comms):
+            comm, crank, size = comm_of(k, r, ranks)
+            nnodes = max(1, (size + RANKS_PER_HOST - 1) // RANKS_PER_HOST) if size >= RANKS_PER_HOST else 1
+            base = dict(ident, comm=comm, rank=str(crank))
+            role = "healthy"
+            if k == 0:
+                role = "culprit" if r == culprit else "waiter"
+            rate = (k % 4) + 1  # collectives per 5 s on this communicator type
+            # Progress: healthy until the onset, then frozen; the world's waiters issued one more collective.
+            def seq(extra):
+                return [rate * min(i, h) + (extra if i > h else 0) for i in range(n)]
+            w.add(dict(base, __name__="ncclscope_comm_info", comm_name=f"{NAMES[k % len(NAMES)]}",
+                       nranks=str(size), nnodes=str(nnodes), abi="v6"), tl.samples("one", ones), n)
+            extra = 1 if role == "waiter" else 0
+            w.add(dict(base, __name__="ncclscope_comm_last_seq", kind="coll"),
+                  tl.samples(("seq", k, extra), seq(extra)), n)
+            p2p = k == 2  # the pipeline communicator sends and receives
+            w.add(dict(base, __name__="ncclscope_comm_last_seq", kind="p2p"),
+                  tl.samples(("p2p", k), [2 * rate * min(i, h) if p2p else 0 for i in range(n)]), n)
+            # In flight: now and then while healthy; the world's waiters from the onset on.
+            inflight = [(1 if i % 3 == 0 and i < h else 0) for i in range(n)]
+            if role == "waiter":
+                inflight = [v if i <= h else 1 for i, v in enumerate(inflight)]
+            w.add(dict(base, __name__="ncclscope_comm_in_flight_operations"),
+                  tl.samples(("inflight", role), inflight), n)
+            age = [0.004 if v else 0 for v in inflight]
+            if role == "waiter":
+                age = [a if i <= h else (i - h) * STEP_MS / 1000 for i, a in enumerate(age)]
+            w.add(dict(base, __name__="ncclscope_comm_oldest_in_flight_age_seconds"),
+                  tl.samples(("age", role), age), n)
+            stalled = [1 if role == "waiter" and i > h + thr else 0 for i in range(n)]
+            w.add(dict(base, __name__="ncclscope_comm_stalled"), tl.samples(("stalled", role), stalled), n)
+            for kind in ("coll", "p2p"):
+                if kind == "p2p" and not p2p:
+                    ops = zeros
+                    secs = zeros
+                else:
+                    mult = 1 if kind == "coll" else 2
+                    ops = [mult * rate * min(i, h) for i in range(n)]
+                    secs = [o * 0.0021 * (k + 1) for o in ops]
+                w.add(dict(base, __name__="ncclscope_comm_operations_total", kind=kind),
+                      tl.samples(("ops", k, kind), ops), n)
+                w.add(dict(base, __name__="ncclscope_comm_operation_seconds_total", kind=kind),
+                      tl.samples(("secs", k, kind), secs), n)
+            w.add(dict(base, __name__="ncclscope_comm_bus_bytes_total"),
+                  tl.samples(("bus", k), [rate * min(i, h) * 67108864.0 for i in range(n)]), n)
+            w.add(dict(base, __name__="ncclscope_comm_dropped_events_total"), tl.samples("zero", zeros), n)
+            if role == "waiter":
+                # Exported only while stalled: from the flag on, how long the oldest operation has waited.
+                first = h + thr + 1
+                waits = [(i - h) * STEP_MS / 1000 for i in range(first, n)]
+                pred = (r - 1) % ranks
+                w.add(dict(base, __name__="ncclscope_comm_wait_seconds", **{
+                    "class": "peer", "func": "AllReduce", "peer_global_rank": str(pred),
+                    "peer_host": identity(pred)["host"], "nic": f"mlx5_{r % RANKS_PER_HOST}",
+                    "direction": "recv", "state": "waiting"}), tl.samples(("wait",), waits, first), len(waits))
+    w.flush()
+
+
+# --- Prometheus ---
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def get(port, path, params=None, timeout=60):
+    url = f"http://127.0.0.1:{port}{path}"
+    if params:
+        url += "?" + urllib.parse.urlencode(params)
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read()
+
+
+def query(port, expr):
+    d = json.loads(get(port, "/api/v1/query", {"query": expr}))
+    if d.get("status") != "success":
+        raise RuntimeError(f"query {expr}: {d}")
+    return d["data"]["result"]
+
+
+def scalar(port, expr):
+    res = query(port, expr)
+    return float(res[0]["value"][1]) if res else None
+
+
+def write_config(path, rule_files):
+    with open(path, "w") as f:
+        f.write("global: {scrape_interval: 5s, evaluation_interval: 5s}\n")
+        f.write("rule_files: [" + ", ".join(f"'{p}'" for p in rule_files) + "]\n")
+        f.write("scrape_configs: []\n")
+
+
+def rss_kib(pid):
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                out[line.split(":")[0]] = int(line.split()[1])
+    return out
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def du_bytes(path):
+    total = 0
+    for d, _, files in os.walk(path):
+        for fn in files:
+            try:
+                total += os.path.getsize(os.path.join(d, fn))
+            except OSError:
+                pass
+    return total
+
+
+def measure(port, seconds, groups_wanted):
+    """Polls /api/v1/rules; returns {group: [evaluations]} with each evaluation's time and its rules' times."""
+    seen = {}
+    end = time.time() + seconds
+    while time.time() < end:
+        d = json.loads(get(port, "/api/v1/rules"))
+        for g in d["data"]["groups"]:
+            if g["name"] not in groups_wanted:
+                continue
+            le = g.get("lastEvaluation", "")
+            if not le or le.startswith("0001-"):
+                continue
+            evs = seen.setdefault(g["name"], {})
+            if le not in evs:
+                evs[le] = {"evaluationTime": g["evaluationTime"],
+                           "rules": [(r.get("record") or r.get("name"), r.get("labels", {}).get("class", ""),
+                                      r["evaluationTime"], r.get("health"), r.get("lastError", ""))
+                                     for r in g["rules"]]}
+        time.sleep(1.0)
+    return {g: [evs[k] for k in sorted(evs)] for g, evs in seen.items()}
+
+
+def self_metric(port, name):
+    """A metric of Prometheus's own /metrics (it does not scrape itself here)."""
+    for line in get(port, "/metrics").decode().splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{}"):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def group_metrics(port):
+    out = {}
+    for line in get(port, "/metrics").decode().splitlines():
+        for name in ("prometheus_rule_group_last_duration_seconds", "prometheus_rule_group_iterations_missed_total",
+                     "prometheus_rule_group_iterations_total"):
+            if line.startswith(name + "{"):
+                g = line.split('rule_group="', 1)[1].split('"', 1)[0]
+                out.setdefault(os.path.basename(g.split(";")[0]) + ";" + g.split(";")[-1], {})[name] = \
+                    float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def group_names(path):
+    with open(path) as f:
+        return [line.split("name:", 1)[1].strip() for line in f if line.strip().startswith("- name:")]
+
+
+def summarize(evals, skip_first=1):
+    """Evaluation times of a group (the first after a reload, which warms caches, is reported apart)."""
+    times = [e["evaluationTime"] for e in evals]
+    if not times:
+        return None
+    rest = times[skip_first:] or times
+    per_rule = {}
+    for e in evals[skip_first:] or evals:
+        for name, cls, t, health, err in e["rules"]:
+            key = name + (f"{{class={cls}}}" if cls else "")
+            per_rule.setdefault(key, []).append(t)
+            if health not in ("ok", "unknown"):
+                per_rule.setdefault("errors", []).append(f"{key}: {err}")
+    return {"evaluations": len(times), "first_s": times[0], "median_s": statistics.median(rest),
+            "max_s": max(rest), "rules_median_s": {k: (statistics.median(v) if k != "errors" else v)
+                                                   for k, v in per_rule.items()}}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ranks", type=int, default=16384)
+    ap.add_argument("--comms", type=int, default=8)
+    ap.add_argument("--culprit", type=int, default=None, help="global rank that did not join (default ranks*3/4+5)")
+    ap.add_argument("--history", type=int, default=600, help="seconds of samples before now (default 600)")
+    ap.add_argument("--future", type=int, default=None,
+                    help="seconds of samples after now; must cover the push and both phases (default: estimated)")
+    ap.add_argument("--phase", type=int, default=60, help="seconds the hang rules alone are measured (default 60)")
+    ap.add_argument("--phase-all", type=int, default=None,
+                    help="seconds all three rule files are measured (default: as --phase)")
+    ap.add_argument("--settle", type=int, default=30,
+                    help="seconds to wait after the push before the rules are loaded (Go's GC and the head settle)")
+    ap.add_argument("--variant", default=None,
+                    help="a second hang rule file (its group named differently) measured A/B against "
+                         "rules/ncclscope-hang.yml: phases hang, variant, hang, variant before the all-files phase")
+    ap.add_argument("--work", default=None, help="work folder (default: a temporary one, removed)")
+    ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--json", default=None, help="write the figures here")
+    ap.add_argument("--memlimit", default=None, help="GOMEMLIMIT for Prometheus (e.g. 7GiB)")
+    a = ap.parse_args()
+    if not shutil.which("prometheus"):
+        print("SKIP: prometheus not installed")
+        return 77
+    t_script = time.time()
+    ranks, comms = a.ranks, a.comms
+    culprit = a.culprit if a.culprit is not None else (ranks * 3 // 4 + 5) % ranks
+    nseries = ranks * (4 + 12 * comms) + (ranks - 1)
+    # Estimated push: ~450 us per series (Python and Prometheus's ingestion) measured on a loaded 2-core machine.
+    phase_all = a.phase_all if a.phase_all is not None else a.phase
+    nphases = 4 if a.variant else 1
+    future = a.future if a.future is not None else int(60 + a.settle + nphases * a.phase + phase_all
+                                                       + nseries * 600e-6)
+    now_ms = int(t_script * 1000) // STEP_MS * STEP_MS
+    start_ms = now_ms - a.history * 1000
+    n = (a.history + future) * 1000 // STEP_MS + 1
+    onset_idx = a.history * 1000 // STEP_MS  # the hang starts now
+    tl = Timeline(start_ms, n)
+
+    work = a.work or tempfile.mkdtemp(prefix="ncclscope-scale-")
+    os.makedirs(os.path.join(work, "data"), exist_ok=True)
+    cfg = os.path.join(work, "prometheus.yml")
+    write_config(cfg, [])
+    port = free_port()
+    env = dict(os.environ)
+    if a.memlimit:
+        env["GOMEMLIMIT"] = a.memlimit
+    log = open(os.path.join(work, "prometheus.log"), "w")
+    prom = subprocess.Popen(["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={work}/data",
+                             f"--web.listen-address=127.0.0.1:{port}", "--web.enable-remote-write-receiver",
+                             "--web.enable-lifecycle"], stdout=log, stderr=subprocess.STDOUT, env=env)
+    fig = {"ranks": ranks, "comms": comms, "culprit": culprit, "history_s": a.history, "future_s": future,
+           "samples_per_series": n}
+    ok = True
+    try:
+        for _ in range(300):
+            try:
+                get(port, "/-/ready", timeout=2)
+                break
+            except Exception:
+                if prom.poll() is not None:
+                    raise RuntimeError("prometheus exited: " + open(os.path.join(work, "prometheus.log")).read()[-2000:])
+                time.sleep(0.2)
+        print(f"{ranks} ranks x {comms} communicators, ~{nseries} series x {n} samples; culprit global rank "
+              f"{culprit}; Prometheus on {port}, work {work}", flush=True)
+        t0 = time.time()
+        w = Writer(port)
+        push_job(w, tl, ranks, comms, culprit, onset_idx)
+        t_push = time.time() - t0
+        fig.update(push_s=round(t_push, 1), pushed_series=w.series, pushed_samples=w.samples,
+                   push_requests=w.requests)
+        print(f"pushed {w.series} series, {w.samples} samples in {t_push:.1f} s ({w.requests} requests)", flush=True)
+        head_series = self_metric(port, "prometheus_tsdb_head_series")
+        fig["head_series_after_push"] = head_series
+        fig["rss_after_push_kib"] = rss_kib(prom.pid)
+        data_end = (start_ms + (n - 1) * STEP_MS) / 1000
+        cpu0 = cpu_seconds(prom.pid)
+        time.sleep(a.settle)
+        fig["idle_cpu_per_s"] = round((cpu_seconds(prom.pid) - cpu0) / max(1, a.settle), 2)
+        print(f"settled {a.settle} s: Prometheus without rules used {fig['idle_cpu_per_s']:.2f} CPU s per s", flush=True)
+
+        hang_file = os.path.join(ROOT, "rules", "ncclscope-hang.yml")
+        phases = [("hang", [hang_file])]
+        if a.variant:
+            variant = os.path.abspath(a.variant)
+            phases = [("hang", [hang_file]), ("variant", [variant]), ("hang2", [hang_file]), ("variant2", [variant])]
+        if phase_all > 0:
+            phases.append(("all", [os.path.join(ROOT, "rules", f) for f in
+                                   ("ncclscope-hang.yml", "ncclscope-recording.yml", "ncclscope-alerts.yml")]))
+        fig["phases"] = {}
+        for name, files in phases:
+            seconds = phase_all if name == "all" else a.phase
+            if time.time() + seconds + 10 > data_end:
+                print(f"WARNING: the data end within {data_end - time.time():.0f} s; phase {name} would read stale "
+                      f"ranges (raise --future)", flush=True)
+                ok = False
+            write_config(cfg, files)
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/-/reload", method="POST")
+            urllib.request.urlopen(req, timeout=60).read()
+            groups = ["ncclscope.hang"] + (["ncclscope.recording", "ncclscope.alerts"] if name == "all" else [])
+            if name.startswith("variant"):
+                groups = [g for g in group_names(files[0])]
+            cpu0 = cpu_seconds(prom.pid)
+            t_phase = time.time()
+            res = measure(port, seconds, groups)
+            cpu = cpu_seconds(prom.pid) - cpu0
+            fig["phases"][name] = {g: summarize(res.get(g, [])) for g in groups}
+            # Prometheus does nothing else here (no scrapes): its CPU time per second of the phase, and per
+            # evaluation of the hang group when it runs alone, say what an evaluation costs whatever else runs.
+            fig["phases"][name]["prometheus_cpu_s"] = round(cpu, 2)
+            fig["phases"][name]["prometheus_cpu_per_s"] = round(cpu / (time.time() - t_phase), 2)
+            nev = sum(len(v) for v in res.values())
+            fig["phases"][name]["evaluations_all_groups"] = nev
+            fig["phases"][name]["cpu_s_per_evaluation"] = round(cpu / max(1, nev), 3)
+            fig["phases"][name]["heap_inuse_bytes"] = self_metric(port, "go_memstats_heap_inuse_bytes")
+            fig["phases"][name]["group_metrics"] = group_metrics(port)
+            fig["phases"][name]["rss_kib"] = rss_kib(prom.pid)
+            print(f"phase {name}: Prometheus used {cpu:.1f} CPU s in {seconds} s "
+                  f"({fig['phases'][name]['cpu_s_per_evaluation']:.2f} per group evaluation); Go heap in use "
+                  f"{(fig['phases'][name]['heap_inuse_bytes'] or 0) / 2**30:.2f} GiB, RSS "
+                  f"{fig['phases'][name]['rss_kib']['VmRSS'] / 2**20:.2f} GiB", flush=True)
+            for g in groups:
+                s = fig["phases"][name][g]
+                if s is None:
+                    print(f"FAIL: group {g} never evaluated in phase {name}")
+                    ok = False
+                    continue
+                print(f"phase {name}: {g}: {s['evaluations']} evaluations, first {s['first_s']:.3f} s, "
+                      f"median {s['median_s']:.3f} s, max {s['max_s']:.3f} s", flush=True)
+                for rule, t in sorted(s["rules_median_s"].items(), key=lambda kv: -kv[1]
+                                      if not isinstance(kv[1], list) else 0):
+                    if rule == "errors":
+                        print(f"   rule errors: {t}")
+                        ok = False
+                    else:
+                        print(f"   {t:8.3f} s  {rule}")
+
+        # The alert names the culprit, once; the victims count proves every waiting rank was read.
+        alerts = json.loads(get(port, "/api/v1/alerts"))["data"]["alerts"]
+        hang = [x for x in alerts if x["labels"].get("alertname") == "NcclscopeHang"]
+        others = sorted({x["labels"]["alertname"] for x in alerts} - {"NcclscopeHang"})
+        world, _, _ = comm_of(0, culprit, ranks)
+        want = {"class": "not_joined", "global_rank": str(culprit), "host": identity(culprit)["host"],
+                "comm": world, "ncclscope_job": JOB}
+        fig["alerts"] = [{"labels": x["labels"], "state": x["state"], "activeAt": x.get("activeAt")} for x in hang]
+        fig["other_alerts"] = others
+        victims = scalar(port, 'count(ncclscope:hang_victim{ncclscope_job="%s"})' % JOB)
+        fig["hang_victims"] = victims
+        firing = [x for x in hang if x["state"] == "firing"]
+        if len(firing) != 1 or any(firing[0]["labels"].get(k) != v for k, v in want.items()):
+            print(f"FAIL: NcclscopeHang should fire once with {want}; got {fig['alerts']}")
+            ok = False
+        else:
+            print(f"NcclscopeHang firing: {firing[0]['labels']}  summary: "
+                  f"{firing[0].get('annotations', {}).get('summary', '')}")
+            desc = [x for x in alerts if x["labels"].get("alertname") == "NcclscopeHang"][0]["annotations"]
+            print(f"  description: {desc.get('description', '')[:200]}")
+        if victims != ranks - 1:
+            print(f"FAIL: ncclscope:hang_victim counts {victims} waiting ranks, want {ranks - 1}")
+            ok = False
+        if others:
+            print(f"note: other alerts pending or firing: {others}")
+        fig["head_series"] = self_metric(port, "prometheus_tsdb_head_series")
+        fig["head_chunks"] = self_metric(port, "prometheus_tsdb_head_chunks")
+        fig["rss_end_kib"] = rss_kib(prom.pid)
+        fig["data_dir_bytes"] = du_bytes(os.path.join(work, "data"))
+        fig["wal_bytes"] = du_bytes(os.path.join(work, "data", "wal"))
+        fig["loadavg"] = os.getloadavg()
+        print(f"head series {fig['head_series']:.0f}, head chunks {fig['head_chunks']:.0f}, data dir "
+              f"{fig['data_dir_bytes'] / 2**20:.0f} MiB (WAL {fig['wal_bytes'] / 2**20:.0f} MiB), Prometheus RSS "
+              f"{fig['rss_end_kib']['VmRSS'] / 2**20:.2f} GiB (peak {fig['rss_end_kib']['VmHWM'] / 2**20:.2f} GiB), "
+              f"load average {fig['loadavg'][0]:.1f}", flush=True)
+    except Exception as e:  # noqa: BLE001 - any failure is a test failure with its reason
+        print(f"FAIL: {e!r}")
+        ok = False
+    finally:
+        prom.send_signal(signal.SIGTERM)
+        try:
+            prom.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            prom.kill()
+            prom.wait()
+        fig["run_s"] = round(time.time() - t_script, 1)
+        fig["ok"] = ok
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(fig, f, indent=1)
+        if not a.keep and not a.work:
+            shutil.rmtree(work, ignore_errors=True)
+        elif not ok:
+            print("prometheus log tail:\n" + open(os.path.join(work, "prometheus.log")).read()[-3000:])
+    print(f"{'PASS' if ok else 'FAIL'} in {time.time() - t_script:.0f} s")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
