@@ -12,8 +12,9 @@
 #   --freeze-self A:S  A seconds after the start, asks the host runner to SIGSTOP this guest's QEMU for S
 #                      seconds (run_two_host_tier.sh watches RDMA2_RESULTS/freeze.SIDE), and waits for it
 #   --netdev-down A    A seconds after the start, takes down the netdev under this guest's rxe0 (the link
-#                      to the other host) and brings it back up once the ranks have ended; once it is down, writes
-#                      the time (date +%s.%N) to $RDMA2_OUT/netdev_down.at (its mtime is the host's clock)
+#                      to the other host) and brings it back up once the ranks have ended; writes the time
+#                      (date +%s.%N) to $RDMA2_OUT/netdev_down.at just before and to netdev_down.done once
+#                      `ip link set down` returned (seconds later in a loaded guest); their mtimes are the host's clock
 #   --nic-traffic R=NIC[+NIC…] rank R's per-NIC byte counters (its node_exporter textfile, written at its
 #                      last finalize) show traffic on each NIC named and on no other; R = all: every rank
 #   --rank-env         starts rank R with RANK=R, as a launcher would: ncclscope's identity (global_rank)
@@ -75,9 +76,10 @@ nic=''
 if [ -n "$netdev_down" ]; then
   nic=$(rdma link show rxe0/1 | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
   sleep "$netdev_down"
+  date +%s.%N > "$out/netdev_down.at"
   echo "sim_ranks: $(date +%T) taking down $nic (rxe0's netdev)"
   ip link set "$nic" down
-  date +%s.%N > "$out/netdev_down.at"
+  date +%s.%N > "$out/netdev_down.done"
 fi
 # Reap in whatever order the ranks end, recording when each did.
 declare -A rank_of=()
