@@ -19,11 +19,12 @@ was already stuck, e.g. a guest starved by the host's load, and the fault proves
 --analyze ANALYZER (one side only): then waits (up to --wait-peer s) for the other side's stall dumps of
 --peer-ranks (in $RDMA2_RESULTS/NAME.OTHER.d/dumps, NAME.SIDE.d being $RDMA2_OUT), runs `ANALYZER --json`
 over both sides' dumps, prints its culprits and requires a link culprit between a rank of --ranks on this
-host and a rank of --peer-ranks on --peer-host. One exception, printed as a NOTE: a culprit of class
-not_joined ("never issued AllReduce seq N+1") that is still in seq N because its own connection across the
-link failed (its dump's wait lists a failed entry to the other host). That happens when the link goes down
-between the last transfer of an operation and one side's completion of it, and the analyzer's "behind"
-rule then blames the process, not the link.
+host and a rank of --peer-ranks on --peer-host, and no culprit of another class than link or not_joined. One
+exception, printed as a NOTE: instead of the link, culprits of class not_joined ("never issued AllReduce seq
+N+1"), one of which is still in seq N because its own connection across the link failed (its dump's wait lists
+a failed entry to the other host). That happens when the link goes down between the last transfer of an
+operation and some ranks' completion of it: the ranks are then one operation apart, and the analyzer's
+"behind" rule blames the processes still in seq N, not the link.
 
 Exits 1 when a check failed, else 0.
 """
@@ -176,6 +177,10 @@ def main():
                       f"dump says it waits in seq {next(iter(d.values()))['wait']['seq']} on a failed connection to "
                       f"global rank {e['peer_global_rank']} on {e['peer_host']} ({e['direction']}): the link failed "
                       "between an operation's last transfer and this rank's completion of it")
+        others = [c for c in culprits if c.get("class") not in ("link", "not_joined")]
+        if others:
+            fail("culprits of another class than link or not_joined: " + ", ".join(
+                f"{c['kind']} [class {c.get('class')}] global rank {c['global_rank']} on {c['host']}" for c in others))
         if links:
             print(f"link culprit(s) between {own_host} and {a.peer_host}: " + "; ".join(
                 f"global rank {c['global_rank']} on {c['host']} <-> global rank {c['peer']['global_rank']} on "
