@@ -14,7 +14,8 @@
 #   --netdev-down A    A seconds after the start, takes down the netdev under this guest's rxe0 (the link
 #                      to the other host) and brings it back up once the ranks have ended; writes the time
 #                      (date +%s.%N) to $RDMA2_OUT/netdev_down.at just before and to netdev_down.done once
-#                      `ip link set down` returned (seconds later in a loaded guest); their mtimes are the host's clock
+#                      `ip link set down` returned (0.3-5.5 s later in a loaded guest); their mtimes on the
+#                      9p share are the host's clock
 #   --nic-traffic R=NIC[+NIC…] rank R's per-NIC byte counters (its node_exporter textfile, written at its
 #                      last finalize) show traffic on each NIC named and on no other; R = all: every rank
 #   --rank-env         starts rank R with RANK=R, as a launcher would: ncclscope's identity (global_rank)
@@ -40,7 +41,7 @@ out=${RDMA2_OUT:-$(mktemp -d)}
 declare -A pid=() rc=() took=()
 t0=$(date +%s.%N)
 for r in ${ranks//,/ }; do
-  vars=()  # per-NIC counters only where a check reads them
+  vars=()  # per-NIC counters only where a check reads them; RANK with --rank-env
   [ ${#nictraffic[@]} -eq 0 ] || { mkdir -p "$out/metrics$r"; vars=(NCCLSCOPE_PROM_TEXTFILE_DIR="$out/metrics$r"); }
   [ $rank_env = 0 ] || vars+=(RANK="$r")
   env "${vars[@]}" "$@" --rank "$r" > "$out/rank$r.log" 2>&1 &
