@@ -8,11 +8,14 @@
 # have finished it (a side never starts a test while the other still runs the previous one). A side is
 # killed with its whole process group after TIMEOUT s. Writes RESULTS/NAME.SIDE.log (output) and
 # RESULTS/NAME.SIDE.rc (status; 124 = timed out), then RESULTS/driver.SIDE.done. Exits 0 when every
-# test passed on this side.
+# test passed on this side. Names the guest rdma2-SIDE (hostname): the two guests boot alike, so their
+# processes' pids often coincide, and only the host name tells them apart (ncclscope's dumps and the
+# analyzer identify a process by host and pid).
 set -uo pipefail
 side=$1 dir=$2 R=$3
 other=$([ "$side" = a ] && echo b || echo a)
 export RDMA2_SIDE=$side RDMA2_RESULTS=$R
+echo "rdma2-$side" > /proc/sys/kernel/hostname
 export RDMA2_IP=$([ "$side" = a ] && echo 198.51.100.1 || echo 198.51.100.2)
 export RDMA2_PEER_IP=$([ "$side" = a ] && echo 198.51.100.2 || echo 198.51.100.1)
 

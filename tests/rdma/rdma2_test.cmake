@@ -2,7 +2,8 @@
 #                      [OPT_IN]):
 # registers a two-host test. It runs in the `rdma2_tier` ctest test (label rdma2,
 # tests/rdma/run_two_host_tier.sh), which boots two soft-RoCE guests on two QEMU socket networks: host A
-# has rxe0 on 198.51.100.1/24 and rxe1 on 203.0.113.1/24, host B .2 on each. HOST_A runs in A and HOST_B in B, started
+# has rxe0 on 198.51.100.1/24 and rxe1 on 203.0.113.1/24, host B .2 on each; their host names are rdma2-a and
+# rdma2-b. HOST_A runs in A and HOST_B in B, started
 # together (a barrier between the guests), each killed with its process group after TIMEOUT seconds
 # (default 120); the test passes when both exit 0. The tests run in registration order, one at a time.
 # OPT_IN: not run by default, only when RDMA2_TESTS (a regex over the names) selects it (known to be flaky).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sim_ranks.sh [--expect R=STATUS]… [--log-has R=REGEX]… [--within R=S]… [--freeze-self AFTER:SECONDS]
-#              [--netdev-down AFTER] [--nic-traffic R=NIC]… RANKS -- SIM [ARG…]
+#              [--netdev-down AFTER] [--nic-traffic R=NIC]… [--rank-env] RANKS -- SIM [ARG…]
 # One host's half of a two-host ncclscope-sim job (rdma2 tests, see rdma2_test.cmake): starts
 # `SIM ARG… --rank R` for each R in RANKS (comma-separated; the same ARGs, --ranks and --root, on both
 # hosts), waits for all, prints each rank's log ($RDMA2_OUT/rankR.log) and checks them:
@@ -12,13 +12,18 @@
 #   --freeze-self A:S  A seconds after the start, asks the host runner to SIGSTOP this guest's QEMU for S
 #                      seconds (run_two_host_tier.sh watches RDMA2_RESULTS/freeze.SIDE), and waits for it
 #   --netdev-down A    A seconds after the start, takes down the netdev under this guest's rxe0 (the link
-#                      to the other host) and brings it back up once the ranks have ended
+#                      to the other host) and brings it back up once the ranks have ended; writes the time
+#                      (date +%s.%N) to $RDMA2_OUT/netdev_down.at just before and to netdev_down.done once
+#                      `ip link set down` returned (0.3-5.5 s later in a loaded guest); their mtimes on the
+#                      9p share are the host's clock
 #   --nic-traffic R=NIC[+NIC…] rank R's per-NIC byte counters (its node_exporter textfile, written at its
 #                      last finalize) show traffic on each NIC named and on no other; R = all: every rank
+#   --rank-env         starts rank R with RANK=R, as a launcher would: ncclscope's identity (global_rank)
+#                      and the peer names its connection handshake carries (a dump's wait.peers) need it
 # Exits 0 when every check holds.
 set -uo pipefail
 declare -A expect=() loghas=() within=() nictraffic=()
-freeze='' netdev_down=''
+freeze='' netdev_down='' rank_env=0
 while [ $# -gt 0 ]; do
   case $1 in
     --expect) expect[${2%%=*}]=${2#*=}; shift 2 ;;
@@ -27,6 +32,7 @@ while [ $# -gt 0 ]; do
     --freeze-self) freeze=$2; shift 2 ;;
     --netdev-down) netdev_down=$2; shift 2 ;;
     --nic-traffic) nictraffic[${2%%=*}]=${2#*=}; shift 2 ;;
+    --rank-env) rank_env=1; shift ;;
     --) shift; break ;;
     *) ranks=$1; shift ;;
   esac
@@ -35,9 +41,10 @@ out=${RDMA2_OUT:-$(mktemp -d)}
 declare -A pid=() rc=() took=()
 t0=$(date +%s.%N)
 for r in ${ranks//,/ }; do
-  textfile=()  # per-NIC counters only where a check reads them
-  [ ${#nictraffic[@]} -eq 0 ] || { mkdir -p "$out/metrics$r"; textfile=(NCCLSCOPE_PROM_TEXTFILE_DIR="$out/metrics$r"); }
-  env "${textfile[@]}" "$@" --rank "$r" > "$out/rank$r.log" 2>&1 &
+  vars=()  # per-NIC counters only where a check reads them; RANK with --rank-env
+  [ ${#nictraffic[@]} -eq 0 ] || { mkdir -p "$out/metrics$r"; vars=(NCCLSCOPE_PROM_TEXTFILE_DIR="$out/metrics$r"); }
+  [ $rank_env = 0 ] || vars+=(RANK="$r")
+  env "${vars[@]}" "$@" --rank "$r" > "$out/rank$r.log" 2>&1 &
   pid[$r]=$!
 done
 # A rank still running at its --within deadline: record what its threads wait on in the kernel while it is still
@@ -70,8 +77,10 @@ nic=''
 if [ -n "$netdev_down" ]; then
   nic=$(rdma link show rxe0/1 | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
   sleep "$netdev_down"
+  date +%s.%N > "$out/netdev_down.at"
   echo "sim_ranks: $(date +%T) taking down $nic (rxe0's netdev)"
   ip link set "$nic" down
+  date +%s.%N > "$out/netdev_down.done"
 fi
 # Reap in whatever order the ranks end, recording when each did.
 declare -A rank_of=()
