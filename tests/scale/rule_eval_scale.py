@@ -31,7 +31,7 @@ prometheus_rule_group_last_duration_seconds from /metrics. Then the NcclscopeHan
 the culprit (global rank, host, world communicator, class not_joined), and ncclscope:hang_victim must count
 RANKS-1 waiting ranks: the evaluation did the real work.
 
-With --variant FILE (e.g. tests/scale/ncclscope-hang-stalled-first.yml) the hang rules and the variant are
+With --variant FILE (another version of the hang rules) the hang rules and the variant are
 measured A/B/A/B on the same data before the all-files phase (--phase-all 0 leaves that out).
 
 Exit status: 0 pass, 1 fail, 77 prometheus missing. Run by hand for the big figures, e.g.
