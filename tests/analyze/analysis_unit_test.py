@@ -288,6 +288,21 @@ class WaitTest(unittest.TestCase):
             "global rank 1, pid 101 on h1, NIC eth1)"), report.job_verdict(result))
         self.assertEqual((result["entries"][0]["status"], result["entries"][0]["culprits"]), ("hang", [0, 1]))
 
+    def test_a_rank_stuck_in_the_previous_operation_is_not_behind(self):
+        # A link failed while ranks 2 and 3 were still in AllReduce seq 3 (their connections across it failed),
+        # ranks 0 and 1 already in seq 4 waiting on them: 2 and 3 did not miss the call, they are stuck in the one
+        # before. As the live rules do, the verdict follows the waits (a link), not "behind".
+        waits = {0: wait("peer", peers=[waits_on(3, waiting_ns=49 * 10**8)]),
+                 1: wait("peer", peers=[waits_on(0, waiting_ns=10**9)]),
+                 2: wait("peer", seq=3, peers=[waits_on(1, failed=True, waiting_ns=48 * 10**8)]),
+                 3: wait("peer", seq=3, peers=[waits_on(2, waiting_ns=10**9), waits_on(0, "send", failed=True)])}
+        ranks = comm(*(dump(r, nranks=4, completed=history(4 if r < 2 else 3),
+                            in_flight=[coll("AllReduce", 4 if r < 2 else 3, **NET_STUCK)], host=f"h{r}",
+                            stalled=True, identity={"global_rank": r}, wait=w) for r, w in waits.items()))
+        found = problems(hang.diagnose(ranks, 4))
+        self.assertNotIn("behind", [f["kind"] for f in found])
+        self.assertIn("link", [f["kind"] for f in found], found)
+
     def test_kernel_named_through_proxy_peers_by_rank_in_the_communicator(self):
         # NCCL's own transports with ProxyOp events: the entries name the peer by its rank in the communicator only
         # (peer_global_rank null, no NIC); the chains still lead to the kernel-stuck rank 2.

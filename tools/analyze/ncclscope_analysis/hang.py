@@ -97,7 +97,9 @@ def _coll_behind(ranks, waits, skip):
         top = max(seqs.values())
         waiting = sorted(r for r, ops in waits.items()
                          if any(o["kind"] == "coll" and o["func"] == func and o["seq"] == top for o in ops))
-        late = sorted(r for r, s in seqs.items() if s < top)
+        # A rank whose own dump says it is stalled in this communicator (a `wait`) issued an earlier operation and
+        # is stuck in it: blocked, not missing the call. Its wait says on what (waits.py), as the live rules do.
+        late = sorted(r for r, s in seqs.items() if s < top and not ranks[r].get("wait"))
         if not (waiting and late):
             continue
         lasts = {}
