@@ -20,7 +20,7 @@ run_job() {  # run_job JOB_ID ITERS LOG
 }
 run_job long 1000000 "$work/long.log" &
 pids+=($!)
-run_job short 8000 "$work/short.log" &
+run_job short 20000 "$work/short.log" &  # long enough to be seen up on a loaded host
 short=$!
 
 # targets JOB HEALTH: how many of JOB's targets Prometheus lists with that health ("up", "down", or "any").
@@ -34,7 +34,7 @@ print(sum(1 for t in ts if t["labels"].get("ncclscope_job") == job and health in
 wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: polls until COMMAND succeeds
   local until=$((SECONDS + $1)) what=$2; shift 2
   while [ $SECONDS -lt $until ]; do "$@" && return 0; sleep 0.5; done
-  echo "FAIL: $what"; ls -l "$work/sd"; tail -3 "$work/short.log" "$work/long.log"; return 1
+  echo "FAIL: $what"; ls -l "$work/sd"; tail -n 3 "$work/short.log" "$work/long.log"; return 1
 }
 both_up() { [ "$(targets short up)" = 2 ] && [ "$(targets long up)" = 2 ]; }
 wait_for 60 "both jobs' targets up" both_up
