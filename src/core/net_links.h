@@ -13,30 +13,22 @@
 #include <string>
 #include <vector>
 
+#include "core/request_progress.h"
+
 namespace ncclscope {
 
 enum class NetDir : uint8_t { kSend = 0, kRecv = 1 };
 
-struct NetLink {
+struct NetLink : RequestProgress {  // data path: in_flight and progress_ns
   // Fixed at construction.
   std::string nic;
   uint64_t comm_id = 0;  // NCCL's communicator hash (net v11+), 0 when the ABI carries none
   NetDir dir = NetDir::kSend;
-  // Data path.
-  std::atomic<int64_t> in_flight{0};
-  std::atomic<uint64_t> progress_ns{0};  // MonotonicNs() of the last completion, or the post into an idle link
   std::atomic<uint64_t> failed_ns{0};    // MonotonicNs() of the link's failure, 0 while healthy
   // Under the registry lock (SetNetLinkPeer).
   int peer_global_rank = -1;
   std::string peer_host;
 
-  void Posted(uint64_t posted_ns) {
-    if (in_flight.fetch_add(1, std::memory_order_relaxed) == 0) progress_ns.store(posted_ns, std::memory_order_relaxed);
-  }
-  void Completed(uint64_t now_ns) {
-    in_flight.fetch_sub(1, std::memory_order_relaxed);
-    progress_ns.store(now_ns, std::memory_order_relaxed);
-  }
   void Abandoned() { in_flight.fetch_sub(1, std::memory_order_relaxed); }
   void Failed(uint64_t now_ns) {
     uint64_t expected = 0;

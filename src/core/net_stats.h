@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/log2_histogram.h"
+#include "core/request_progress.h"
 
 namespace ncclscope {
 
@@ -35,19 +36,17 @@ const char* NetErrorKindName(NetErrorKind kind);
 // log2 buckets of completion latency in nanoseconds: bucket b counts latencies in [2^b, 2^(b+1)).
 inline constexpr int kNetLatencyBuckets = 40;
 
-struct NetCounters {
+// RequestProgress: in_flight, and progress_ns (with requests in flight, now minus it is how long they have
+// waited without one completing: NetStatsRow::waiting_ns).
+struct NetCounters : RequestProgress {
   std::atomic<uint64_t> bytes_sent{0};
   std::atomic<uint64_t> bytes_received{0};
   std::atomic<uint64_t> messages_sent{0};
   std::atomic<uint64_t> messages_received{0};
-  std::atomic<int64_t> in_flight{0};
   std::atomic<int64_t> connections_open{0};
   std::array<std::atomic<uint64_t>, static_cast<int>(NetErrorKind::kCount)> errors{};
   std::array<std::atomic<uint64_t>, kNetLatencyBuckets> latency_log2_ns{};
   std::atomic<uint64_t> latency_sum_ns{0};  // the histogram's exact _sum
-  // MonotonicNs() of the block's last progress: a completion, or a post into an idle block. With requests in
-  // flight, now minus this is how long they have waited without one completing (NetStatsRow::waiting_ns).
-  std::atomic<uint64_t> progress_ns{0};
 
   void AddError(NetErrorKind kind) {
     errors[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
@@ -56,15 +55,8 @@ struct NetCounters {
     latency_log2_ns[Log2Bucket<kNetLatencyBuckets>(ns)].fetch_add(1, std::memory_order_relaxed);
     latency_sum_ns.fetch_add(ns, std::memory_order_relaxed);
   }
-  // A request posted at `posted_ns` (MonotonicNs()): a block going from idle to busy starts its wait there.
-  void Posted(uint64_t posted_ns) {
-    if (in_flight.fetch_add(1, std::memory_order_relaxed) == 0) {
-      progress_ns.store(posted_ns, std::memory_order_relaxed);
-    }
-  }
   void Completed(uint64_t latency_ns, uint64_t now_ns) {
-    in_flight.fetch_sub(1, std::memory_order_relaxed);
-    progress_ns.store(now_ns, std::memory_order_relaxed);
+    RequestProgress::Completed(now_ns);
     AddLatency(latency_ns);
   }
 };

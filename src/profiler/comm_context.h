@@ -132,11 +132,12 @@ class CommContext final : public CommSource {
   void CalibrateGpuOffset(int64_t sample);
   void Complete(Op* op, uint64_t now_ns);
   OpRecord ReadOp(const Op& op, uint64_t now_ns) const;  // inline, in comm_read_op.h
-  // Where the oldest of `in_flight` waits, when it is past its threshold under `policy` (comm_stall_check.cc).
-  WaitSite FindWait(const std::vector<OpRecord>& in_flight, uint64_t now_ns, const StallPolicy& policy) const;
-  // The peers of the unfinished ProxyOp events of the in-flight operation `arrival` (one entry per direction
-  // with some pending); false when it has none.
-  bool AddProxyPeers(uint64_t arrival, uint64_t age_ns, std::vector<WaitPeer>* peers) const;
+  // The in-flight operation started first, or null (comm_stall_check.cc, as are the two below).
+  const Op* OldestInFlight() const;
+  // Where the oldest in-flight operation waits, when it is past its threshold under `policy`.
+  WaitSite FindWait(uint64_t now_ns, const StallPolicy& policy) const;
+  // The peers of `op`'s unfinished ProxyOp events (one entry per direction with some pending); false when none.
+  static bool AddProxyPeers(const Op& op, uint64_t age_ns, std::vector<WaitPeer>* peers);
 
   const CommInfo info_;
   const ContextConfig cfg_;

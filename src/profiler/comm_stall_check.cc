@@ -9,7 +9,7 @@
 
 namespace ncclscope::profiler {
 
-bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) {
+const Op* CommContext::OldestInFlight() const {
   const Op* oldest = nullptr;
   uint64_t oldest_start = UINT64_MAX;
   for (uint32_t i = 0; i < ops_pool_.size(); ++i) {
@@ -21,11 +21,17 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
       oldest = &op;
     }
   }
+  return oldest;
+}
+
+bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) {
+  const Op* oldest = OldestInFlight();
   StallPolicy policy = cfg_.stall;
   policy.cap_ns = timeout_ns;
   const OpRecord r = oldest != nullptr ? ReadOp(*oldest, now_ns) : OpRecord{};
   const uint64_t threshold = stall_history_.Threshold(r.func, r.bytes, policy);
-  if (oldest == nullptr || now_ns < oldest_start || now_ns - oldest_start < threshold) {
+  const uint64_t oldest_start = r.start_ns;
+  if (oldest == nullptr || oldest_start == 0 || now_ns < oldest_start || now_ns - oldest_start < threshold) {
     stalled_.store(false, std::memory_order_relaxed);
     return false;
   }
@@ -55,26 +61,24 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
   return true;
 }
 
-WaitSite CommContext::FindWait(const std::vector<OpRecord>& in_flight, uint64_t now_ns,
-                               const StallPolicy& policy) const {
+WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const {
   WaitSite w;
-  const OpRecord* oldest = nullptr;
-  for (const OpRecord& r : in_flight) {
-    if (r.start_ns != 0 && (oldest == nullptr || r.start_ns < oldest->start_ns)) oldest = &r;
-  }
-  if (oldest == nullptr) return w;
-  const uint64_t age = ElapsedNs(oldest->start_ns, now_ns);
-  const uint64_t threshold = stall_history_.Threshold(oldest->func, oldest->bytes, policy);
+  const Op* oldest_op = OldestInFlight();
+  if (oldest_op == nullptr) return w;
+  const OpRecord oldest = ReadOp(*oldest_op, now_ns);
+  if (oldest.start_ns == 0) return w;  // recycled since the scan
+  const uint64_t age = ElapsedNs(oldest.start_ns, now_ns);
+  const uint64_t threshold = stall_history_.Threshold(oldest.func, oldest.bytes, policy);
   if (age < threshold) return w;
   w.present = true;
-  w.kind = oldest->kind;
-  w.func = oldest->func;
-  w.seq = oldest->seq;
-  w.arrival = oldest->arrival;
+  w.kind = oldest.kind;
+  w.func = oldest.func;
+  w.seq = oldest.seq;
+  w.arrival = oldest.arrival;
   w.age_ns = age;
   w.threshold_ns = threshold;
-  const bool kernel_expected = (cfg_.event_mask & kMaskKernelCh) != 0 && oldest->channels > 0;
-  if (kernel_expected && oldest->state == OpState::kEnqueued) {
+  const bool kernel_expected = (cfg_.event_mask & kMaskKernelCh) != 0 && oldest.channels > 0;
+  if (kernel_expected && oldest.state == OpState::kEnqueued) {
     w.cls = WaitClass::kHost;
     return w;
   }
@@ -86,33 +90,28 @@ WaitSite CommContext::FindWait(const std::vector<OpRecord>& in_flight, uint64_t 
       w.peers.push_back({p.peer_global_rank, -1, std::move(p.peer_host), std::move(p.nic), p.dir == NetDir::kSend,
                          p.requests, p.waiting_ns, p.failed});
     }
-  } else if (AddProxyPeers(oldest->arrival, age, &w.peers)) {
+  } else if (AddProxyPeers(*oldest_op, age, &w.peers)) {
     w.cls = WaitClass::kPeer;  // NCCL's own transports, with ProxyOp events on: whom the unfinished ones serve
-  } else if (oldest->kind == OpKind::kP2p && oldest->peer_or_root >= 0) {
+  } else if (oldest.kind == OpKind::kP2p && oldest.peer_or_root >= 0) {
     // A send or receive names its peer: it waits on that rank even with nothing on the network (a send that
     // completed into the transport, a receive whose sender never posted).
     w.cls = WaitClass::kPeer;
-    w.peers.push_back({-1, oldest->peer_or_root, "", "", oldest->is_send != 0, 0, age, false});
+    w.peers.push_back({-1, oldest.peer_or_root, "", "", oldest.is_send != 0, 0, age, false});
   } else {
-    w.cls = links.carried || oldest->proxy_ops_started > 0 ? WaitClass::kKernel : WaitClass::kLaunched;
+    w.cls = links.carried || oldest.proxy_ops_started > 0 ? WaitClass::kKernel : WaitClass::kLaunched;
   }
   return w;
 }
 
-bool CommContext::AddProxyPeers(uint64_t arrival, uint64_t age_ns, std::vector<WaitPeer>* peers) const {
-  for (uint32_t i = 0; i < ops_pool_.size(); ++i) {
-    const Op& op = ops_pool_.at(i);
-    if (op.state.load(std::memory_order_acquire) != Op::kInFlight || op.arrival.Get() != arrival) continue;
-    const int pending_send = op.proxy_send_started.Get() - op.proxy_send_done.Get();
-    const int pending_recv = op.proxy_ops_started.Get() - op.proxy_ops_done.Get() - pending_send;
-    const int pending[2] = {pending_send, pending_recv};
-    for (int dir = 0; dir < 2; ++dir) {
-      const int peer = op.proxy_peer[dir].Get();
-      if (pending[dir] > 0 && peer >= 0) peers->push_back({-1, peer, "", "", dir == 0, pending[dir], age_ns, false});
-    }
-    return !peers->empty();
+bool CommContext::AddProxyPeers(const Op& op, uint64_t age_ns, std::vector<WaitPeer>* peers) {
+  const int pending_send = op.proxy_send_started.Get() - op.proxy_send_done.Get();
+  const int pending_recv = op.proxy_ops_started.Get() - op.proxy_ops_done.Get() - pending_send;
+  const int pending[2] = {pending_send, pending_recv};
+  for (int dir = 0; dir < 2; ++dir) {
+    const int peer = op.proxy_peer[dir].Get();
+    if (pending[dir] > 0 && peer >= 0) peers->push_back({-1, peer, "", "", dir == 0, pending[dir], age_ns, false});
   }
-  return false;
+  return !peers->empty();
 }
 
 }  // namespace ncclscope::profiler
