@@ -130,7 +130,8 @@ with tempfile.TemporaryDirectory() as tmp:
         check(d["events"].get("ProxyOp", 0) > 0, f"rccl rank {d['rank']}: ProxyOp events seen ({d['events']})")
     counts_right(dumps, size, warmup, iters, "rccl")
     no_foreign_values(dumps, prom, "rccl")
-    named = set(re.findall(r'ncclscope_comm_tag_operations_total\{[^}]*tag="(0x[0-9a-f]+)"[^}]*tag_name="([^"]*)"', prom))
+    named = set(re.findall(r'ncclscope_comm_tag_operations_total\{[^}]*tag="(0x[0-9a-f]+)"[^}]*tag_name="([^"]*)"',
+                           prom))
     check(("0x0000000000000001", "forward") in named and ("0x0000000000000002", "backward") in named,
           f"rccl: per-tag metrics carry tag_name ({sorted(named)})")
 

@@ -14,7 +14,8 @@ namespace ncclscope::sim {
 void FillRcclProxyTrace(ncclscope_profiler_rccl_proxy_op_arm_t* arm) {
   arm->commHash = kRcclSentinel;
   arm->opCount = static_cast<int64_t>(kRcclSentinel);
-  arm->traceFuncIdx = arm->traceProtocol = arm->tracePattern = arm->rawProxyNsteps = static_cast<int32_t>(kRcclSentinel);
+  const auto word = static_cast<int32_t>(kRcclSentinel);
+  arm->traceFuncIdx = arm->traceProtocol = arm->tracePattern = arm->rawProxyNsteps = word;
   arm->traceTotalBytes = arm->proxyNbytes = static_cast<uint32_t>(kRcclSentinel);
 }
 
@@ -79,7 +80,8 @@ bool PluginHost::SetAbiLayout(AbiLayout layout, std::string* error) {
   std::string dir(exe);
   dir.resize(dir.rfind('/'));
   // Two fakes: RCCL with NCCL 2.31's per-call config API (the user tag's carrier), and one without it.
-  const std::string lib = dir + (layout == AbiLayout::kRccl ? "/fake-rccl/librccl.so" : "/fake-rccl-untagged/librccl.so");
+  const std::string lib =
+      dir + (layout == AbiLayout::kRccl ? "/fake-rccl/librccl.so" : "/fake-rccl-untagged/librccl.so");
   if (dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {  // kept for the life of the process, as RCCL is
     const char* e = dlerror();
     *error = "--abi-layout: cannot load " + lib + ": " + (e != nullptr ? e : "?");
