@@ -101,7 +101,8 @@ bool SplitRoot(const std::string& root, std::string* host, int* port, std::strin
 const char* Usage() {
   return "usage: ncclscope-sim [--ranks N] [--comms C] [--ops allreduce,allgather,reducescatter,broadcast,sendrecv|all]\n"
          "         [--sizes MIN:MAX] [--factor F] [--iters I] [--warmup W] [--channels K] [--step-bytes B]\n"
-         "         [--abi 2.28|2.30|2.31] [--tags N] [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
+         "         [--abi 2.28|2.30|2.31] [--abi-layout nvidia|rccl|rccl-untagged] [--tags N]\n"
+         "         [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
          "         [--fuse-nics] [--symmetric]\n"
          "         [--layout tp=K]\n"
          "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--mismatch RANK@SEQ] [--timeout S]\n"
@@ -138,7 +139,10 @@ const char* Usage() {
          "Needs the NetPlugin bit (0x80) in the profiler's mask, as in NCCL.\n"
          "--clock-offset RANK:MS (repeatable, or a comma-separated list; MS -86400000..86400000) runs every clock\n"
          "rank RANK reports MS ms ahead: the GPU timer of its KernelCh/KernelPhase events and the realtime and\n"
-         "monotonic clocks the plugins read (a negative MS moves the monotonic ones by MS plus one day).\n";
+         "monotonic clocks the plugins read (a negative MS moves the monotonic ones by MS plus one day).\n"
+         "--abi-layout rccl|rccl-untagged: the emulated library is RCCL (a fake librccl.so is loaded), its profiler\n"
+         "descriptors in RCCL's layout: rccl appends proxy-trace fields (sentinels) to NVIDIA's v7 and sends\n"
+         "ProxyDiag updates; rccl-untagged is a v7 without user tags and without the per-call config API.\n";
 }
 
 bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* error) {
@@ -150,7 +154,8 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
       "--ranks", "-n", "--comms", "--ops", "--sizes", "--factor", "--iters", "--warmup", "--channels", "--tags",
       "--step-bytes", "--abi", "--net-plugin", "--profiler-plugin", "--straggle", "--hang", "--kill", "--timeout",
       "--net-max-version", "--graph-replay", "--compare-profiler", "--rank", "--root", "--ib-events",
-      "--clock-offset", "--mismatch", "--layout", "--freeze", "--stuck-kernel", "--hold-on-error"};
+      "--clock-offset", "--mismatch", "--layout", "--freeze", "--stuck-kernel", "--hold-on-error",
+      "--abi-layout"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -221,6 +226,11 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
         ok = false;
         *error = BadValue(a, v, "want a multiple of 4 bytes, at least 4");
       }
+    } else if (a == "--abi-layout") {  // whose profiler headers the emulated library has (plugin_loader.h)
+      if (v == "nvidia") o->abi_layout = AbiLayout::kNvidia;
+      else if (v == "rccl") o->abi_layout = AbiLayout::kRccl;
+      else if (v == "rccl-untagged") o->abi_layout = AbiLayout::kRcclUntagged;
+      else { ok = false; *error = BadValue(a, v, "want nvidia, rccl or rccl-untagged"); }
     } else if (a == "--abi") {
       if (v == "2.28") o->abi = NcclVersion::k2_28;
       else if (v == "2.30") o->abi = NcclVersion::k2_30;

@@ -33,6 +33,7 @@ struct Options {
   int channels = 2;
   size_t step_bytes = 512 * 1024;
   NcclVersion abi = NcclVersion::k2_30;
+  AbiLayout abi_layout = AbiLayout::kNvidia;  // --abi-layout: NVIDIA's or one of RCCL's profiler layouts
   std::string net_plugin = "ncclscope", profiler_plugin = "ncclscope";
   bool net_set = true, profiler_set = true;
   bool json = false;

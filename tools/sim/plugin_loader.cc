@@ -10,6 +10,7 @@
 
 #include "logger.h"
 #include "ncclscope/abi/layout_asserts.h"
+#include "ncclscope/abi/profiler_rccl.h"
 
 namespace ncclscope::sim {
 // clock_offset.cc (--clock-offset): told of every library about to be opened, so that the clocks it reads can
@@ -256,10 +257,14 @@ ncclscope_result_t ProfilerApi::StartEvent(void* ctx, void** handle, const nccls
       case NCCLSCOPE_PROFILE_CE_COLL: v7.ceColl.userTag = tag; break;
       default: break;
     }
+    if (layout != AbiLayout::kNvidia) return StartRccl(ctx, handle, v7);
     return As<ncclscope_profiler_v7_t>(table)->startEvent(ctx, handle, &v7);
   }
   if (version == 6) {
     ncclscope_profiler_descr_v6_t copy = d;  // the plugin may not keep it; NCCL's lives on its stack too
+    if (layout != AbiLayout::kNvidia && d.type == NCCLSCOPE_PROFILE_PROXY_OP) {
+      FillRcclProxyTrace(reinterpret_cast<ncclscope_profiler_rccl_proxy_op_arm_t*>(&copy.proxyOp));
+    }
     return As<ncclscope_profiler_v6_t>(table)->startEvent(ctx, handle, &copy);
   }
   if (version == 5) {
@@ -326,6 +331,7 @@ ncclscope_result_t ProfilerApi::StartKernelPhase(void* ctx, void** handle, void*
   v7.kernelPhase.phaseId = static_cast<uint8_t>(phase);
   v7.kernelPhase.phaseName = kNames[phase];
   v7.kernelPhase.pTimer = ptimer;
+  if (layout != AbiLayout::kNvidia) return StartRccl(ctx, handle, v7);
   return As<ncclscope_profiler_v7_t>(table)->startEvent(ctx, handle, &v7);
 }
 
@@ -339,6 +345,12 @@ ncclscope_result_t ProfilerApi::StopEvent(void* h) {
 
 ncclscope_result_t ProfilerApi::RecordEventState(void* h, ncclscope_profiler_state_t s,
                                                  ncclscope_profiler_state_args_t* a) {
+  ncclscope_profiler_rccl_state_args_t rccl;  // RCCL's union is 24 bytes: what a plugin gets is RCCL's
+  if (layout != AbiLayout::kNvidia && a != nullptr) {
+    memset(&rccl, 0, sizeof(rccl));
+    memcpy(&rccl, a, sizeof(*a));
+    a = reinterpret_cast<ncclscope_profiler_state_args_t*>(&rccl);
+  }
   switch (version) {
     case 4:
       if (s == NCCLSCOPE_STATE_GROUP_START_API_STOP || s == NCCLSCOPE_STATE_GROUP_END_API_START) return NCCLSCOPE_SUCCESS;
@@ -493,6 +505,7 @@ ProfilerApi* PluginHost::AcquireProfiler(std::string* reason) {
       return nullptr;
     }
     api.lib_name = opened;
+    api.layout = abi_layout_;
     prof_ = api;
     prof_lib_ = h;
     SIM_INFO(NCCLSCOPE_SUBSYS_INIT, "PROFILER/Plugin: Loaded %s (%s) from %s", prof_.Name(), prof_.symbol.c_str(),

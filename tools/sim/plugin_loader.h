@@ -16,10 +16,15 @@
 
 #include "ncclscope/abi/net.h"
 #include "ncclscope/abi/profiler.h"
+#include "ncclscope/abi/profiler_rccl.h"
 
 namespace ncclscope::sim {
 
 enum class NcclVersion { k2_28, k2_30, k2_31 };
+
+// --abi-layout: whose copy of the profiler headers the emulated library was built with. RCCL's differ from NVIDIA's
+// (include/ncclscope/abi/profiler_rccl.h): kRccl appends to NVIDIA's v7, kRcclUntagged is v7 without userTag.
+enum class AbiLayout { kNvidia, kRccl, kRcclUntagged };
 
 // The dlopen candidates NCCL tries for one env value (`kind` is "net" or "profiler"). An empty list means
 // "none". The single entry "" means dlopen(NULL) (STATIC_PLUGIN).
@@ -70,6 +75,7 @@ class ProfilerApi {
   std::string lib_name;
   std::string symbol;
   const void* table = nullptr;
+  AbiLayout layout = AbiLayout::kNvidia;
 
   const char* Name() const;
   ncclscope_result_t Init(void** ctx, uint64_t comm_hash, int* mask, const char* comm_name, int nnodes, int nranks,
@@ -86,7 +92,20 @@ class ProfilerApi {
   ncclscope_result_t StopEvent(void* handle);
   ncclscope_result_t RecordEventState(void* handle, ncclscope_profiler_state_t s, ncclscope_profiler_state_args_t* a);
   ncclscope_result_t Finalize(void* ctx);
+  // RCCL layouts (v6+): a ProxyDiag counter update on a ProxyOp handle, as RCCL sends while its ProxyDiag bit is on
+  // (set by RCCL's RAS client or a proxy-trace plugin, never by ncclscope). A no-op for NVIDIA's layout.
+  ncclscope_result_t RecordRcclProxyDiag(void* proxy_op_handle);
+
+ private:
+  const ncclscope_profiler_v7_t* As7() const { return static_cast<const ncclscope_profiler_v7_t*>(table); }
+  // tools/sim/rccl_abi.cc: `v7` (NVIDIA's layout, tag included) rebuilt in this RCCL layout and started.
+  ncclscope_result_t StartRccl(void* ctx, void** handle, const ncclscope_profiler_descr_v7_t& v7);
 };
+
+// RCCL layouts: the proxy-trace fields RCCL appends to ProxyOp, filled with the sentinel kRcclSentinel (RCCL fills
+// them while its ProxyDiag bit is on): a plugin that read them as NVIDIA fields would show these values.
+inline constexpr uint64_t kRcclSentinel = 0x5e5e5e5e5e5e5e5eull;
+void FillRcclProxyTrace(ncclscope_profiler_rccl_proxy_op_arm_t* arm);
 
 // Process-wide plugin state, as NCCL keeps it.
 class PluginHost {
@@ -97,6 +116,9 @@ class PluginHost {
   NcclVersion version() const { return version_; }
   // Emulates an older NCCL whose newest net ABI is `v` (8..12): symbols above it are not probed.
   void SetNetMaxVersion(int v) { net_max_version_ = v; }
+  // --abi-layout: for RCCL layouts loads the fake librccl.so (rccl_abi.cc) that makes the process look like an
+  // RCCL job; false with *error when it cannot be loaded.
+  bool SetAbiLayout(AbiLayout layout, std::string* error);
 
   // At each communicator init: loads (once) and returns the net API; an error string on failure.
   NetApi* AcquireNet(std::string* error);
@@ -121,6 +143,7 @@ class PluginHost {
   bool prof_failed_ = false;
   bool net_load_init_done_ = false;
   int net_max_version_ = 12;
+  AbiLayout abi_layout_ = AbiLayout::kNvidia;
   NetApi net_;
   ProfilerApi prof_;
   std::atomic<ProfilerApi*> loaded_prof_{nullptr};

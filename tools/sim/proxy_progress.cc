@@ -184,6 +184,7 @@ void Communicator::ProgressOp(OpState* op) {
         d.proxyOp.isSend = dir == 0 ? 1 : 0;
         void* h = StartEvent(d);
         Record(h, NCCLSCOPE_STATE_PROXY_OP_IN_PROGRESS, nullptr);
+        if (prof_ != nullptr) prof_->RecordRcclProxyDiag(h);  // RCCL layouts only
         (dir == 0 ? ch.send_op_ev : ch.recv_op_ev) = h;
         (dir == 0 ? ch.send_op_open : ch.recv_op_open) = true;
       }

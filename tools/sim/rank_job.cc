@@ -48,6 +48,10 @@ int RunRank(const Options& o, int rank, const std::string& rendezvous) {
   PluginHost::Instance().SetNetMaxVersion(o.net_max_version);
   BootstrapClient world;
   std::string err;
+  if (!PluginHost::Instance().SetAbiLayout(o.abi_layout, &err)) {  // RCCL's library before any plugin, as in RCCL
+    fprintf(stderr, "ncclscope-sim: rank %d: %s\n", rank, err.c_str());
+    return 2;
+  }
   if (!world.Connect(rendezvous, 60, &err)) {
     fprintf(stderr, "ncclscope-sim: rank %d: %s\n", rank, err.c_str());
     return 2;

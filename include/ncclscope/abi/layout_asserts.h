@@ -9,6 +9,7 @@
 #include "ncclscope/abi/common.h"
 #include "ncclscope/abi/net.h"
 #include "ncclscope/abi/profiler.h"
+#include "ncclscope/abi/profiler_rccl.h"
 
 #ifdef __cplusplus
 #define NCCLSCOPE_LAYOUT(cond, what) static_assert(cond, what)
@@ -250,5 +251,44 @@ NCCLSCOPE_OFF(ncclscope_profiler_descr_v6_t, ceCollSync.nRanks, 28);
 NCCLSCOPE_OFF(ncclscope_profiler_descr_v6_t, ceCollBatch.numOps, 24);
 NCCLSCOPE_OFF(ncclscope_profiler_descr_v6_t, ceCollBatch.totalBytes, 32);
 NCCLSCOPE_OFF(ncclscope_profiler_descr_v6_t, ceCollBatch.useIntraSync, 40);
+
+/* RCCL (docs/nccl-integration.md#rccl). "Appended" v7 (rocm-systems projects/rccl profiler_v7.h at
+ * 66e4315fa6f05511f37860f8ceebfa26805fbca1): NVIDIA's v7 is its prefix; every field ncclscope reads sits where
+ * NVIDIA's header puts it (checked above on ncclscope_profiler_descr_v7_t), RCCL's ProxyOp fields follow isSend. */
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, parentObj, 8);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, rank, 16);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.pid, 24);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.channelId, 28);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.peer, 32);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.nSteps, 36);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.chunkSize, 40);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.isSend, 44);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.commHash, 48);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.opCount, 56);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.traceFuncIdx, 64);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.traceTotalBytes, 76);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.proxyNbytes, 80);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_t, proxyOp.rawProxyNsteps, 84);
+NCCLSCOPE_SIZE(ncclscope_profiler_rccl_proxy_op_arm_t, 64);
+NCCLSCOPE_SIZE(ncclscope_profiler_rccl_descr_v7_t, 136); /* the appended fields end at 88: the union keeps its size */
+NCCLSCOPE_LAYOUT(offsetof(ncclscope_profiler_rccl_descr_v7_t, proxyOp.isSend) ==
+                     offsetof(ncclscope_profiler_descr_v7_t, proxyOp.isSend) &&
+                 offsetof(ncclscope_profiler_rccl_descr_v7_t, proxyOp.peer) ==
+                     offsetof(ncclscope_profiler_descr_v7_t, proxyOp.peer),
+                 "RCCL's ProxyOp keeps NVIDIA's fields as its prefix");
+/* "Untagged" v7 (rocm-systems src/include/plugin/profiler/profiler_v7.h at
+ * 716db25587c109e6a87332aebfb50a9ce5ff3660): v6's offsets, no userTag, 128 bytes. */
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_untagged_t, coll.parentGroup, 104);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_untagged_t, coll.kernelVariant, 112);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_untagged_t, coll.isSymColl, 120);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_descr_v7_untagged_t, kernelPhase.pTimer, 40);
+NCCLSCOPE_SIZE(ncclscope_profiler_rccl_descr_v7_untagged_t, 128);
+/* The state-args union: 24 bytes in RCCL, NVIDIA's arms at offset 0. */
+NCCLSCOPE_SIZE(ncclscope_profiler_rccl_state_args_t, 24);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_state_args_t, proxyStep.transSize, 0);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_state_args_t, kernelCh.pTimer, 0);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_state_args_t, proxyDiag.flags, 2);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_state_args_t, proxyDiag.value, 8);
+NCCLSCOPE_OFF(ncclscope_profiler_rccl_state_args_t, proxyDiag.value2, 16);
 
 #endif /* NCCLSCOPE_ABI_LAYOUT_ASSERTS_H_ */

@@ -3,6 +3,8 @@
 #include "ncclscope/abi/layout_asserts.h"
 #include "ncclscope/abi/profiler.h"
 #include "common/gate.h"
+#include "ncclscope/abi/profiler_rccl.h"
+#include "plugin/profiler/rccl_layout.h"
 #include "plugin/profiler/translate.h"
 #include "profiler/profiler.h"
 
@@ -30,7 +32,12 @@ static_assert(sizeof(ncclscope_profiler_descr_v6_t) == sizeof(ncclscope_profiler
 
 ncclscope_result_t InitV6(void** context, uint64_t commId, int* eActivationMask, const char* commName, int nNodes,
                           int nranks, int rank, ncclscope_logger_t logfn) {
-  return InitV5Plus("v6", context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn);
+  if (!RcclInProcess()) {
+    return InitV5Plus("v6", context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn);
+  }
+  // RCCL's v6 gives bit 0x8000 and state 31 (NVIDIA's KernelPhase in v7) to its ProxyDiag diagnostics.
+  g_first_foreign_state.store(NCCLSCOPE_RCCL_V6_STATE_PROXY_DIAG_UPDATE, std::memory_order_relaxed);
+  return InitV5Plus("v6-rccl", context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn, 0x7fff);
 }
 
 ncclscope_result_t StartEventV6(void* context, void** eHandle, ncclscope_profiler_descr_v6_t* eDescr) {

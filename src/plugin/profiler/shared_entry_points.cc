@@ -5,6 +5,7 @@
 #include "common/gate.h"
 #include "ncclscope/abi/profiler.h"
 #include "plugin/services/plugin_services.h"
+#include "plugin/profiler/rccl_layout.h"
 #include "plugin/profiler/translate.h"
 #include "profiler/comm_context.h"
 #include "profiler/profiler.h"
@@ -28,7 +29,8 @@ StateUpdate TranslateState(ncclscope_profiler_state_t state, const ncclscope_pro
 }
 
 ncclscope_result_t InitV5Plus(const char* abi, void** context, uint64_t commId, int* eActivationMask,
-                            const char* commName, int nNodes, int nranks, int rank, ncclscope_logger_t logfn) {
+                            const char* commName, int nNodes, int nranks, int rank, ncclscope_logger_t logfn,
+                            int allowed_mask) {
   const int mask_in = eActivationMask != nullptr ? *eActivationMask : 0;
   ncclscope_result_t rc = ProfilerInitGate("ncclProfiler init", [&] {
     InstallPluginServices();  // this may be the process's first call into the plugin
@@ -43,6 +45,11 @@ ncclscope_result_t InitV5Plus(const char* abi, void** context, uint64_t commId, 
     a.activation_mask = eActivationMask;
     return Init(a, context);
   });
+  // Bits this table cannot deliver, or that mean something else to the library calling it, stay off (ours only:
+  // a chained plugin's bits are OR-ed in below).
+  if (rc == NCCLSCOPE_SUCCESS && eActivationMask != nullptr && allowed_mask != ~0) {
+    __atomic_and_fetch(eActivationMask, allowed_mask, __ATOMIC_RELAXED);
+  }
   if (record::Recorder* r = record::Recorder::Get()) {
     RecordInit(r, abi, context != nullptr ? *context : nullptr, commId, mask_in, eActivationMask, commName, nNodes,
                nranks, rank, rc);
@@ -71,6 +78,8 @@ namespace {
 
 [[gnu::always_inline]] inline ncclscope_result_t RecordOurs(void* eHandle, ncclscope_profiler_state_t eState,
                                                            ncclscope_profiler_state_args_t* eStateArgs) {
+  // RCCL's ProxyDiag updates (its own state numbers, a 24-byte argument): not ours to read, not unknown either.
+  if (static_cast<int>(eState) >= g_first_foreign_state.load(std::memory_order_relaxed)) return NCCLSCOPE_SUCCESS;
   record::Recorder* r = record::Recorder::Get();
   if (r != nullptr) RecordState(r, eHandle, eState, eStateArgs);
   return ProfilerEventGate("ncclProfiler recordEventState", [&] {

@@ -209,7 +209,8 @@ void TranslateV5(const ncclscope_profiler_descr_v5_t* e, EventDesc* d);
 void TranslateV6(const ncclscope_profiler_descr_v6_t* e, EventDesc* d);
 StateUpdate TranslateState(ncclscope_profiler_state_t state, const ncclscope_profiler_state_args_t* args);
 ncclscope_result_t InitV5Plus(const char* abi, void** context, uint64_t commId, int* eActivationMask,
-                            const char* commName, int nNodes, int nranks, int rank, ncclscope_logger_t logfn);
+                            const char* commName, int nNodes, int nranks, int rank, ncclscope_logger_t logfn,
+                            int allowed_mask = ~0);
 ncclscope_result_t StopEventAbi(void* eHandle);
 ncclscope_result_t RecordEventStateAbi(void* eHandle, ncclscope_profiler_state_t eState,
                                        ncclscope_profiler_state_args_t* eStateArgs);
