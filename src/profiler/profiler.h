@@ -23,6 +23,7 @@ struct InitArgs {
   const char* abi = "neutral";
   ncclscope_logger_t logger = nullptr;
   int* activation_mask = nullptr;  // NCCL's process-wide mask; we write our mask into it
+  int allowed_mask = ~0;           // bits the calling table cannot deliver (or that mean else there) stay off
 };
 
 // Creates the communicator's context and registers it; *context receives the handle for NCCL.

@@ -142,6 +142,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(lines) == ranks and all("WARN" in l and "has no ncclAllReduceConfig" in l for l in lines),
           f"untagged: one warning per rank process naming the reason ({len(lines)}: {lines[:1]})")
     check("activation mask: 0x5e" in out, "untagged: KernelPhase (0x8000) left out of the activation mask")
+    check("v7-rccl-as-v6: comm" in out and "mask 0x805e" not in out,
+          "untagged: the plugin's init line logs the mask RCCL gets, not the unrestricted one")
     for d in dumps:
         check(d["abi"] == "v7-rccl-as-v6", f"untagged rank {d['rank']}: abi v7-rccl-as-v6 ({d['abi']})")
         check(not d.get("tags"), f"untagged rank {d['rank']}: no tags counted ({d.get('tags')})")

@@ -43,13 +43,9 @@ ncclscope_result_t InitV5Plus(const char* abi, void** context, uint64_t commId, 
     a.abi = abi;
     a.logger = logfn;
     a.activation_mask = eActivationMask;
+    a.allowed_mask = allowed_mask;
     return Init(a, context);
   });
-  // Bits this table cannot deliver, or that mean something else to the library calling it, stay off (ours only:
-  // a chained plugin's bits are OR-ed in below).
-  if (rc == NCCLSCOPE_SUCCESS && eActivationMask != nullptr && allowed_mask != ~0) {
-    __atomic_and_fetch(eActivationMask, allowed_mask, __ATOMIC_RELAXED);
-  }
   if (record::Recorder* r = record::Recorder::Get()) {
     RecordInit(r, abi, context != nullptr ? *context : nullptr, commId, mask_in, eActivationMask, commName, nNodes,
                nranks, rank, rc);
