@@ -75,7 +75,7 @@ int UsageError(const std::string& what) {
   return 2;
 }
 
-// One half's library: the names tried, in NCCL's order, and what the first that opened resolved to.
+// One half's library: the names tried, in NCCL's order, up to the first that opened, and the file it mapped.
 struct Library {
   std::vector<std::string> tried;
   std::string opened_as;   // the name that opened ("" when none did)
@@ -86,8 +86,8 @@ struct Library {
 
 Library Open(const std::vector<std::string>& names) {
   Library lib;
-  lib.tried = names;
   for (const std::string& name : names) {
+    lib.tried.push_back(name);
     void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) {
       const char* e = dlerror();
@@ -273,14 +273,17 @@ int main(int argc, char** argv) {
   }
   out.doc["metrics_endpoint"] = metrics;
   // A check writes no files either: a job's output folders leaked into this shell stay untouched.
-  for (const char* var : {"NCCLSCOPE_PROM_TEXTFILE_DIR", "NCCLSCOPE_SD_DIR", "NCCLSCOPE_DUMP_DIR", "NCCLSCOPE_RECORD_DIR"}) {
+  for (const char* var :
+       {"NCCLSCOPE_PROM_TEXTFILE_DIR", "NCCLSCOPE_SD_DIR", "NCCLSCOPE_DUMP_DIR", "NCCLSCOPE_RECORD_DIR"}) {
     if (std::getenv(var) != nullptr) Say("%s: ignored for the check\n", var);
     unsetenv(var);
   }
   Library net = Open(ncclscope::loadcheck::CandidateNames(plugin, "net"));
   out.doc["net_library"] = LibraryJson(net);
   if (net.handle == nullptr) {
-    for (size_t i = 0; i < net.tried.size(); ++i) Say("net: cannot open %s: %s\n", net.tried[i].c_str(), net.errors[i].c_str());
+    for (size_t i = 0; i < net.tried.size(); ++i) {
+      Say("net: cannot open %s: %s\n", net.tried[i].c_str(), net.errors[i].c_str());
+    }
     out.Fail("dlopen: no net library for '" + std::string(plugin) + "'");
     if (as_json) Print(out.doc);
     return 1;

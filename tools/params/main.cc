@@ -94,8 +94,9 @@ int main(int argc, char** argv) {
       std::printf("ncclscope-params %s\n", NCCLSCOPE_VERSION);
       return 0;
     }
-    if ((a == "--check" || a == "--json") && mode.empty()) mode = a;
-    else if (a.size() > 1 && a[0] == '-' && a != "--check" && a != "--json") return UsageError("unknown option '" + a + "'");
+    const bool mode_option = a == "--check" || a == "--json";
+    if (mode_option && mode.empty()) mode = a;
+    else if (a.size() > 1 && a[0] == '-' && !mode_option) return UsageError("unknown option '" + a + "'");
     else return UsageError("unexpected argument '" + a + "'");
   }
   if (mode == "--check") return Check();
