@@ -170,7 +170,7 @@ Recorder* Recorder::Create() {
   }
   auto* r = new Recorder(*fd, dir + "/" + name);  // lives for the process: calls can arrive until exit
   std::atexit(FlushAtExit);
-  NCCLSCOPE_INFO(subsys::kAll, "ncclscope: recording every plugin call to %s", r->path().c_str());
+  NCCLSCOPE_INFO(subsys::kAll, "recording every plugin call to %s", r->path().c_str());
   return r;
 }
 

@@ -136,6 +136,7 @@ ParamValues ParseParams(const std::function<const char*(const char*)>& getenv_fn
         *spec.default_text != '\0') {
       v.text.clear();
       v.from_env = true;
+      v.source_var = spec.env;
       continue;
     }
     if ((text == nullptr || *text == '\0') && spec.fallback_env != nullptr) {
@@ -150,9 +151,11 @@ ParamValues ParseParams(const std::function<const char*(const char*)>& getenv_fn
       v.number = number;
       v.text = std::move(str);
       v.from_env = true;
+      v.source_var = env_name;
     } else {
-      NCCLSCOPE_WARN(subsys::kEnv, "%s='%s' %s; keeping the default %s", env_name, text, why.c_str(),
-                     *spec.default_text ? spec.default_text : "(empty)");
+      v.problem = std::string(env_name) + "='" + text + "' " + why + "; keeping the default " +
+                  (*spec.default_text ? spec.default_text : "(empty)");
+      NCCLSCOPE_WARN(subsys::kEnv, "%s", v.problem.c_str());
     }
   }
   return out;

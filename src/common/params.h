@@ -47,6 +47,10 @@ class ParamValues {
   const std::string& Str(ParamId id) const { return values_[static_cast<size_t>(id)].text; }
   // True when the value came from the environment rather than the default.
   bool IsSet(ParamId id) const { return values_[static_cast<size_t>(id)].from_env; }
+  // The variable the value came from (the tunable's own or its fallback, e.g. SLURM_JOB_ID); "" for the default.
+  const std::string& SourceVar(ParamId id) const { return values_[static_cast<size_t>(id)].source_var; }
+  // Why the environment's value was refused (the warning's text, the default being kept); "" when it was not.
+  const std::string& Problem(ParamId id) const { return values_[static_cast<size_t>(id)].problem; }
 
  private:
   friend ParamValues ParseParams(const std::function<const char*(const char*)>& getenv_fn);
@@ -54,6 +58,8 @@ class ParamValues {
     int64_t number = 0;
     std::string text;
     bool from_env = false;
+    std::string source_var;
+    std::string problem;
   };
   std::vector<Value> values_{static_cast<size_t>(ParamId::kCount)};
 };

@@ -78,7 +78,7 @@ TagNameMap ParseTagNames(const std::string& text, const std::function<void(const
 const std::string& TagName(uint64_t tag) {
   static const TagNameMap* names = new TagNameMap(  // never destroyed: read at exit by the last exporters
       ParseTagNames(Params().Str(ParamId::kTagNames), [](const std::string& msg) {
-        NCCLSCOPE_WARN(subsys::kEnv, "ncclscope: NCCLSCOPE_TAG_NAMES: %s", msg.c_str());
+        NCCLSCOPE_WARN(subsys::kEnv, "NCCLSCOPE_TAG_NAMES: %s", msg.c_str());
       }));
   static const std::string kNone;
   auto it = names->find(tag);

@@ -50,7 +50,7 @@ bool CommAccounting::Fail(const Status& s, NetErrorKind kind) {
   if (!error_.Set(s)) return false;
   link_.Failed(MonotonicNs());
   Apply([kind](NetCounters& c) { c.AddError(kind); });
-  NCCLSCOPE_WARN(subsys::kNet, "ncclscope %s: %s", transport_, s.message().c_str());
+  NCCLSCOPE_WARN(subsys::kNet, "%s: %s", transport_, s.message().c_str());
   Record(nic_name_, comm_id_, kind, s, peer_);
   return true;
 }

@@ -77,7 +77,7 @@ void RecordConnectionFailure(const std::string& nic, const NetContext* ctx, NetE
 
 class CommAccounting {
  public:
-  // `transport` prefixes the logged error ("ncclscope TCP: …"); `plugin_id` is the NetPlugin event id; `dir`
+  // `transport` prefixes the logged error ("TCP: …"); `plugin_id` is the NetPlugin event id; `dir`
   // says which way this comm moves data (its NetLink, for what a stuck operation waits on).
   CommAccounting(const std::string& nic, const NetContext* ctx, const char* transport, int64_t plugin_id, NetDir dir);
   ~CommAccounting();

@@ -166,7 +166,7 @@ Status Init(const InitArgs& args, void** context) {
   const int mask = EffectiveEventMask() & args.allowed_mask;
   if (args.activation_mask != nullptr) __atomic_store_n(args.activation_mask, mask, __ATOMIC_RELAXED);
   *context = slot;
-  NCCLSCOPE_INFO(subsys::kProfile, "ncclscope profiler %s: comm 0x%016llx rank %d/%d, mask 0x%x, %zu bytes",
+  NCCLSCOPE_INFO(subsys::kProfile, "profiler %s: comm 0x%016llx rank %d/%d, mask 0x%x, %zu bytes",
                  args.abi != nullptr ? args.abi : "neutral", static_cast<unsigned long long>(args.comm_hash), args.rank, args.nranks,
                  mask, ctx->memory_bytes());
   return Status::Ok();

@@ -117,7 +117,7 @@ with tempfile.TemporaryDirectory() as tmp:
                  ["--ranks", "2", "--ops", "allreduce", "--sizes", "64K:64K", "--iters", "10", "--kill", "1@3",
                   "--timeout", "60"])
     check(p.returncode == 3, f"killed-peer: the sim reports the kill (rc {p.returncode})")
-    check(re.search(r"ncclscope chain: (irecv|isend|test of a (send|receive)) on NIC \S+ failed in the wrapped "
+    check(re.search(r"ncclscope: chain: (irecv|isend|test of a (send|receive)) on NIC \S+ failed in the wrapped "
                     r"plugin .*ncclRemoteError \(6\)", p.stderr) is not None,
           "killed-peer: ncclscope's line names the call, the NIC, the inner and its result")
     check(GUEST or re.search(r"peer 127\.0\.0\.1:\d+ \(global rank 1", p.stderr) is not None,

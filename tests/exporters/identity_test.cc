@@ -135,12 +135,14 @@ TEST(LabelPlacement, WithoutFileSdTheIdentityIsOnProcessInfoOnly) {
   const prometheus::MetricFamily* build = Find(families, "ncclscope_build_info");
   ASSERT_NE(build, nullptr);
   ASSERT_EQ(build->metric.size(), 1u);
-  EXPECT_EQ(LabelMap(build->metric[0]), (std::map<std::string, std::string>{{"version", "0.1.0"}}));
+  EXPECT_EQ(LabelMap(build->metric[0]), (std::map<std::string, std::string>{{"version", NCCLSCOPE_VERSION}}));
   const prometheus::MetricFamily* info = Find(families, "ncclscope_process_info");
   ASSERT_NE(info, nullptr);
   ASSERT_EQ(info->metric.size(), 1u);
   std::map<std::string, std::string> labels = LabelMap(info->metric[0]);
   EXPECT_EQ(labels["pid"], std::to_string(getpid()));
+  ASSERT_EQ(labels.count("nccl_version"), 1u) << "always there, empty when no NCCL is found";
+  EXPECT_EQ(labels["nccl_version"], "") << "no NCCL in this test process";
   EXPECT_EQ(labels["ncclscope_job"], "job-42");
   EXPECT_EQ(labels["global_rank"], "6");
   EXPECT_EQ(labels["local_rank"], "2");
@@ -204,7 +206,7 @@ TEST(LabelPlacement, WithFileSdTheIdentityIsOnTheTargetAndNowhereInTheExposition
   int status = 0;
   const std::string body = ::ncclscope::testing::HttpGet(port, "/metrics", &status);
   EXPECT_EQ(status, 200);
-  const std::regex info("ncclscope_process_info\\{pid=\"" + std::to_string(getpid()) + "\"\\} 1");
+  const std::regex info("ncclscope_process_info\\{pid=\"" + std::to_string(getpid()) + "\",nccl_version=\"\"\\} 1");
   EXPECT_TRUE(std::regex_search(body, info)) << body;
   for (const std::string& id : IdentityLabelNames()) {
     EXPECT_EQ(body.find(id + "=\""), std::string::npos) << id << " is both on the target and in the exposition";

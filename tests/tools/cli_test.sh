@@ -2,12 +2,18 @@
 # The command lines of ncclscope-sim, ncclscope-params and ncclscope-loadcheck: --help prints the usage on stdout
 # and exits 0; an unknown option, a missing or extra argument, or a malformed number exits 2 with one line on
 # stderr naming the option (and the value) and "(try --help)"; loadcheck opens no metrics endpoint unless
-# --metrics asks for one.
+# --metrics asks for one. Every tool (those three, ncclscope-cleanup and ncclscope-analyze) prints
+# `ncclscope-<tool> VERSION` for --version; params --check exits 1 on a refused value; the --json of params
+# and loadcheck parses (python3) and says what it should; loadcheck resolves a plugin name as NCCL does.
 set -u
-sim=${1:?usage: cli_test.sh SIM PARAMS LOADCHECK PLUGIN}
-params=${2:?usage: cli_test.sh SIM PARAMS LOADCHECK PLUGIN}
-loadcheck=${3:?usage: cli_test.sh SIM PARAMS LOADCHECK PLUGIN}
-plugin=${4:?usage: cli_test.sh SIM PARAMS LOADCHECK PLUGIN}
+usage="usage: cli_test.sh SIM PARAMS LOADCHECK PLUGIN CLEANUP ANALYZE VERSION"
+sim=${1:?$usage}
+params=${2:?$usage}
+loadcheck=${3:?$usage}
+plugin=${4:?$usage}
+cleanup=${5:?$usage}
+analyze=${6:?$usage}
+version=${7:?$usage}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -122,13 +128,86 @@ expect 2 err "ncclscope-params: unexpected argument 'extra'" "$params" --check e
 expect 2 err "ncclscope-params: unexpected argument 'check'" "$params" check
 
 # ncclscope-loadcheck: one plugin path; no metrics endpoint unless --metrics, even with NCCLSCOPE_PROM_PORT set.
-expect 2 err "ncclscope-loadcheck: missing PLUGIN.so" "$loadcheck"
+expect 2 err "ncclscope-loadcheck: missing PLUGIN (try --help)" "$loadcheck"
 expect 2 err "ncclscope-loadcheck: unexpected argument 'second.so'" "$loadcheck" "$plugin" second.so
 export NCCLSCOPE_SOCKET_IFNAME=lo NCCLSCOPE_PROM_BIND=127.0.0.1
 NCCLSCOPE_PROM_PORT=0 expect 0 out "metrics endpoint: off for the check" "$loadcheck" "$plugin"
 if grep -q "metrics endpoint at" "$work/out" "$work/err"; then fail "loadcheck without --metrics started the endpoint"; fi
 grep -q "^OK: " "$work/out" || fail "loadcheck without --metrics did not pass"
 NCCLSCOPE_PROM_PORT=0 expect 0 out "metrics endpoint at http://" "$loadcheck" --metrics "$plugin"
+
+# --version: exactly one line, `ncclscope-<tool> VERSION`, on stdout; exit 0.
+for tool in "$sim" "$params" "$loadcheck" "$cleanup" "$analyze"; do
+  name=$(basename "$tool")
+  expect 0 out "$name $version" "$tool" --version
+  if [ "$(cat "$work/out")" != "$name $version" ] || [ -s "$work/err" ]; then
+    fail "$name --version: want exactly '$name $version' on stdout"
+  fi
+done
+
+# jq-like checks on a JSON document in $work/out: json_check 'PYTHON EXPRESSION over d' WHAT.
+json_check() {
+  if ! EXPECT_VERSION=$version python3 -c 'import json, os, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' \
+      "$work/out" "$1" 2>"$work/json_err"; then
+    fail "$2: JSON check failed: $1 ($(head -c 300 "$work/json_err"))"
+  else
+    echo "ok: $2"
+  fi
+}
+
+# ncclscope-params --check and --json: a refused value exits 1 and is named; every tunable is in the JSON with
+# value, default, source and validity.
+expect 0 out "NCCLSCOPE_FR_DEPTH=2048 (default)" "$params" --check
+NCCLSCOPE_FR_DEPTH=12x expect 1 out "NCCLSCOPE_FR_DEPTH=2048 (INVALID: NCCLSCOPE_FR_DEPTH='12x' is not an integer" \
+  "$params" --check
+NCCLSCOPE_FR_DEPTH=5 expect 1 err "1 invalid value(s)" "$params" --check
+SLURM_JOB_ID=77 expect 0 out "NCCLSCOPE_JOB_ID=77 (fallback SLURM_JOB_ID)" "$params" --check
+NCCLSCOPE_FR_DEPTH=4096 SLURM_JOB_ID=77 expect 0 out '"parameters"' "$params" --json
+json_check 'd["tool"] == "ncclscope-params" and d["version"] == os.environ["EXPECT_VERSION"] and d["valid"] is True' \
+  "params --json: tool, version, valid"
+json_check '[p for p in d["parameters"] if p["name"] == "NCCLSCOPE_FR_DEPTH"] == [{"name": "NCCLSCOPE_FR_DEPTH", "type": "integer", "default": "2048", "value": 4096, "source": "env", "variable": "NCCLSCOPE_FR_DEPTH", "valid": True, "problem": None}]' \
+  "params --json: a set value"
+json_check '[(p["value"], p["source"], p["variable"], p["fallback"]) for p in d["parameters"] if p["name"] == "NCCLSCOPE_JOB_ID"] == [("77", "fallback", "SLURM_JOB_ID", "SLURM_JOB_ID")]' \
+  "params --json: a fallback variable"
+json_check 'all(set(p) >= {"name", "type", "value", "default", "source", "valid", "problem"} for p in d["parameters"]) and len(d["parameters"]) > 20' \
+  "params --json: every tunable with value, default, source, validity"
+NCCLSCOPE_FR_DEPTH=12x expect 1 out '"parameters"' "$params" --json
+json_check 'd["valid"] is False and [(p["value"], p["source"], p["valid"]) for p in d["parameters"] if p["name"] == "NCCLSCOPE_FR_DEPTH"] == [(2048, "default", False)]' \
+  "params --json: a refused value"
+json_check '"12x" in [p for p in d["parameters"] if p["name"] == "NCCLSCOPE_FR_DEPTH"][0]["problem"]' "params --json: the problem names the value"
+expect 2 err "ncclscope-params: unexpected argument '--check'" "$params" --json --check
+
+# ncclscope-loadcheck --json, and plugin names resolved as NCCL resolves NCCL_NET_PLUGIN / NCCL_PROFILER_PLUGIN.
+libdir=$(dirname "$plugin")
+expect 0 out '"ok": true' "$loadcheck" --json "$plugin"
+json_check 'd["tool"] == "ncclscope-loadcheck" and d["version"] == os.environ["EXPECT_VERSION"] and d["net_library"]["tried"] == [d["plugin"]] and d["net_library"]["path"].endswith("libnccl-net-ncclscope.so")' \
+  "loadcheck --json: a path is opened as given"
+json_check '[t["abi_version"] for t in d["net_tables"]] == [12, 11, 10, 9, 8] and all(t["name"] == "ncclscope" and t["symbol"] == "ncclNetPlugin_v%d" % t["abi_version"] for t in d["net_tables"])' \
+  "loadcheck --json: every net table with its version"
+json_check '[t["symbol"] for t in d["profiler_tables"]] == ["ncclProfiler_v7", "ncclProfiler_v6", "ncclProfiler_v5", "ncclProfiler_v4"]' \
+  "loadcheck --json: every profiler table, v7 included"
+json_check 'd["init"]["net"] == dict(d["init"]["net"], table="ncclNetPlugin_v12", result=0, ok=True) and d["init"]["net"]["device_count"] >= 1 and d["init"]["profiler"]["table"] == "ncclProfiler_v7" and d["init"]["profiler"]["ok"] is True' \
+  "loadcheck --json: each init's result"
+if grep -q "^OK: " "$work/out"; then fail "loadcheck --json: text on stdout"; fi
+grep -q "^OK: " "$work/err" || fail "loadcheck --json: the text report is not on stderr"
+LD_LIBRARY_PATH="$libdir" expect 0 out '"ok": true' "$loadcheck" --json ncclscope
+json_check 'd["net_library"]["tried"] == ["ncclscope", "libnccl-net-ncclscope.so"] and d["net_library"]["opened_as"] == "libnccl-net-ncclscope.so" and d["net_library"]["path"].endswith("/libnccl-net-ncclscope.so")' \
+  "loadcheck: a bare name opens libnccl-net-NAME.so through LD_LIBRARY_PATH"
+json_check 'd["profiler_library"]["opened_as"] == "libnccl-profiler-ncclscope.so" and d["profiler_library"]["from_net_library"] is False' \
+  "loadcheck: a bare name opens libnccl-profiler-NAME.so for the profiler"
+LD_LIBRARY_PATH="$libdir" expect 0 out "OK: ncclscope loads and initialises" "$loadcheck" ncclscope
+# Only the net name on the path: NCCL takes the profiler from the net library, and so does the check.
+mkdir -p "$work/netonly"
+ln -s "$plugin" "$work/netonly/libnccl-net-other.so"
+LD_LIBRARY_PATH="$work/netonly" expect 0 out '"ok": true' "$loadcheck" --json other
+json_check 'd["profiler_library"]["from_net_library"] is True and d["profiler_library"]["path"] is None and d["profiler_library"]["tried"] == ["other", "libnccl-profiler-other.so"] and len(d["profiler_tables"]) == 4' \
+  "loadcheck: no profiler library: the net library's profiler"
+LD_LIBRARY_PATH=/nonexistent expect 1 out "FAIL: dlopen: no net library for 'ncclscope'" "$loadcheck" ncclscope
+LD_LIBRARY_PATH=/nonexistent expect 1 out '"ok": false' "$loadcheck" --json ncclscope
+json_check 'd["net_library"]["path"] is None and len(d["net_library"]["errors"]) == 2' "loadcheck --json: a name that does not resolve"
+expect 1 out "FAIL: dlopen" "$loadcheck" libnccl-net-nonexistent.so
+expect 2 err "ncclscope-loadcheck: 'none' names no plugin library" "$loadcheck" none
+expect 2 err "ncclscope-loadcheck: 'static' names no plugin library" "$loadcheck" static
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"

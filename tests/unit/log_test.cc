@@ -50,6 +50,14 @@ TEST_F(LogTest, InfoCarriesTheSubsystemAndOurPrefix) {
   EXPECT_EQ(lines_[0].text, "ncclscope: hello 7");
 }
 
+// The logger adds the one "ncclscope: " prefix; callers write none (log_prefix_test checks every call site).
+TEST_F(LogTest, ACapturedLineCarriesThePrefixOnce) {
+  NCCLSCOPE_INFO(subsys::kInit, "version %s (NCCL %s)", NCCLSCOPE_VERSION, "2.28.9");
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_EQ(lines_[0].text, std::string("ncclscope: version ") + NCCLSCOPE_VERSION + " (NCCL 2.28.9)");
+  EXPECT_EQ(lines_[0].text.find("ncclscope", 1), std::string::npos) << lines_[0].text;
+}
+
 TEST_F(LogTest, WarnGoesToEverySubsystem) {
   NCCLSCOPE_WARN(subsys::kProfile, "bad");
   ASSERT_EQ(lines_.size(), 1u);

@@ -15,6 +15,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: ncclscope-cleanup DIR... [--grace S]\n"
+    "       ncclscope-cleanup --help | --version\n"
     "Removes the textfiles and file_sd targets that ncclscope processes left in each DIR once their process is\n"
     "gone (its owner lock is free) and S seconds have passed since it was last alive (default\n"
     "NCCLSCOPE_OUTPUT_GRACE_S, 60). Prints every file removed. Exit status: 0 done, 1 a folder could not be\n"
@@ -41,6 +42,10 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a == "--version") {
+      std::printf("ncclscope-cleanup %s\n", NCCLSCOPE_VERSION);
       return 0;
     }
     std::string value;

@@ -178,6 +178,10 @@ int main(int argc, char** argv) {
     printf("%s", Usage());
     return 0;
   }
+  if (o.version) {
+    printf("ncclscope-sim %s\n", NCCLSCOPE_VERSION);
+    return 0;
+  }
   signal(SIGPIPE, SIG_IGN);
   if (const char* root = getenv(kRootEnv)) {
     // Set by the launcher for each rank it starts.

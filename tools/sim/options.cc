@@ -110,7 +110,7 @@ const char* Usage() {
          "         [--clock-offset RANK:MS[,RANK:MS...]]\n"
          "         [--net-max-version 8..12] [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
          "         [--ib-events DEVICES:QPS]\n"
-         "       ncclscope-sim --help\n"
+         "       ncclscope-sim --help | --version\n"
          "Starts N rank processes (RANK, WORLD_SIZE, LOCAL_RANK set as torchrun does) that load the plugins as\n"
          "NCCL does and run ring collectives over the net plugin, checking every byte. Plugin names default to\n"
          "ncclscope (NCCL_NET_PLUGIN / NCCL_PROFILER_PLUGIN when set), resolved through LD_LIBRARY_PATH.\n"
@@ -162,6 +162,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
       *help = true;
       return true;
     }
+    if (a == "--version") { o->version = true; continue; }
     if (a == "--json") { o->json = true; continue; }
     if (a == "--fuse-nics") { o->fuse_nics = true; continue; }
     if (a == "--symmetric") { o->symmetric = true; continue; }

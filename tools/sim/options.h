@@ -37,6 +37,7 @@ struct Options {
   std::string net_plugin = "ncclscope", profiler_plugin = "ncclscope";
   bool net_set = true, profiler_set = true;
   bool json = false;
+  bool version = false;  // --version: print `ncclscope-sim <version>` and exit
   Fault straggle, hang, kill;
   Fault mismatch;  // --mismatch RANK@SEQ: that rank issues another collective at op SEQ
   Fault freeze;    // --freeze RANK@SEQ: that rank stops its whole process (SIGSTOP) before op SEQ

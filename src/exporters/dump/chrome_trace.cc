@@ -163,7 +163,7 @@ void ChromeTraceHook(const CommSnapshot& snap, DumpReason reason) {
     const std::string bytes = CommSnapshotToChromeTrace(snap).dump() + "\n";
     (void)(sub.empty() ? WriteFileAtomically(dir, name, bytes) : WriteFileAtomicallyIn(dir, sub, name, bytes));
   } catch (const std::exception& e) {
-    NCCLSCOPE_WARN(subsys::kProfile, "ncclscope: trace not written: %s", e.what());
+    NCCLSCOPE_WARN(subsys::kProfile, "trace not written: %s", e.what());
   }
 }
 

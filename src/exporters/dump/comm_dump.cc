@@ -1,18 +1,14 @@
 #include "exporters/dump/comm_dump.h"
 
-#include <dlfcn.h>
-
 #include <string>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "common/hex.h"
 #include "common/host.h"
 #include "common/log.h"
+#include "common/nccl_version.h"
 #include "common/output_dir.h"
 #include "common/params.h"
 #include "common/process_identity.h"
-#include "common/tsan_lock.h"
 #include "core/net_errors.h"
 #include "exporters/dump/comm_dump_json.h"
 #include "exporters/dump/gzip_member.h"
@@ -31,46 +27,10 @@ json IntOrNull(const std::string& decimal) {
   }
 }
 
-// NCCL's version when the process has NCCL loaded: found among what is loaded, never loaded by us. A libnccl
-// opened RTLD_LOCAL (a framework's extension module pulled it in) is not in the global scope: RTLD_NOLOAD
-// finds it by name without loading it.
-std::string LookUpNcclVersion() {
-  using GetVersionFn = int (*)(int*);
-  auto fn = reinterpret_cast<GetVersionFn>(dlsym(RTLD_DEFAULT, "ncclGetVersion"));
-  void* handle = nullptr;
-  for (const char* lib : {"libnccl.so.2", "libnccl.so"}) {
-    if (fn != nullptr) break;
-    handle = dlopen(lib, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-    if (handle != nullptr) fn = reinterpret_cast<GetVersionFn>(dlsym(handle, "ncclGetVersion"));
-    if (fn == nullptr && handle != nullptr) {
-      dlclose(handle);
-      handle = nullptr;
-    }
-  }
-  int code = 0;
-  const bool ok = fn != nullptr && fn(&code) == 0;  // 0: ncclSuccess
-  if (handle != nullptr) dlclose(handle);  // drops only the reference RTLD_NOLOAD took
-  return ok ? NcclVersionString(code) : "";
-}
-
-// Kept once found: NCCL stays loaded, and a stall dumps many communicators at once. Not found (no NCCL in
-// the process yet) is looked up again at the next dump. The lookup (dlsym and dlopen take the loader's lock)
-// runs outside our lock, so the two never nest. Never destroyed: dumps may run during exit.
+// NCCL's version when the process has NCCL loaded (common/nccl_version.h), null when none is.
 json NcclVersion() {
-  struct Cache {
-    absl::Mutex mu;
-    std::string version ABSL_GUARDED_BY(mu);  // "" until found
-  };
-  static Cache* cache = new Cache();
-  {
-    AnnotatedLock lock(&cache->mu);
-    if (!cache->version.empty()) return json(cache->version);
-  }
-  std::string version = LookUpNcclVersion();
-  if (version.empty()) return json(nullptr);
-  AnnotatedLock lock(&cache->mu);
-  if (cache->version.empty()) cache->version = std::move(version);  // else another dump found it first
-  return json(cache->version);
+  std::string version = NcclVersionInProcess();
+  return version.empty() ? json(nullptr) : json(std::move(version));
 }
 
 json IdentityJson() {
@@ -141,10 +101,10 @@ void CommDumpHook(const CommSnapshot& snap, DumpReason reason) {
     std::string path;
     Status s = WriteCommDump(snap, dir, reason, &path);
     if (s.ok()) {  // a failure has been reported once, naming the file
-      NCCLSCOPE_INFO(subsys::kProfile, "ncclscope: wrote %s (%s)", path.c_str(), DumpReasonName(reason));
+      NCCLSCOPE_INFO(subsys::kProfile, "wrote %s (%s)", path.c_str(), DumpReasonName(reason));
     }
   } catch (const std::exception& e) {
-    NCCLSCOPE_WARN(subsys::kProfile, "ncclscope: communicator dump failed: %s", e.what());
+    NCCLSCOPE_WARN(subsys::kProfile, "communicator dump failed: %s", e.what());
   }
 }
 

@@ -248,11 +248,4 @@ json FlightRecorderJson(const CommSnapshot& s, size_t records) {
   return {{"schema", kCommDumpSchema}, {"part", "flight_recorder"}, {"completed", completed}};
 }
 
-std::string NcclVersionString(int code) {
-  if (code <= 0) return "";
-  const int major = code >= 10000 ? code / 10000 : code / 1000;
-  const int minor = code >= 10000 ? (code % 10000) / 100 : (code % 1000) / 100;
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
-}
-
 }  // namespace ncclscope::dump

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/nccl_version.h"
 #include "core/net_errors.h"
 #include "core/snapshot.h"
 #include "exporters/dump/clock_sample.h"
@@ -34,8 +35,8 @@ nlohmann::json RecordToJson(const OpRecord& r, bool in_flight, uint64_t now_ns);
 nlohmann::json SummaryJson(const CommSnapshot& snap, const DumpContext& ctx);
 // The newest `records` completed records, oldest first.
 nlohmann::json FlightRecorderJson(const CommSnapshot& snap, size_t records);
-// "2.28.9" from NCCL's version code (X*10000+Y*100+Z since 2.9, X*1000+Y*100+Z before).
-std::string NcclVersionString(int code);
+// "2.28.9" from NCCL's version code (common/nccl_version.h).
+using ::ncclscope::NcclVersionString;
 
 }  // namespace ncclscope::dump
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/nccl_version.h"
 #include "common/process_identity.h"
 
 namespace ncclscope {
@@ -40,8 +41,10 @@ std::vector<MetricFamily> CollectMetricFamilies(IdentityPlacement placement) {
   build.metric.push_back(GaugeValue(1, {{"version", NCCLSCOPE_VERSION}}));
   out.push_back(std::move(build));
   MetricFamily process = Gauge("ncclscope_process_info",
-                               "This process: pid, and the identity labels unless the target carries them (value is always 1)");
-  std::vector<ClientMetric::Label> labels = {{"pid", std::to_string(getpid())}};
+                               "This process: pid, the NCCL version it runs (empty when none is found), and the "
+                               "identity labels unless the target carries them (value is always 1)");
+  std::vector<ClientMetric::Label> labels = {{"pid", std::to_string(getpid())},
+                                             {"nccl_version", NcclVersionInProcess()}};
   if (placement == IdentityPlacement::kEndpoint && !IdentityOnTarget()) {
     for (const auto& [name, value] : Identity().Labels()) labels.push_back({name, value});
   }

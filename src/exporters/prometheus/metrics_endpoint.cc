@@ -45,6 +45,12 @@ bool IsIpv4Address(const std::string& text) {
   return inet_pton(AF_INET, text.c_str(), &addr) == 1;
 }
 
+// 127.0.0.0/8: reachable from this host only.
+bool IsLoopback(const std::string& ipv4) {
+  in_addr addr{};
+  return inet_pton(AF_INET, ipv4.c_str(), &addr) == 1 && (ntohl(addr.s_addr) >> 24) == 127;
+}
+
 }  // namespace
 
 MetricsEndpoint& MetricsEndpoint::Instance() {
@@ -126,6 +132,14 @@ void MetricsEndpoint::WriteSdFile() {
   // Prometheus must reach the address we bound: the host name when bound to all interfaces.
   const std::string bind = Params().Str(ParamId::kPromBind);
   const std::string target = (bind == "0.0.0.0" ? HostName() : bind) + ":" + std::to_string(port());
+  if (IsLoopback(bind)) {
+    // file_sd targets are for a Prometheus that may run on another host, which cannot reach a loopback address.
+    NCCLSCOPE_LOG_ONCE(NCCLSCOPE_WARN, subsys::kInit,
+                       "NCCLSCOPE_SD_DIR=%s publishes target %s, a loopback address (NCCLSCOPE_PROM_BIND=%s): "
+                       "a Prometheus on another host cannot scrape it; bind an address it can reach "
+                       "(docs/endpoint-security.md), or ignore this where Prometheus runs on this host",
+                       dir.c_str(), target.c_str(), bind.c_str());
+  }
   Result<OutputDir*> out = OutputDir::Get(dir);
   if (!out.ok()) {
     ReportWriteFailure(dir, out.status(), subsys::kInit);

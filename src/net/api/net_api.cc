@@ -76,7 +76,7 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
     devs += (i ? "," : "") + t->properties(i).name;
   }
   NCCLSCOPE_INFO(subsys::kInit | subsys::kNet,
-                 "ncclscope net plugin (ncclNet v%d): transport %s (%s), %d device(s): %s, comm 0x%llx",
+                 "net plugin (ncclNet v%d): transport %s (%s), %d device(s): %s, comm 0x%llx",
                  args.abi_version, t->name(),
                  fixed != nullptr ? "fixed by this build: an inner test plugin" : choice->reason.c_str(),
                  t->device_count(), devs.c_str(),

@@ -272,7 +272,7 @@ void TcpTransport::AppendFused(const std::vector<int>& members) {
 Status TcpTransport::MakeVDevice(const int* devs, int n, int* vdev) {
   AppendFused(std::vector<int>(devs, devs + n));
   *vdev = device_count() - 1;
-  NCCLSCOPE_INFO(subsys::kNet, "ncclscope TCP: fused device %d (%s) carries its traffic over %s only",
+  NCCLSCOPE_INFO(subsys::kNet, "TCP: fused device %d (%s) carries its traffic over %s only",
                  *vdev, props_.back().name.c_str(), ifaces_.back().name.c_str());
   return Status::Ok();
 }

@@ -55,7 +55,7 @@ void HandleAsyncEvent(VerbsDeviceCtx* dev, const ibv_async_event& ev) {
       if (ev.event_type == IBV_EVENT_PORT_ERR && ev.element.port_num != dev->info.port_num) return;
       st.last_fatal_event.store(ev.event_type, std::memory_order_relaxed);
       st.fatal_gen.fetch_add(1, std::memory_order_release);
-      NCCLSCOPE_WARN(subsys::kNet, "ncclscope verbs: async event %s on %s: every open connection on it fails",
+      NCCLSCOPE_WARN(subsys::kNet, "verbs: async event %s on %s: every open connection on it fails",
                      what.c_str(), where.c_str());
       return;
     case IBV_EVENT_QP_FATAL:
@@ -76,7 +76,7 @@ void HandleAsyncEvent(VerbsDeviceCtx* dev, const ibv_async_event& ev) {
         }
       }
       if (ours) {
-        NCCLSCOPE_WARN(subsys::kNet, "ncclscope verbs: async event %s on %s, QP %u: its connection fails",
+        NCCLSCOPE_WARN(subsys::kNet, "verbs: async event %s on %s, QP %u: its connection fails",
                        what.c_str(), where.c_str(), qpn);
       }
       return;

@@ -70,7 +70,7 @@ int PortFor(const std::vector<VerbsNetDevice>& ports, int dev, const RawGid& pee
   if (!cfg.subnet_aware) {
     static std::atomic<bool> warned{false};
     if (!warned.exchange(true)) {
-      NCCLSCOPE_WARN(subsys::kNet, "ncclscope verbs: port %s shares no /%d subnet with %s's port (%s): the "
+      NCCLSCOPE_WARN(subsys::kNet, "verbs: port %s shares no /%d subnet with %s's port (%s): the "
                      "connection may fail; NCCL_IB_SUBNET_AWARE_ROUTING=1 picks a port that does (warned once)",
                      PortLabel(ports[dev]).c_str(), len, peer.c_str(), peer_addr);
     }
@@ -81,11 +81,11 @@ int PortFor(const std::vector<VerbsNetDevice>& ports, int dev, const RawGid& pee
     chosen = ChoosePortBySubnet(ports, dev, peer_host_gids, len);
   }
   if (chosen != dev) {
-    NCCLSCOPE_INFO(subsys::kNet, "ncclscope verbs: subnet-aware routing: %s's port (%s) is not on the subnet of %s; "
+    NCCLSCOPE_INFO(subsys::kNet, "verbs: subnet-aware routing: %s's port (%s) is not on the subnet of %s; "
                    "using %s", peer.c_str(), peer_addr, PortLabel(ports[dev]).c_str(),
                    PortLabel(ports[chosen]).c_str());
   } else if (!PortReaches(ports[dev], peer_host_gids, len)) {
-    NCCLSCOPE_WARN(subsys::kNet, "ncclscope verbs: subnet-aware routing: no port shares a /%d subnet with %s's "
+    NCCLSCOPE_WARN(subsys::kNet, "verbs: subnet-aware routing: no port shares a /%d subnet with %s's "
                    "host (%s); keeping %s", len, peer.c_str(), peer_addr, PortLabel(ports[dev]).c_str());
   }  // else the peer's host has a port on our subnet: its acceptor moves there
   return chosen;

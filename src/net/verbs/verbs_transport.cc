@@ -88,7 +88,7 @@ Status VerbsTransport::MakeVDevice(const int* devs, int n, int* vdev) {
   }
   AppendFused(std::vector<int>(devs, devs + n));
   *vdev = device_count() - 1;
-  NCCLSCOPE_INFO(subsys::kNet, "ncclscope verbs: fused device %d (%s): every message split across its %d ports",
+  NCCLSCOPE_INFO(subsys::kNet, "verbs: fused device %d (%s): every message split across its %d ports",
                  *vdev, props_.back().name.c_str(), n);
   return Status::Ok();
 }

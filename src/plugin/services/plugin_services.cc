@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/nccl_version.h"
 #include "common/output_janitor.h"
 #include "common/params.h"
 #include "common/runtime.h"
@@ -54,8 +55,12 @@ void InstallPluginServices() {
   static std::once_flag once;  // -z nodelete: once per process, whatever the number of init/finalize cycles
   // Hooks before services: a service started here (when a user already holds the runtime) may dump at once.
   std::call_once(once, [] {
+    // The first line the plugin logs: which ncclscope, under which NCCL.
+    const std::string nccl = NcclVersionInProcess();
+    NCCLSCOPE_INFO(subsys::kInit, "version %s (NCCL %s)", NCCLSCOPE_VERSION,
+                   nccl.empty() ? "not found in this process" : nccl.c_str());
     const std::string clock = EnableTscClock(Params().Str(ParamId::kHostClock));
-    NCCLSCOPE_INFO(subsys::kInit, "ncclscope: event times from %s", clock.c_str());
+    NCCLSCOPE_INFO(subsys::kInit, "event times from %s", clock.c_str());
     InstallDumpHooks();
     RegisterServices();
   });

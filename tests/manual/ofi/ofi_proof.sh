@@ -205,7 +205,7 @@ if [[ $WRAPPED == 1 ]]; then
       continue
     fi
     echo "   v$v, --comms $comms; rank 0's log, ncclscope's lines:"
-    grep -E '^[^ ]+ \[0\] NCCL INFO (ncclscope: (wrapping|ncclscope net plugin)|comm .*NET/)' "$d/err.txt" |
+    grep -E '^[^ ]+ \[0\] NCCL INFO (ncclscope: (wrapping|net plugin)|comm .*NET/)' "$d/err.txt" |
       sed -e 's/^[^ ]* \[0\] NCCL INFO /     /' | sort -u
     python3 - "$d/prom" "$EXPECT" "$v" "$comms" <<'EOF'
 import glob, re, sys

@@ -52,7 +52,7 @@ def job_is_right(what, p, res, opened):
     check(res.get("net") == f"ncclscope (ncclNetPlugin_v{VERSION})", f"{what}: net table v{VERSION} ({res.get('net')})")
     loaded = f"NET/Plugin: Loaded net plugin ncclscope (ncclNetPlugin_v{VERSION}) from {opened}"
     check(loaded in p.stderr, f"{what}: the loader reports '{loaded}'")
-    init = f"ncclscope net plugin (ncclNet v{VERSION}): transport TCP ("
+    init = f"ncclscope: net plugin (ncclNet v{VERSION}): transport TCP ("
     check(init in p.stderr, f"{what}: init chose TCP although NCCLSCOPE_TRANSPORT=ib ('{init}')")
 
 

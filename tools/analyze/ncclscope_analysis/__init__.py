@@ -13,4 +13,5 @@ summary     per-communicator table: operations, bytes, bus bandwidth, drops
 trace       every rank's flight recorder as one Chrome/Perfetto trace
 report      verdicts, text and JSON output
 cli         the command line: arguments, output, exit status (never a traceback)
+version     the version --version prints (written in by the build)
 """

@@ -12,6 +12,7 @@ import traceback
 from .dumps import BadInput, default_jobs, flight_recorder, load_all
 from .report import analyze, print_text, to_json
 from .trace import chrome_trace
+from .version import version
 
 HEALTHY, PROBLEM, BAD_INPUT, INTERNAL_ERROR, OUTPUT_ERROR = 0, 1, 2, 3, 4
 EXIT_STATUS = ("Exit status: 0 healthy; 1 a problem found (hang, missing rank, straggler); 2 bad input or usage "
@@ -96,6 +97,7 @@ def _parser():
 
 def _run(argv):
     ap = _parser()
+    ap.add_argument("--version", action="version", version=f"ncclscope-analyze {version()}")
     ap.add_argument("paths", nargs="+", metavar="DIR_OR_FILE", help="dump directories (searched recursively) or files")
     ap.add_argument("--json", action="store_true", help="machine-readable report on stdout")
     ap.add_argument("--trace", metavar="OUT.json", help="also write a merged Chrome/Perfetto trace of every rank")
