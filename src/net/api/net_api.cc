@@ -45,14 +45,14 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
                       ChoiceInputs{.ib_disabled = Params().Bool(ParamId::kIbDisable)});
   if (!choice.ok()) {
     release();
-    return Status(choice.status().code(), "ncclscope net init: " + choice.status().message());
+    return Status(choice.status().code(), "net init: " + choice.status().message());
   }
   Transport* t = &choice->entry->get();
   // Devices are discovered once per process: later comms' service threads read them concurrently.
   Status opened = Current() == t ? Status::Ok() : t->Open();
   if (!opened.ok()) {
     release();
-    return Status(opened.code(), "ncclscope net init (" + std::string(t->name()) + "): " + opened.message());
+    return Status(opened.code(), "net init (" + std::string(t->name()) + "): " + opened.message());
   }
   transport.store(t, std::memory_order_release);
   NetContext* c = nullptr;
@@ -68,7 +68,7 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
     if (!attached.ok()) {
       delete c;
       release();
-      return Status(attached.code(), "ncclscope net init (" + std::string(t->name()) + "): " + attached.message());
+      return Status(attached.code(), "net init (" + std::string(t->name()) + "): " + attached.message());
     }
   }
   std::string devs;
