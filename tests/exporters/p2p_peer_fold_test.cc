@@ -10,6 +10,7 @@
 
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,9 @@ constexpr uint64_t kHash = 0x5ca1ab1e00c0ffee;
 // p + 1 sends and 2p + 1 receives, so the busiest peers are the highest ones.
 class FakeComm final : public CommSource {
  public:
-  explicit FakeComm(int nranks) : nranks_(nranks) {}
+  FakeComm(uint64_t hash, int nranks) : hash_(hash), nranks_(nranks) {}
   void Fill(CommSnapshot* out, SnapshotScope) const override {
-    out->comm_hash = kHash;
+    out->comm_hash = hash_;
     out->rank = 0;
     out->nranks = nranks_;
     out->abi = "v6";
@@ -39,6 +40,7 @@ class FakeComm final : public CommSource {
   }
 
  private:
+  uint64_t hash_;
   int nranks_;
 };
 
@@ -53,7 +55,6 @@ Series Scrape() {
     for (const prometheus::ClientMetric& m : f.metric) {
       std::map<std::string, std::string> l;
       for (const auto& label : m.label) l[label.name] = label.value;
-      EXPECT_EQ(l["comm"], "0x5ca1ab1e00c0ffee");
       (l["direction"] == "send" ? s.send : s.recv)[l["peer"]] = m.counter.value;
     }
   }
@@ -80,7 +81,7 @@ TEST(P2pPeerFold, AThousandPeerCommunicatorExportsAtMostKPlusOneSeriesPerDirecti
   unsetenv("NCCLSCOPE_METRICS_P2P_PEERS");
   ReloadParams();
   ASSERT_EQ(Params().Int(ParamId::kMetricsP2pPeers), 16);
-  FakeComm comm(1001);
+  FakeComm comm(kHash, 1001);
   CommRegistry::Instance().Add(&comm);
   const Series s = Scrape();
   CommRegistry::Instance().Remove(&comm);
@@ -94,7 +95,7 @@ TEST(P2pPeerFold, TheParameterSetsK) {
   setenv("NCCLSCOPE_METRICS_LEVEL", "detailed", 1);
   setenv("NCCLSCOPE_METRICS_P2P_PEERS", "4", 1);
   ReloadParams();
-  FakeComm comm(1001);
+  FakeComm comm(kHash + 1, 1001);
   CommRegistry::Instance().Add(&comm);
   const Series s = Scrape();
   CommRegistry::Instance().Remove(&comm);
@@ -117,6 +118,7 @@ TEST(P2pPeerFold, NoSeriesEverDecreasesAsPeersComeAndGrow) {
   std::mt19937 rng(7);
   std::map<std::pair<int, bool>, uint64_t> counts;
   std::map<std::pair<std::string, bool>, uint64_t> last;
+  std::set<std::pair<std::string, bool>> named, folded;
   for (int scrape = 0; scrape < 200; ++scrape) {
     for (int i = 0; i < 5; ++i) {
       const int peer = static_cast<int>(rng() % 64);
@@ -130,16 +132,30 @@ TEST(P2pPeerFold, NoSeriesEverDecreasesAsPeersComeAndGrow) {
     }
     uint64_t seen = 0;
     std::map<bool, size_t> per_direction;
+    std::set<std::pair<std::string, bool>> shown;
     for (const FoldedPeer& p : fold.Fold(kHash, 3, peers, kK)) {
       const uint64_t before = last[{p.peer, p.send}];
       EXPECT_GE(p.started, before) << "peer " << p.peer << (p.send ? " send" : " recv") << " at scrape " << scrape;
       last[{p.peer, p.send}] = p.started;
+      shown.insert({p.peer, p.send});
       seen += p.started;
       ++per_direction[p.send];
     }
     EXPECT_EQ(seen, total);
     for (const auto& [send, n] : per_direction) EXPECT_LE(n, kK + 1);
+    // A named peer stays named; a peer with operations that is not named is folded for good.
+    for (const auto& [key, n] : counts) {
+      const std::pair<std::string, bool> series{std::to_string(key.first), key.second};
+      if (shown.contains(series)) {
+        EXPECT_FALSE(folded.contains(series)) << "peer " << key.first << " left \"other\" at scrape " << scrape;
+        named.insert(series);
+      } else {
+        EXPECT_FALSE(named.contains(series)) << "peer " << key.first << " lost its series at scrape " << scrape;
+        folded.insert(series);
+      }
+    }
   }
+  EXPECT_FALSE(folded.empty());
 }
 
 TEST(P2pPeerFold, CommunicatorsGoneAreForgotten) {
