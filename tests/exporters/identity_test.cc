@@ -262,7 +262,9 @@ TEST(MigIdentity, AMigProcessJoinsDcgmByParentUuidAndInstance) {
         }
         EXPECT_EQ(labels["mig_uuid"], kFakeMig) << "on the process info metric with or without file_sd";
         EXPECT_EQ(labels.contains("gpu_uuid"), !on_target);
-        if (!on_target) EXPECT_EQ(labels["gpu_instance_id"], "3");
+        if (!on_target) {
+          EXPECT_EQ(labels["gpu_instance_id"], "3");
+        }
       }
     }
   }
