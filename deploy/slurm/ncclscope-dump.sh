@@ -36,7 +36,8 @@ for dir in /proc/[0-9]*; do
   tr '\0' '\n' <"$dir/environ" 2>/dev/null | grep -qxF "$selector" || continue
   caught=$(awk '/^SigCgt:/ {print $2}' "$dir/status" 2>/dev/null)
   if [ -z "$caught" ] || (((16#$caught >> (number - 1) & 1) == 0)); then
-    echo "$(hostname): pid $pid does not catch SIG$sig (NCCL not initialised yet, or NCCLSCOPE_DUMP_SIGNAL differs there); skipped"
+    echo "$(hostname): pid $pid does not catch SIG$sig (NCCL not initialised yet, or another" \
+      "NCCLSCOPE_DUMP_SIGNAL there); skipped"
     continue
   fi
   kill -s "$sig" "$pid" 2>/dev/null && sent=$((sent + 1))

@@ -57,7 +57,8 @@ monitor, config, pod = docs["PodMonitor"], docs["ConfigMap"], docs["Pod"]
 check(monitor["apiVersion"] == "monitoring.coreos.com/v1", "PodMonitor: apiVersion")
 selector = monitor["spec"]["selector"]["matchLabels"]
 pod_labels = pod["metadata"].get("labels", {})
-check(all(pod_labels.get(k) == v for k, v in selector.items()), f"PodMonitor selector {selector} misses the pod {pod_labels}")
+check(all(pod_labels.get(k) == v for k, v in selector.items()),
+      f"PodMonitor selector {selector} misses the pod {pod_labels}")
 
 container = pod["spec"]["containers"][0]
 ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
@@ -91,7 +92,8 @@ check(node == "spec.nodeName", f"NODE_NAME comes from {node}, not spec.nodeName"
 job = env.get("NCCLSCOPE_JOB_ID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath", "")
 check(job.startswith("metadata.labels['"), f"NCCLSCOPE_JOB_ID comes from {job!r}, not a pod label")
 mount = [m["mountPath"] for m in container.get("volumeMounts", [])]
-check(data.get("NCCLSCOPE_DUMP_DIR") in mount, f"NCCLSCOPE_DUMP_DIR {data.get('NCCLSCOPE_DUMP_DIR')} is not mounted ({mount})")
+check(data.get("NCCLSCOPE_DUMP_DIR") in mount,
+      f"NCCLSCOPE_DUMP_DIR {data.get('NCCLSCOPE_DUMP_DIR')} is not mounted ({mount})")
 
 # Every NCCLSCOPE_* name users will copy from deploy/ and the two pages is one ncclscope reads.
 texts = {p: open(p).read() for p in glob.glob(os.path.join(ROOT, "deploy/**/*"), recursive=True) if os.path.isfile(p)}

@@ -44,9 +44,12 @@ for _ in $(seq 150); do
 done
 cat "$work/tool.log"
 [ "$ok" = 1 ] || { echo "FAIL: the helper never found the job's ranks"; fail=1; }
-grep -q "sent to 3 ncclscope process(es) with SLURM_JOB_ID=$job\$" "$work/tool.log" || { echo "FAIL: not exactly the 3 ranks"; fail=1; }
+grep -q "sent to 3 ncclscope process(es) with SLURM_JOB_ID=$job\$" "$work/tool.log" ||
+  { echo "FAIL: not exactly the 3 ranks"; fail=1; }
 
-requests() { for f in $(find "$1" -name 'ncclscope-comm-*.json.gz'); do zcat "$f" | head -1; done | grep -c '"reason":"request"'; }
+requests() {  # requests DIR: how many dumps under DIR the dump signal asked for
+  for f in $(find "$1" -name 'ncclscope-comm-*.json.gz'); do zcat "$f" | head -1; done | grep -c '"reason":"request"'
+}
 n=0
 for _ in $(seq 100); do
   n=$(requests "$work/job")
@@ -61,7 +64,8 @@ done
 for p in $(ps -o pid= --ppid "$off_sim") $(ps -o pid= --ppid "$other_sim"); do
   kill -0 "$p" 2>/dev/null || { echo "FAIL: rank process $p died"; fail=1; }
 done
-[ "$(ps -o pid= --ppid "$off_sim" | wc -l)" -eq 3 ] || { echo "FAIL: a rank of the job with the signal off died"; fail=1; }
+[ "$(ps -o pid= --ppid "$off_sim" | wc -l)" -eq 3 ] ||
+  { echo "FAIL: a rank of the job with the signal off died"; fail=1; }
 # VAR=VALUE: the other job's ranks, by a variable only they have (as a pod's ConfigMap variables).
 "$tool" "SLURM_JOB_ID=$job-other" >"$work/tool2.log" 2>&1 || { echo "FAIL: VAR=VALUE found nothing"; fail=1; }
 cat "$work/tool2.log"

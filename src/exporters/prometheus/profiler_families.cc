@@ -187,7 +187,8 @@ void EmitEnqueueSeconds(const CommView& v, MetricFamily* f) {
 void EmitPeerStarted(const CommView& v, MetricFamily* f) {
   const size_t k = static_cast<size_t>(Params().Int(ParamId::kMetricsP2pPeers));
   for (const FoldedPeer& p : SharedP2pPeerFold().Fold(v.c->comm_hash, v.c->rank, v.c->p2p_peers, k)) {
-    prom::AddCounter(f, static_cast<double>(p.started), v.With({{"peer", p.peer}, {"direction", p.send ? "send" : "recv"}}));
+    prom::AddCounter(f, static_cast<double>(p.started),
+                     v.With({{"peer", p.peer}, {"direction", p.send ? "send" : "recv"}}));
   }
 }
 void EmitDroppedByReason(const CommView& v, MetricFamily* f) {
