@@ -24,7 +24,8 @@ constexpr const char* kLocalRankVars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_R
 // Launchers' job ids, after the parameter (NCCLSCOPE_JOB_ID, SLURM_JOB_ID): Flux, PBS, LSF, then the
 // Kubernetes conventions (JobSet's name as its users and XPK export it, torchrun's rendezvous id, which
 // Kubeflow's PyTorchJob passes as PET_RDZV_ID).
-constexpr const char* kJobIdVars[] = {"FLUX_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOBSET_NAME", "TORCHELASTIC_RUN_ID"};
+constexpr const char* kJobIdVars[] = {"FLUX_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOBSET_NAME",
+                                      "TORCHELASTIC_RUN_ID"};
 constexpr long kMaxGlobalRank = (1L << 31) - 1;
 constexpr long kMaxLocalRank = 4095;
 
@@ -80,7 +81,8 @@ std::vector<std::pair<std::string, std::string>> ProcessIdentity::Labels() const
 
 const std::vector<std::string>& IdentityLabelNames() {
   static const auto* names =
-      new std::vector<std::string>{"ncclscope_job", "host", "global_rank", "local_rank", "gpu_uuid", "gpu_instance_id"};
+      new std::vector<std::string>{"ncclscope_job", "host",     "global_rank",
+                                   "local_rank",    "gpu_uuid", "gpu_instance_id"};
   return *names;
 }
 
@@ -184,12 +186,11 @@ bool MigParentFromNvml(const std::string& mig_uuid, const char* nvml_library, Mi
     *why = "nvmlInit_v2 returned " + std::to_string(rc);
     return false;
   }
-  // Every step's result; the first failure is the one reported.
+  // The steps run in order until one fails (&&), which is the one reported.
   auto step = [&](const char* name, int result) {
-    if (result != 0 && why->empty()) *why = std::string(name) + " returned " + std::to_string(result);
+    if (result != 0) *why = std::string(name) + " returned " + std::to_string(result);
     return result == 0;
   };
-  why->clear();
   NvmlDevice mig = nullptr, gpu = nullptr;
   char uuid[kNvmlUuidBufferSize] = {};
   unsigned int instance = 0;
