@@ -12,6 +12,8 @@ packages=(
   # The TLS + basic-auth endpoint test (tests/prometheus/tls_auth_scrape.sh) makes its certificates with
   # the openssl CLI; the plugin dlopens libssl3 and libcrypt1 at run time only when a web config asks.
   openssl libssl3 libcrypt1
+  # The deploy/ manifests' check (tests/deploy/check_manifests.py) parses them with PyYAML.
+  python3-yaml
   # The guest test tier (tests/rdma/guest_vm.sh, ctest -L rdma): QEMU, the initramfs tools and the
   # soft-RoCE userspace; Debian's kernel itself is downloaded by the runner into the build dir.
   qemu-system-x86 busybox-static cpio kmod

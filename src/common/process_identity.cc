@@ -1,6 +1,7 @@
 #include "common/process_identity.h"
 
 #include <dlfcn.h>
+#include <strings.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -20,6 +21,11 @@ constexpr const char* kGlobalRankVars[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WO
 constexpr const char* kWorldSizeVars[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
 constexpr const char* kLocalRankVars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
                                           "MPI_LOCALRANKID"};
+// Launchers' job ids, after the parameter (NCCLSCOPE_JOB_ID, SLURM_JOB_ID): Flux, PBS, LSF, then the
+// Kubernetes conventions (JobSet's name as its users and XPK export it, torchrun's rendezvous id, which
+// Kubeflow's PyTorchJob passes as PET_RDZV_ID).
+constexpr const char* kJobIdVars[] = {"FLUX_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOBSET_NAME",
+                                      "TORCHELASTIC_RUN_ID"};
 constexpr long kMaxGlobalRank = (1L << 31) - 1;
 constexpr long kMaxLocalRank = 4095;
 
@@ -48,12 +54,25 @@ using CuInitFn = int (*)(unsigned int);
 using CuCtxGetDeviceFn = int (*)(int*);
 using CuDeviceGetUuidFn = int (*)(unsigned char*, int);
 
+// The NVML entry points used, as nvml.h declares them (nvmlReturn_t is an int enum, nvmlDevice_t an opaque
+// pointer; NVML_SUCCESS is 0).
+using NvmlDevice = void*;
+using NvmlInitFn = int (*)();
+using NvmlShutdownFn = int (*)();
+using NvmlHandleByUuidFn = int (*)(const char*, NvmlDevice*);
+using NvmlParentOfMigFn = int (*)(NvmlDevice, NvmlDevice*);
+using NvmlGetUuidFn = int (*)(NvmlDevice, char*, unsigned int);
+using NvmlGpuInstanceIdFn = int (*)(NvmlDevice, unsigned int*);
+constexpr unsigned int kNvmlUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+// NVML numbers GPU instances from 0; a real GPU has at most a handful (7 on an A100/H100/H200).
+constexpr unsigned int kMaxGpuInstanceId = 1024;
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> ProcessIdentity::Labels() const {
   std::vector<std::pair<std::string, std::string>> out;
   const std::vector<std::string>& names = IdentityLabelNames();
-  const std::string* values[] = {&job, &host, &global_rank, &local_rank, &gpu_uuid};
+  const std::string* values[] = {&job, &host, &global_rank, &local_rank, &gpu_uuid, &gpu_instance_id};
   for (size_t i = 0; i < names.size(); ++i) {
     if (!values[i]->empty()) out.emplace_back(names[i], *values[i]);
   }
@@ -62,7 +81,8 @@ std::vector<std::pair<std::string, std::string>> ProcessIdentity::Labels() const
 
 const std::vector<std::string>& IdentityLabelNames() {
   static const auto* names =
-      new std::vector<std::string>{"ncclscope_job", "host", "global_rank", "local_rank", "gpu_uuid"};
+      new std::vector<std::string>{"ncclscope_job", "host",     "global_rank",
+                                   "local_rank",    "gpu_uuid", "gpu_instance_id"};
   return *names;
 }
 
@@ -76,6 +96,21 @@ ProcessIdentity IdentityFromEnv(const std::function<const char*(const char*)>& g
   const long local = RankFrom(kLocalRankVars, kMaxLocalRank, getenv_fn, true);
   if (local >= 0) id.local_rank = std::to_string(local);
   return id;
+}
+
+std::string JobIdFromEnv(const std::string& configured, const std::function<const char*(const char*)>& getenv_fn) {
+  if (!configured.empty()) return configured;
+  for (const char* var : kJobIdVars) {
+    const char* v = getenv_fn(var);
+    if (v == nullptr || *v == '\0') continue;
+    if (std::strcmp(var, "TORCHELASTIC_RUN_ID") == 0 && strcasecmp(v, "none") == 0) continue;
+    return v;
+  }
+  return "";
+}
+
+std::string HostLabel(const std::string& node_name, const std::string& hostname) {
+  return node_name.empty() ? hostname : node_name;
 }
 
 int LocalRankFromEnv() {
@@ -125,16 +160,87 @@ std::string CurrentGpuUuid() {
   return FormatGpuUuid(own, mig);
 }
 
+// Built against fakes (tests/exporters/fake_nvml.cc), not run against a real NVML here: no GPU on the
+// build and test machines.
+bool MigParentFromNvml(const std::string& mig_uuid, const char* nvml_library, MigParent* out, std::string* why) {
+  // RTLD_LOCAL: NVML's symbols stay out of the process's namespace. Never closed: NCCL loads the same
+  // library, and unloading code NVML may have left threads in is worse than keeping a mapping.
+  void* nvml = dlopen(nvml_library, RTLD_NOW | RTLD_LOCAL);
+  if (nvml == nullptr) {
+    *why = std::string("cannot load ") + nvml_library;
+    return false;
+  }
+  auto init = reinterpret_cast<NvmlInitFn>(dlsym(nvml, "nvmlInit_v2"));
+  auto shutdown = reinterpret_cast<NvmlShutdownFn>(dlsym(nvml, "nvmlShutdown"));
+  auto by_uuid = reinterpret_cast<NvmlHandleByUuidFn>(dlsym(nvml, "nvmlDeviceGetHandleByUUID"));
+  auto parent_of = reinterpret_cast<NvmlParentOfMigFn>(dlsym(nvml, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle"));
+  auto get_uuid = reinterpret_cast<NvmlGetUuidFn>(dlsym(nvml, "nvmlDeviceGetUUID"));
+  auto gi_id = reinterpret_cast<NvmlGpuInstanceIdFn>(dlsym(nvml, "nvmlDeviceGetGpuInstanceId"));
+  if (init == nullptr || shutdown == nullptr || by_uuid == nullptr || parent_of == nullptr || get_uuid == nullptr ||
+      gi_id == nullptr) {
+    *why = std::string(nvml_library) + " lacks the MIG entry points (a driver older than R470?)";
+    return false;
+  }
+  int rc = init();
+  if (rc != 0) {
+    *why = "nvmlInit_v2 returned " + std::to_string(rc);
+    return false;
+  }
+  // The steps run in order until one fails (&&), which is the one reported.
+  auto step = [&](const char* name, int result) {
+    if (result != 0) *why = std::string(name) + " returned " + std::to_string(result);
+    return result == 0;
+  };
+  NvmlDevice mig = nullptr, gpu = nullptr;
+  char uuid[kNvmlUuidBufferSize] = {};
+  unsigned int instance = 0;
+  const bool ok = step("nvmlDeviceGetHandleByUUID", by_uuid(mig_uuid.c_str(), &mig)) &&
+                  step("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", parent_of(mig, &gpu)) &&
+                  step("nvmlDeviceGetUUID", get_uuid(gpu, uuid, sizeof(uuid))) &&
+                  step("nvmlDeviceGetGpuInstanceId", gi_id(mig, &instance));
+  shutdown();
+  if (!ok) return false;
+  uuid[sizeof(uuid) - 1] = '\0';
+  if (std::strncmp(uuid, "GPU-", 4) != 0 || instance > kMaxGpuInstanceId) {
+    *why = std::string("NVML answered parent '") + uuid + "', instance " + std::to_string(instance);
+    return false;
+  }
+  out->gpu_uuid = uuid;
+  out->gpu_instance_id = std::to_string(instance);
+  return true;
+}
+
+void ApplyGpuUuid(const std::string& cuda_uuid, const char* nvml_library, ProcessIdentity* id) {
+  id->gpu_uuid = cuda_uuid;
+  id->gpu_instance_id.clear();
+  id->mig_uuid.clear();
+  if (cuda_uuid.rfind("MIG-", 0) != 0) return;
+  id->mig_uuid = cuda_uuid;
+  MigParent parent;
+  std::string why;
+  if (!MigParentFromNvml(cuda_uuid, nvml_library, &parent, &why)) {
+    NCCLSCOPE_WARN(subsys::kInit,
+                   "MIG device %s: no parent GPU from NVML (%s); gpu_uuid stays the MIG UUID, without "
+                   "gpu_instance_id, so it will not join dcgm-exporter's UUID",
+                   cuda_uuid.c_str(), why.c_str());
+    return;
+  }
+  id->gpu_uuid = parent.gpu_uuid;
+  id->gpu_instance_id = parent.gpu_instance_id;
+}
+
 const ProcessIdentity& Identity() {
   static std::once_flag once;
   static ProcessIdentity* id = nullptr;  // -z nodelete global, never destroyed
   std::call_once(once, [] {
-    id = new ProcessIdentity(
-        IdentityFromEnv([](const char* v) { return std::getenv(v); }, Params().Str(ParamId::kJobId), HostName()));
-    id->gpu_uuid = CurrentGpuUuid();
-    NCCLSCOPE_INFO(subsys::kInit, "identity: job '%s' host %s global rank '%s' local rank '%s' gpu '%s'",
+    auto getenv_fn = [](const char* v) { return std::getenv(v); };
+    id = new ProcessIdentity(IdentityFromEnv(getenv_fn, JobIdFromEnv(Params().Str(ParamId::kJobId), getenv_fn),
+                                             HostLabel(Params().Str(ParamId::kNodeName), HostName())));
+    ApplyGpuUuid(CurrentGpuUuid(), "libnvidia-ml.so.1", id);
+    NCCLSCOPE_INFO(subsys::kInit, "identity: job '%s' host %s global rank '%s' local rank '%s' gpu '%s'%s%s%s%s",
                    id->job.c_str(), id->host.c_str(), id->global_rank.c_str(), id->local_rank.c_str(),
-                   id->gpu_uuid.c_str());
+                   id->gpu_uuid.c_str(), id->gpu_instance_id.empty() ? "" : " gpu instance ",
+                   id->gpu_instance_id.c_str(), id->mig_uuid.empty() ? "" : " mig ", id->mig_uuid.c_str());
   });
   return *id;
 }

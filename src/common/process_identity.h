@@ -1,10 +1,14 @@
 // Who this process is, for the labels that tell ranks apart in Prometheus (docs/metrics.md, "Identity"):
-// the job id (NCCLSCOPE_JOB_ID, else SLURM_JOB_ID), the host, the global rank (RANK, SLURM_PROCID,
-// OMPI_COMM_WORLD_RANK, PMI_RANK), the local rank (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID,
-// MPI_LOCALRANKID) and the UUID of the CUDA device current on the calling thread.
+// the job id (NCCLSCOPE_JOB_ID, else SLURM_JOB_ID, else the other launchers' variables, JobIdFromEnv), the
+// host (NCCLSCOPE_NODE_NAME, else NODE_NAME as Kubernetes' downward API sets it, else the host name), the
+// global rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK), the local rank (LOCAL_RANK,
+// OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID, MPI_LOCALRANKID) and the GPU of the CUDA device current on the
+// calling thread: the physical GPU's UUID always (on a MIG instance its parent's, as dcgm-exporter labels it),
+// with the MIG GPU instance id beside it.
 // Identity() is computed once, at its first call (the exporters call it from their Start(), on the thread
 // NCCL initialises the plugin on, where the device is set); it never blocks on anything but a CUDA driver
-// the process has already loaded, and never fails: what cannot be found is left empty. Thread-safe.
+// the process has already loaded (and, on a MIG instance only, NVML's initialisation), and never fails:
+// what cannot be found is left empty. Thread-safe.
 #ifndef NCCLSCOPE_COMMON_PROCESS_IDENTITY_H_
 #define NCCLSCOPE_COMMON_PROCESS_IDENTITY_H_
 
@@ -21,9 +25,13 @@ struct ProcessIdentity {
   std::string host;         // host
   std::string global_rank;  // global_rank, decimal
   std::string local_rank;   // local_rank, decimal
-  std::string gpu_uuid;     // gpu_uuid: GPU-… or MIG-…
+  std::string gpu_uuid;     // gpu_uuid: GPU-…, on MIG the parent GPU's (MIG-… only where NVML cannot tell)
+  std::string gpu_instance_id;  // gpu_instance_id: the MIG GPU instance id (dcgm-exporter's GPU_I_ID); "" off MIG
+  // Not an identity label: the MIG device's own MIG-… UUID ("" off MIG), on ncclscope_process_info only (one
+  // value per process, so it multiplies no series).
+  std::string mig_uuid;
 
-  // (label name, value) in the order above, empty values left out.
+  // (label name, value) of the identity labels in the order above, empty values left out.
   std::vector<std::pair<std::string, std::string>> Labels() const;
 };
 
@@ -37,6 +45,14 @@ const ProcessIdentity& Identity();
 // warning naming it, and the next variable of the list is used.
 ProcessIdentity IdentityFromEnv(const std::function<const char*(const char*)>& getenv_fn, const std::string& job,
                                 const std::string& host);
+
+// The job label: `configured` (NCCLSCOPE_JOB_ID, else SLURM_JOB_ID: the parameter) when set, else the first
+// launcher variable of FLUX_JOB_ID, PBS_JOBID, LSB_JOBID, JOBSET_NAME, TORCHELASTIC_RUN_ID (torchrun's "none",
+// its value without --rdzv-id, is no job id) that is set, else "".
+std::string JobIdFromEnv(const std::string& configured, const std::function<const char*(const char*)>& getenv_fn);
+
+// The host label: `node_name` (NCCLSCOPE_NODE_NAME, else NODE_NAME: the parameter) when set, else `hostname`.
+std::string HostLabel(const std::string& node_name, const std::string& hostname);
 
 // The local rank from the usual launcher variables, or -1 (silent: Identity() warns about bad values).
 int LocalRankFromEnv();
@@ -53,6 +69,23 @@ std::string FormatGpuUuid(const unsigned char (&bytes)[16], bool mig);
 // has already loaded (dlopen RTLD_NOLOAD: never loads or initialises CUDA in a process that does not use
 // it); "" without a driver, without a current context, or on any error.
 std::string CurrentGpuUuid();
+
+// What NVML says of a MIG device: its parent GPU's UUID and its GPU instance id (decimal).
+struct MigParent {
+  std::string gpu_uuid;
+  std::string gpu_instance_id;
+};
+
+// Asks NVML, loaded with dlopen(`nvml_library`) (production: "libnvidia-ml.so.1"; tests name a fake), for
+// the parent of the MIG device `mig_uuid`: nvmlInit_v2, nvmlDeviceGetHandleByUUID,
+// nvmlDeviceGetDeviceHandleFromMigDeviceHandle, nvmlDeviceGetUUID, nvmlDeviceGetGpuInstanceId, nvmlShutdown.
+// False, with `*why` naming the step that failed, on any error. The library is never unloaded.
+bool MigParentFromNvml(const std::string& mig_uuid, const char* nvml_library, MigParent* out, std::string* why);
+
+// Sets the GPU fields of `id` from the CUDA device's UUID: off MIG gpu_uuid = `cuda_uuid`; on MIG (`MIG-…`)
+// mig_uuid = `cuda_uuid` and, when NVML answers, gpu_uuid = the parent's GPU-… and gpu_instance_id; when it
+// does not, one warning and gpu_uuid = the MIG UUID (no instance id).
+void ApplyGpuUuid(const std::string& cuda_uuid, const char* nvml_library, ProcessIdentity* id);
 
 }  // namespace ncclscope
 

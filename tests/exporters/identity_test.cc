@@ -4,6 +4,7 @@
 // textfile (with pid; never a `job` or `instance` label). ctest runs each TEST in its own process, so
 // Identity(), computed once per process, sees the environment each test sets first.
 #include <dirent.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/log.h"
+#include "common/params.h"
 #include "common/process_identity.h"
 #include "common/runtime.h"
 #include "exporters/prometheus/metric_families.h"
@@ -107,6 +109,177 @@ TEST(GpuUuid, FormattedAsNvidiaSmiDoes) {
 TEST(GpuUuid, EmptyWithoutADriverOrAContext) {
   // No CUDA driver in this process (the sim and the tests never load one): nothing, at once.
   EXPECT_EQ(CurrentGpuUuid(), "");
+}
+
+// The launchers' job ids and the Kubernetes node name, through the parameters as Identity() reads them.
+std::string JobFrom(const Env& env) {
+  auto getenv_fn = [&](const char* var) -> const char* {
+    auto it = env.find(var);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  return JobIdFromEnv(ParseParams(getenv_fn).Str(ParamId::kJobId), getenv_fn);
+}
+
+TEST(IdentityFromEnv, JobIdFromTheLaunchersInTheDocumentedOrder) {
+  const std::vector<std::pair<std::string, std::string>> order = {
+      {"NCCLSCOPE_JOB_ID", "mine"}, {"SLURM_JOB_ID", "4242"},  {"FLUX_JOB_ID", "f1"},         {"PBS_JOBID", "7.pbs"},
+      {"LSB_JOBID", "55"},          {"JOBSET_NAME", "llm-a"}, {"TORCHELASTIC_RUN_ID", "rdzv-9"}};
+  Env env(order.begin(), order.end());
+  for (const auto& [var, value] : order) {
+    EXPECT_EQ(JobFrom(env), value) << var << " comes next";
+    env.erase(var);
+  }
+  EXPECT_EQ(JobFrom(env), "");
+  // torchrun without --rdzv-id exports "none": no job id.
+  EXPECT_EQ(JobFrom({{"TORCHELASTIC_RUN_ID", "none"}}), "");
+  EXPECT_EQ(JobFrom({{"TORCHELASTIC_RUN_ID", "None"}, {"JOBSET_NAME", ""}}), "");
+  EXPECT_EQ(JobFrom({{"NCCLSCOPE_JOB_ID", ""}, {"TORCHELASTIC_RUN_ID", "r2"}}), "r2") << "empty means unset";
+}
+
+TEST(IdentityFromEnv, HostIsTheKubernetesNodeNameWhenSet) {
+  auto host = [](const Env& env) {
+    return HostLabel(ParseParams([&](const char* var) -> const char* {
+                       auto it = env.find(var);
+                       return it == env.end() ? nullptr : it->second.c_str();
+                     }).Str(ParamId::kNodeName),
+                     "pod-7f9c");
+  };
+  EXPECT_EQ(host({}), "pod-7f9c");
+  EXPECT_EQ(host({{"NODE_NAME", "gpu-node-17"}}), "gpu-node-17");
+  EXPECT_EQ(host({{"NODE_NAME", "gpu-node-17"}, {"NCCLSCOPE_NODE_NAME", "n3"}}), "n3");
+  EXPECT_EQ(host({{"NODE_NAME", ""}}), "pod-7f9c");
+}
+
+TEST(IdentityFromEnv, IdentityUsesTheNodeNameAndTheLauncherJobId) {
+  unsetenv("NCCLSCOPE_JOB_ID");
+  unsetenv("SLURM_JOB_ID");
+  setenv("TORCHELASTIC_RUN_ID", "rdzv-31", 1);
+  setenv("NODE_NAME", "gpu-node-17", 1);
+  ReloadParams();
+  EXPECT_EQ(Identity().job, "rdzv-31");
+  EXPECT_EQ(Identity().host, "gpu-node-17");
+}
+
+// MIG: the FAKE driver (fake_cuda.cc) plays a MIG instance of a GPU and the FAKE NVML (fake_nvml.cc) knows both.
+constexpr char kFakeMig[] = "MIG-6a1b2c3d-0000-4000-8000-00000000000a";
+constexpr char kFakeGpu[] = "GPU-9f8e7d6c-1111-4111-8111-00000000000b";
+
+void* OpenFakeNvml() {
+  void* h = dlopen(FAKE_NVML_PATH, RTLD_NOW | RTLD_LOCAL);
+  EXPECT_NE(h, nullptr) << dlerror();
+  return h;
+}
+
+std::vector<std::string> Apply(const std::string& cuda_uuid, const char* nvml, ProcessIdentity* id) {
+  ::ncclscope::testing::LogCapture::Clear();
+  SetNcclLogger(&::ncclscope::testing::LogCapture::Logger);
+  ApplyGpuUuid(cuda_uuid, nvml, id);
+  SetNcclLogger(nullptr);
+  return ::ncclscope::testing::LogCapture::AllWarnings();
+}
+
+TEST(MigIdentity, NvmlGivesTheParentGpuAndTheInstanceId) {
+  void* nvml = OpenFakeNvml();
+  ProcessIdentity id;
+  EXPECT_TRUE(Apply(kFakeMig, FAKE_NVML_PATH, &id).empty());
+  EXPECT_EQ(id.gpu_uuid, kFakeGpu) << "dcgm-exporter's UUID: the parent GPU's";
+  EXPECT_EQ(id.gpu_instance_id, "3") << "dcgm-exporter's GPU_I_ID";
+  EXPECT_EQ(id.mig_uuid, kFakeMig);
+  auto open_count = reinterpret_cast<int (*)()>(dlsym(nvml, "fake_nvml_open_count"));
+  ASSERT_NE(open_count, nullptr);
+  EXPECT_EQ(open_count(), 0) << "every nvmlInit_v2 has its nvmlShutdown";
+  std::vector<std::pair<std::string, std::string>> labels = id.Labels();
+  EXPECT_EQ(labels.back(), std::make_pair(std::string("gpu_instance_id"), std::string("3")));
+  for (const auto& [name, value] : labels) EXPECT_NE(value, kFakeMig) << "mig_uuid is no identity label";
+}
+
+TEST(MigIdentity, EveryNvmlFailureFallsBackToTheMigUuidWithOneWarning) {
+  void* nvml = OpenFakeNvml();
+  auto fail = reinterpret_cast<void (*)(const char*, int)>(dlsym(nvml, "fake_nvml_fail"));
+  auto open_count = reinterpret_cast<int (*)()>(dlsym(nvml, "fake_nvml_open_count"));
+  ASSERT_NE(fail, nullptr);
+  for (const char* step : {"nvmlInit_v2", "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
+                           "nvmlDeviceGetUUID", "nvmlDeviceGetGpuInstanceId"}) {
+    fail(step, 999);
+    ProcessIdentity id;
+    id.gpu_instance_id = "stale";
+    std::vector<std::string> warnings = Apply(kFakeMig, FAKE_NVML_PATH, &id);
+    EXPECT_EQ(id.gpu_uuid, kFakeMig) << step;
+    EXPECT_EQ(id.gpu_instance_id, "") << step;
+    EXPECT_EQ(id.mig_uuid, kFakeMig) << step;
+    ASSERT_EQ(warnings.size(), 1u) << step;
+    EXPECT_NE(warnings[0].find(std::string(step) + " returned 999"), std::string::npos) << warnings[0];
+    EXPECT_EQ(open_count(), 0) << step;
+  }
+  fail("", 0);
+  // A MIG UUID NVML does not know, and no NVML at all.
+  ProcessIdentity id;
+  std::vector<std::string> warnings = Apply("MIG-00000000-0000-0000-0000-000000000000", FAKE_NVML_PATH, &id);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("nvmlDeviceGetHandleByUUID returned 6"), std::string::npos) << warnings[0];
+  warnings = Apply(kFakeMig, "/nonexistent/libnvidia-ml.so.1", &id);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("cannot load"), std::string::npos) << warnings[0];
+  EXPECT_EQ(id.gpu_uuid, kFakeMig);
+}
+
+TEST(MigIdentity, OffMigNvmlIsNeverAsked) {
+  ProcessIdentity id;
+  EXPECT_TRUE(Apply(kFakeGpu, "/nonexistent/libnvidia-ml.so.1", &id).empty());
+  EXPECT_EQ(id.gpu_uuid, kFakeGpu);
+  EXPECT_EQ(id.gpu_instance_id, "");
+  EXPECT_EQ(id.mig_uuid, "");
+  EXPECT_TRUE(Apply("", "/nonexistent/libnvidia-ml.so.1", &id).empty());
+  EXPECT_EQ(id.gpu_uuid, "");
+}
+
+std::map<std::string, std::string> LabelsOf(const prometheus::ClientMetric& m) {
+  std::map<std::string, std::string> out;
+  for (const auto& l : m.label) out[l.name] = l.value;
+  return out;
+}
+
+// The whole path as in a MIG job: the driver the process loaded (found by soname, never loaded by us), NVML
+// by its usual name, then the labels: gpu_uuid and gpu_instance_id as identity labels, mig_uuid on
+// ncclscope_process_info alone.
+TEST(MigIdentity, AMigProcessJoinsDcgmByParentUuidAndInstance) {
+  ASSERT_NE(dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL), nullptr) << dlerror();
+  OpenFakeNvml();
+  EXPECT_EQ(CurrentGpuUuid(), kFakeMig);
+  EXPECT_EQ(Identity().gpu_uuid, kFakeGpu);
+  EXPECT_EQ(Identity().gpu_instance_id, "3");
+  EXPECT_EQ(Identity().mig_uuid, kFakeMig);
+  SetIdentityOnTarget(false);
+  for (const bool on_target : {false, true}) {
+    SetIdentityOnTarget(on_target);
+    std::vector<prometheus::MetricFamily> families = CollectMetricFamilies();
+    for (const auto& f : families) {
+      for (const auto& m : f.metric) {
+        std::map<std::string, std::string> labels = LabelsOf(m);
+        if (f.name != "ncclscope_process_info") {
+          EXPECT_FALSE(labels.contains("mig_uuid")) << f.name;
+          continue;
+        }
+        EXPECT_EQ(labels["mig_uuid"], kFakeMig) << "on the process info metric with or without file_sd";
+        EXPECT_EQ(labels.contains("gpu_uuid"), !on_target);
+        if (!on_target) {
+          EXPECT_EQ(labels["gpu_instance_id"], "3");
+        }
+      }
+    }
+  }
+  // The textfile: the identity labels (with gpu_instance_id) on every series, mig_uuid on process info only.
+  const std::string text = SerializeTextfile(CollectMetricFamilies(IdentityPlacement::kTextfile), Identity(), 1);
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    EXPECT_NE(line.find("gpu_uuid=\"" + std::string(kFakeGpu) + "\""), std::string::npos) << line;
+    EXPECT_NE(line.find("gpu_instance_id=\"3\""), std::string::npos) << line;
+    EXPECT_EQ(line.find("mig_uuid="), line.rfind("ncclscope_process_info", 0) == 0 ? line.find("mig_uuid=\"MIG-")
+                                                                                     : std::string::npos)
+        << line;
+  }
 }
 
 void SetIdentityEnv() {

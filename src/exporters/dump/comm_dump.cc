@@ -64,7 +64,7 @@ std::string CommDumpSubdir(DumpReason reason) { return reason == DumpReason::kFi
 Result<std::string> CommDumpBytes(const CommSnapshot& snap, DumpReason reason) {
   DumpContext ctx;
   ctx.host = HostName();
-  ctx.job_id = Params().Str(ParamId::kJobId);
+  ctx.job_id = Identity().job;  // the parameter, else the launchers' variables, as the job label
   ctx.reason = DumpReasonName(reason);
   ctx.identity = IdentityJson();
   ctx.clock = SampleClock();

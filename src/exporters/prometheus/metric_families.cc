@@ -48,6 +48,8 @@ std::vector<MetricFamily> CollectMetricFamilies(IdentityPlacement placement) {
   if (placement == IdentityPlacement::kEndpoint && !IdentityOnTarget()) {
     for (const auto& [name, value] : Identity().Labels()) labels.push_back({name, value});
   }
+  // One value per process: here in every placement, never on other series (docs/metrics.md, "Identity").
+  if (!Identity().mig_uuid.empty()) labels.push_back({"mig_uuid", Identity().mig_uuid});
   process.metric.push_back(GaugeValue(1, std::move(labels)));
   out.push_back(std::move(process));
   MetricFamily start = Gauge("ncclscope_process_start_time_seconds", "Unix time at which the plugin was loaded");

@@ -7,11 +7,13 @@
 #include <tuple>
 
 #include "common/hex.h"
+#include "common/params.h"
 #include "core/registry.h"
 #include "core/snapshot.h"
 #include "core/tag_names.h"
 #include "exporters/prometheus/family_builders.h"
 #include "exporters/prometheus/metric_families.h"
+#include "exporters/prometheus/p2p_peer_fold.h"
 #include "exporters/prometheus/retired_comms.h"
 
 namespace ncclscope {
@@ -181,10 +183,12 @@ void EmitEnqueueSeconds(const CommView& v, MetricFamily* f) {
     prom::AddCounter(f, Seconds(a.cpu_sum_ns), v.With({{"func", FuncName(func)}}));
   }
 }
+// At most NCCLSCOPE_METRICS_P2P_PEERS named peers per direction, the rest as peer="other" (p2p_peer_fold.h).
 void EmitPeerStarted(const CommView& v, MetricFamily* f) {
-  for (const PeerProgress& p : v.c->p2p_peers) {
+  const size_t k = static_cast<size_t>(Params().Int(ParamId::kMetricsP2pPeers));
+  for (const FoldedPeer& p : SharedP2pPeerFold().Fold(v.c->comm_hash, v.c->rank, v.c->p2p_peers, k)) {
     prom::AddCounter(f, static_cast<double>(p.started),
-                     v.With({{"peer", std::to_string(p.peer)}, {"direction", p.send ? "send" : "recv"}}));
+                     v.With({{"peer", p.peer}, {"direction", p.send ? "send" : "recv"}}));
   }
 }
 void EmitDroppedByReason(const CommView& v, MetricFamily* f) {
@@ -272,8 +276,10 @@ const CommRow kCommRows[] = {
      nullptr, EmitCommLatency},
     {"ncclscope_comm_enqueue_seconds_total", "Host time spent enqueuing operations that had no GPU or proxy timing",
      kCounter, kDetailed, nullptr, EmitEnqueueSeconds},
-    {"ncclscope_comm_p2p_started_total", "Point-to-point operations started per peer and direction", kCounter,
-     kDetailed, nullptr, EmitPeerStarted},
+    {"ncclscope_comm_p2p_started_total",
+     "Point-to-point operations started per peer and direction (the busiest NCCLSCOPE_METRICS_P2P_PEERS peers; the "
+     "rest as peer=\"other\")",
+     kCounter, kDetailed, nullptr, EmitPeerStarted},
     {"ncclscope_comm_dropped_events_by_reason_total", "Profiler events dropped, by reason", kCounter, kDetailed,
      nullptr, EmitDroppedByReason},
     {"ncclscope_comm_flight_recorder_overwritten_total",
@@ -330,6 +336,7 @@ void AppendProfilerFamilies(std::vector<MetricFamily>* out) {
   for (auto it = retired.rbegin(); it != retired.rend(); ++it) {
     if (seen.insert({it->comm_hash, it->rank}).second) snap.comms.push_back(std::move(*it));
   }
+  SharedP2pPeerFold().Retain(seen);  // communicators gone from both lists
   const prom::Level level = prom::CurrentLevel();
   const bool detailed = level >= prom::Level::kDetailed;
   ProcessView process{&snap, detailed, {}};

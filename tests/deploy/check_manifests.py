@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Checks deploy/: every Kubernetes manifest parses as YAML with apiVersion, kind and metadata.name; the
+PodMonitor selects the example pod and keeps exactly its ncclscope ports (Prometheus anchors a relabel regex);
+those ports are NCCLSCOPE_PROM_PORT's default base plus the local rank; the pod takes the ConfigMap it names,
+the node name from spec.nodeName and the job from a pod label; every NCCLSCOPE_* variable named anywhere in
+deploy/ or in docs/kubernetes.md and docs/slurm.md is a declared parameter (src/common/param_list.inc); the
+Slurm scripts pass `bash -n`. Exit 77 (a ctest skip) when PyYAML is missing, saying so."""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+try:
+    import yaml
+except ImportError:
+    print("SKIP: PyYAML is not installed (Debian: python3-yaml, in scripts/install-deps.sh)")
+    sys.exit(77)
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+
+
+def read(path):
+    with open(os.path.join(ROOT, path)) as f:
+        return f.read()
+
+
+params = read("src/common/param_list.inc")
+declared = set(re.findall(r'NCCLSCOPE_PARAM\(\w+, \w+, "(NCCLSCOPE_\w+)"', params))
+base_port = int(re.search(r'"NCCLSCOPE_PROM_PORT", \w+, "(\d+)"', params).group(1))
+check(len(declared) > 20, f"found only {len(declared)} parameters in param_list.inc")
+
+docs = {}
+for path in sorted(glob.glob(os.path.join(ROOT, "deploy/kubernetes/*.yaml"))):
+    name = os.path.basename(path)
+    for doc in yaml.safe_load_all(open(path)):
+        if doc is None:
+            continue
+        for key in ("apiVersion", "kind"):
+            check(isinstance(doc.get(key), str), f"{name}: no {key}")
+        check(isinstance(doc.get("metadata", {}).get("name"), str), f"{name}: no metadata.name")
+        docs[doc.get("kind")] = doc
+
+for kind in ("PodMonitor", "ConfigMap", "Pod"):
+    check(kind in docs, f"deploy/kubernetes has no {kind}")
+if failures:
+    print("\n".join("FAIL: " + f for f in failures))
+    sys.exit(1)
+
+monitor, config, pod = docs["PodMonitor"], docs["ConfigMap"], docs["Pod"]
+check(monitor["apiVersion"] == "monitoring.coreos.com/v1", "PodMonitor: apiVersion")
+selector = monitor["spec"]["selector"]["matchLabels"]
+pod_labels = pod["metadata"].get("labels", {})
+check(all(pod_labels.get(k) == v for k, v in selector.items()),
+      f"PodMonitor selector {selector} misses the pod {pod_labels}")
+
+container = pod["spec"]["containers"][0]
+ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
+endpoint = monitor["spec"]["podMetricsEndpoints"][0]
+check(endpoint.get("path") == "/metrics", "PodMonitor: path is not /metrics")
+keeps = [r for r in endpoint.get("relabelings", []) if r.get("action") == "keep"
+         and r.get("sourceLabels") == ["__meta_kubernetes_pod_container_port_name"]]
+check(len(keeps) == 1, "PodMonitor: no keep on the container port name")
+if keeps:
+    regex = re.compile(keeps[0]["regex"])
+    kept = sorted(n for n in ports if regex.fullmatch(n))
+    check(len(kept) == 8, f"PodMonitor keeps {kept} of {sorted(ports)}")
+    for other in ("http", "metrics", "ncclscope", "xncclscope-1", "ncclscope-1x"):
+        check(not regex.fullmatch(other), f"PodMonitor would scrape a port named {other}")
+    for name in kept:
+        check(len(name) <= 15, f"port name {name} is longer than Kubernetes allows (15)")
+        local_rank = int(name.rsplit("-", 1)[1])
+        check(ports[name] == base_port + local_rank, f"{name} is {ports[name]}, ncclscope serves local rank "
+              f"{local_rank} on {base_port + local_rank}")
+
+data = config.get("data", {})
+check(all(isinstance(v, str) for v in data.values()), "ConfigMap data values must be strings")
+check(data.get("NCCL_NET_PLUGIN") == "ncclscope" and data.get("NCCL_PROFILER_PLUGIN") == "ncclscope",
+      "ConfigMap: NCCL_NET_PLUGIN / NCCL_PROFILER_PLUGIN")
+check(int(data.get("NCCLSCOPE_PROM_PORT", base_port)) == base_port, "ConfigMap's port differs from the pod's ports")
+refs = [e["configMapRef"]["name"] for e in container.get("envFrom", []) if "configMapRef" in e]
+check(config["metadata"]["name"] in refs, f"the pod takes ConfigMaps {refs}, not {config['metadata']['name']}")
+env = {e["name"]: e for e in container.get("env", [])}
+node = env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+check(node == "spec.nodeName", f"NODE_NAME comes from {node}, not spec.nodeName")
+job = env.get("NCCLSCOPE_JOB_ID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath", "")
+check(job.startswith("metadata.labels['"), f"NCCLSCOPE_JOB_ID comes from {job!r}, not a pod label")
+mount = [m["mountPath"] for m in container.get("volumeMounts", [])]
+check(data.get("NCCLSCOPE_DUMP_DIR") in mount,
+      f"NCCLSCOPE_DUMP_DIR {data.get('NCCLSCOPE_DUMP_DIR')} is not mounted ({mount})")
+
+# Every NCCLSCOPE_* name users will copy from deploy/ and the two pages is one ncclscope reads.
+texts = {p: open(p).read() for p in glob.glob(os.path.join(ROOT, "deploy/**/*"), recursive=True) if os.path.isfile(p)}
+for page in ("docs/kubernetes.md", "docs/slurm.md"):
+    texts[page] = read(page)
+for path, text in texts.items():
+    for name in sorted(set(re.findall(r"\bNCCLSCOPE_[A-Z0-9_]*[A-Z0-9]\b", text))):
+        check(name in declared, f"{os.path.relpath(path, ROOT)} names {name}, which is no ncclscope parameter")
+
+for script in glob.glob(os.path.join(ROOT, "deploy/slurm/*.sbatch")):
+    r = subprocess.run(["bash", "-n", script], capture_output=True, text=True)
+    check(r.returncode == 0, f"{script}: bash -n: {r.stderr.strip()}")
+
+if failures:
+    print("\n".join("FAIL: " + f for f in failures))
+    sys.exit(1)
+print(f"deploy/ manifests fine: {len(docs)} Kubernetes objects, {len(texts)} files checked for parameter names")
