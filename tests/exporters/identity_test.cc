@@ -332,6 +332,33 @@ TEST(LabelPlacement, WithoutFileSdTheIdentityIsOnProcessInfoOnly) {
   }
 }
 
+// A Kubernetes PodMonitor's targets cannot carry the identity: with series, every series does (once each), so
+// rules and dashboards see host and ranks on every series; a file_sd target still takes them all.
+TEST(LabelPlacement, SeriesModePutsTheIdentityOnEverySeriesUnlessTheTargetCarriesIt) {
+  SetIdentityEnv();
+  setenv("NCCLSCOPE_PROM_IDENTITY_LABELS", "series", 1);
+  ReloadParams();
+  SetIdentityOnTarget(false);
+  size_t series = 0;
+  for (const auto& f : CollectMetricFamilies()) {
+    for (const auto& m : f.metric) {
+      ++series;
+      std::map<std::string, std::string> labels = LabelMap(m);
+      EXPECT_EQ(labels["ncclscope_job"], "job-42") << f.name;
+      EXPECT_EQ(labels["global_rank"], "6") << f.name;
+      EXPECT_FALSE(labels["host"].empty()) << f.name;
+      size_t job_labels = 0;
+      for (const auto& l : m.label) job_labels += l.name == "ncclscope_job";
+      EXPECT_EQ(job_labels, 1u) << f.name << ": one label of each name";
+    }
+  }
+  EXPECT_GE(series, 3u);
+  SetIdentityOnTarget(true);
+  for (const auto& f : CollectMetricFamilies()) {
+    for (const auto& m : f.metric) EXPECT_EQ(LabelMap(m).count("global_rank"), 0u) << f.name;
+  }
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;

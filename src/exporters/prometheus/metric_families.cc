@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 
 #include "common/clock.h"
 #include "common/nccl_version.h"
+#include "common/params.h"
 #include "common/process_identity.h"
 
 namespace ncclscope {
@@ -45,7 +47,9 @@ std::vector<MetricFamily> CollectMetricFamilies(IdentityPlacement placement) {
                                "identity labels unless the target carries them (value is always 1)");
   std::vector<ClientMetric::Label> labels = {{"pid", std::to_string(getpid())},
                                              {"nccl_version", NcclVersionInProcess()}};
-  if (placement == IdentityPlacement::kEndpoint && !IdentityOnTarget()) {
+  const bool identity_here = placement == IdentityPlacement::kEndpoint && !IdentityOnTarget();
+  const bool on_every_series = identity_here && Params().Str(ParamId::kPromIdentityLabels) == "series";
+  if (identity_here && !on_every_series) {
     for (const auto& [name, value] : Identity().Labels()) labels.push_back({name, value});
   }
   // One value per process: here in every placement, never on other series (docs/metrics.md, "Identity").
@@ -57,7 +61,23 @@ std::vector<MetricFamily> CollectMetricFamilies(IdentityPlacement placement) {
   out.push_back(std::move(start));
   AppendProfilerFamilies(&out);
   AppendNetFamilies(&out);
+  if (on_every_series) AddLabelsToEverySeries(Identity().Labels(), &out);
   return out;
+}
+
+void AddLabelsToEverySeries(const std::vector<std::pair<std::string, std::string>>& labels,
+                            std::vector<MetricFamily>* families) {
+  for (MetricFamily& family : *families) {
+    for (ClientMetric& metric : family.metric) {
+      for (const auto& [name, value] : labels) {
+        // Captured by an init-capture: clang 14 cannot capture a structured binding.
+        const bool present = std::any_of(metric.label.begin(), metric.label.end(), [&n = name](const auto& l) {
+          return l.name == n;
+        });
+        if (!present) metric.label.push_back({name, value});
+      }
+    }
+  }
 }
 
 }  // namespace ncclscope

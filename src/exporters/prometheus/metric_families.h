@@ -5,6 +5,8 @@
 
 #include <prometheus/metric_family.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace ncclscope {
@@ -12,10 +14,15 @@ namespace ncclscope {
 // Where the identity labels (common/process_identity.h) go; docs/metrics.md, "Identity". Never both on the
 // target and in the exposition.
 enum class IdentityPlacement {
-  kEndpoint,  // the HTTP exposition: on ncclscope_process_info unless the file_sd target carries them
+  kEndpoint,  // the HTTP exposition: unless the file_sd target carries them, on ncclscope_process_info, or on
+              // every series with NCCLSCOPE_PROM_IDENTITY_LABELS=series
   kTextfile,  // none here: the textfile writer adds them, and pid, to every series
 };
 std::vector<prometheus::MetricFamily> CollectMetricFamilies(IdentityPlacement placement = IdentityPlacement::kEndpoint);
+
+// Adds each label to every series of `families` that does not carry one of that name already.
+void AddLabelsToEverySeries(const std::vector<std::pair<std::string, std::string>>& labels,
+                            std::vector<prometheus::MetricFamily>* families);
 
 // Set by the endpoint once its file_sd target file (with the identity labels as target labels) is written.
 void SetIdentityOnTarget(bool on);

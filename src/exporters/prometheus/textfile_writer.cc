@@ -25,15 +25,9 @@ std::string SerializeTextfile(std::vector<prometheus::MetricFamily> families, co
         // renamed by Prometheus, or with honor_labels would overwrite the target's).
         if (label.name == "job" || label.name == "instance") label.name = "exported_" + label.name;
       }
-      for (const auto& [name, value] : extra) {
-        // Captured by an init-capture: clang 14 cannot capture a structured binding.
-        const bool present = std::any_of(metric.label.begin(), metric.label.end(), [&n = name](const auto& l) {
-          return l.name == n;
-        });
-        if (!present) metric.label.push_back({name, value});
-      }
     }
   }
+  AddLabelsToEverySeries(extra, &families);
   return SerializeExposition(families);
 }
 
