@@ -45,8 +45,11 @@ local dur(seconds) =
     // Dashboard.
     dashboardUid: 'ncclscope-overview',
     dcgmDashboardUid: 'Oxed_c6Wz',  // NVIDIA's dcgm-exporter dashboard (grafana.com 12239) as imported
-    perRankTopk: 10,  // per-rank panels plot the top this many ranks
-    busBandwidthWarnBytesPerSecond: 0,  // bus bandwidth panel: a red threshold line below this (0: none)
+    perRankTopk: 10,  // per-rank panels plot the top this many ranks (the default of the topk variable)
+    // The GPU table joins on dcgm-exporter's series of this metric (labels: the UUID label, instance, gpu) to link
+    // each rank's GPU to the DCGM dashboard's instance and gpu variables. dcgm-exporter's -u option names the label.
+    dcgmJoinMetric: 'DCGM_FI_DEV_GPU_TEMP',
+    dcgmUuidLabel: 'UUID',
 
     // Derived: the selector inside a matcher list ({a="b"%(selc)s}) and alone (metric%(sel)s).
     sel: if self.selector == '' then '' else '{' + self.selector + '}',

@@ -1,232 +1,103 @@
-// The ncclscope overview dashboard (Grafana 10+).
+// The ncclscope overview dashboard (Grafana 10+). Strings with %(...)s take the parameters of config.libsonnet.
 {
   dashboard(c):: {
     "__inputs": [
       {
-        "name": "DS_PROMETHEUS",
-        "label": "Prometheus",
         "description": "The Prometheus that scrapes ncclscope (and node_exporter)",
-        "type": "datasource",
+        "label": "Prometheus",
+        "name": "DS_PROMETHEUS",
         "pluginId": "prometheus",
-        "pluginName": "Prometheus"
+        "pluginName": "Prometheus",
+        "type": "datasource"
       }
     ],
     "__requires": [
       {
-        "type": "grafana",
         "id": "grafana",
         "name": "Grafana",
+        "type": "grafana",
         "version": "10.0.0"
       },
       {
-        "type": "datasource",
         "id": "prometheus",
         "name": "Prometheus",
+        "type": "datasource",
         "version": "1.0.0"
       },
       {
-        "type": "panel",
         "id": "stat",
         "name": "Stat",
+        "type": "panel",
         "version": ""
       },
       {
-        "type": "panel",
         "id": "table",
         "name": "Table",
+        "type": "panel",
         "version": ""
       },
       {
-        "type": "panel",
         "id": "timeseries",
         "name": "Time series",
+        "type": "panel",
         "version": ""
-      }
-    ],
-    "uid": "ncclscope-overview",
-    "id": null,
-    "title": "ncclscope: NCCL jobs",
-    "tags": [
-      "ncclscope",
-      "nccl"
-    ],
-    "description": "Which rank the others wait for, which communicator is stuck, what each link and NIC does. Needs the recording rules of rules/ (docs/rules-and-dashboards.md).",
-    "editable": true,
-    "graphTooltip": 1,
-    "schemaVersion": 39,
-    "version": 2,
-    "refresh": "30s",
-    "time": {
-      "from": "now-1h",
-      "to": "now"
-    },
-    "timezone": "",
-    "links": [
-      {
-        "title": "DCGM dashboards",
-        "type": "dashboards",
-        "tags": [
-          "dcgm"
-        ],
-        "asDropdown": true,
-        "includeVars": false,
-        "keepTime": true,
-        "targetBlank": false,
-        "icon": "external link",
-        "url": "",
-        "tooltip": ""
       }
     ],
     "annotations": {
       "list": []
     },
-    "templating": {
-      "list": [
-        {
-          "name": "datasource",
-          "label": "Data source",
-          "type": "datasource",
-          "query": "prometheus",
-          "current": {
-            "selected": false,
-            "text": "${DS_PROMETHEUS}",
-            "value": "${DS_PROMETHEUS}"
-          },
-          "hide": 0
-        },
-        {
-          "name": "job",
-          "label": "Job (ncclscope_job)",
-          "type": "query",
-          "datasource": {
-            "type": "prometheus",
-            "uid": "${datasource}"
-          },
-          "query": {
-            "query": "label_values(ncclscope_comm_info, ncclscope_job)",
-            "refId": "job"
-          },
-          "definition": "label_values(ncclscope_comm_info, ncclscope_job)",
-          "refresh": 2,
-          "includeAll": true,
-          "multi": true,
-          "allValue": ".*",
-          "current": {},
-          "regex": "",
-          "sort": 1
-        },
-        {
-          "name": "host",
-          "label": "Host",
-          "type": "query",
-          "datasource": {
-            "type": "prometheus",
-            "uid": "${datasource}"
-          },
-          "query": {
-            "query": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\"}, host)",
-            "refId": "host"
-          },
-          "definition": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\"}, host)",
-          "refresh": 2,
-          "includeAll": true,
-          "multi": true,
-          "allValue": ".*",
-          "current": {},
-          "regex": "",
-          "sort": 1
-        },
-        {
-          "name": "comm",
-          "label": "Communicator",
-          "type": "query",
-          "datasource": {
-            "type": "prometheus",
-            "uid": "${datasource}"
-          },
-          "query": {
-            "query": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\", host=~\"$host\"}, comm)",
-            "refId": "comm"
-          },
-          "definition": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\", host=~\"$host\"}, comm)",
-          "refresh": 2,
-          "includeAll": true,
-          "multi": true,
-          "allValue": ".*",
-          "current": {},
-          "regex": "",
-          "sort": 1
-        },
-        {
-          "name": "rank",
-          "label": "Rank in communicator",
-          "type": "query",
-          "datasource": {
-            "type": "prometheus",
-            "uid": "${datasource}"
-          },
-          "query": {
-            "query": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\"}, rank)",
-            "refId": "rank"
-          },
-          "definition": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\"}, rank)",
-          "refresh": 2,
-          "includeAll": true,
-          "multi": true,
-          "allValue": ".*",
-          "current": {},
-          "regex": "",
-          "sort": 1
-        },
-        {
-          "name": "dcgm_dashboard",
-          "label": "DCGM dashboard uid",
-          "type": "textbox",
-          "query": "Oxed_c6Wz",
-          "current": {
-            "text": "Oxed_c6Wz",
-            "value": "Oxed_c6Wz"
-          },
-          "hide": 0,
-          "description": "uid of the DCGM exporter dashboard the GPU links open (NVIDIA's dashboard 12239 by default)"
-        }
-      ]
-    },
+    "description": "Which rank the others wait for, which communicator is stuck, what each link and NIC does. Needs the recording rules of rules/ (docs/rules-and-dashboards.md).",
+    "editable": true,
+    "graphTooltip": 1,
+    "id": null,
+    "links": [
+      {
+        "title": "DCGM dashboard",
+        "type": "link",
+        "url": "/d/${dcgm_dashboard}",
+        "keepTime": true,
+        "includeVars": false,
+        "targetBlank": false,
+        "icon": "external link",
+        "asDropdown": false,
+        "tags": [],
+        "tooltip": "NVIDIA's dcgm-exporter dashboard (uid in the dcgm_dashboard variable)"
+      }
+    ],
     "panels": [
       {
-        "id": 17,
-        "type": "table",
-        "title": "Hang culprits (NcclscopeHang)",
-        "description": "One row per root cause of a hang (recording rule ncclscope:hang_culprit, rules/ncclscope-hang.yml): the culprit's global rank and host, the communicator, the class (process gone or frozen, mismatch, not_joined, kernel, link with the receiving rank and its NIC) and how long the communicator has been stuck. Empty while nothing hangs. docs/stall-detection.md.",
         "datasource": {
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "gridPos": {
-          "x": 0,
-          "y": 0,
-          "w": 12,
-          "h": 7
-        },
+        "description": "One row per root cause of a hang (recording rule ncclscope:hang_culprit, rules/ncclscope-hang.yml): the culprit's global rank and host, the communicator, the class (process gone or frozen, mismatch, not_joined, kernel, link with the receiving rank and its NIC) and how long the communicator has been stuck. Empty while nothing hangs. docs/stall-detection.md.",
         "fieldConfig": {
           "defaults": {
             "unit": "s"
           },
           "overrides": []
         },
+        "gridPos": {
+          "h": 7,
+          "w": 12,
+          "x": 0,
+          "y": 0
+        },
+        "id": 17,
         "targets": [
           {
             "datasource": {
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "A",
-            "expr": "ncclscope:hang_culprit{ncclscope_job=~\"$job\", comm=~\"$comm\"}",
+            "expr": "(ncclscope:hang_culprit{ncclscope_job=~\"$job\", comm=~\"$comm\"}) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}",
             "format": "table",
             "instant": true,
-            "legendFormat": "{{comm}} {{global_rank}}"
+            "legendFormat": "{{comm_name}} {{global_rank}}",
+            "refId": "A"
           }
         ],
+        "title": "Hang culprits (NcclscopeHang)",
         "transformations": [
           {
             "id": "organize",
@@ -234,13 +105,13 @@
               "excludeByName": {
                 "Time": true,
                 "__name__": true,
-                "job": true,
-                "instance": true,
-                "local_rank": true,
-                "gpu_uuid": true,
                 "culprit_global_rank": true,
                 "culprit_host": true,
-                "direction": true
+                "direction": true,
+                "gpu_uuid": true,
+                "instance": true,
+                "job": true,
+                "local_rank": true
               },
               "renameByName": {
                 "Value": "stuck for",
@@ -253,42 +124,42 @@
               }
             }
           }
-        ]
+        ],
+        "type": "table"
       },
       {
-        "id": 18,
-        "type": "table",
-        "title": "Where stalled ranks wait",
-        "description": "One row per place a stalled rank's oldest operation waits (ncclscope_comm_wait_seconds, exported only while the communicator is past its adaptive stall threshold): class host (not launched), peer (whom, on which NIC, waiting or failed), kernel (launched, nothing pending on the network) or launched (not told apart), and for how long nothing completed there.",
         "datasource": {
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "gridPos": {
-          "x": 12,
-          "y": 0,
-          "w": 12,
-          "h": 7
-        },
+        "description": "One row per place a stalled rank's oldest operation waits (ncclscope_comm_wait_seconds, exported only while the communicator is past its adaptive stall threshold): class host (not launched), peer (whom, on which NIC, waiting or failed), kernel (launched, nothing pending on the network) or launched (not told apart), and for how long nothing completed there.",
         "fieldConfig": {
           "defaults": {
             "unit": "s"
           },
           "overrides": []
         },
+        "gridPos": {
+          "h": 7,
+          "w": 12,
+          "x": 12,
+          "y": 0
+        },
+        "id": 18,
         "targets": [
           {
             "datasource": {
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "A",
-            "expr": "ncclscope_comm_wait_seconds{ncclscope_job=~\"$job\", comm=~\"$comm\"}",
+            "expr": "(ncclscope_comm_wait_seconds{ncclscope_job=~\"$job\", comm=~\"$comm\"%(selc)s}) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
             "format": "table",
             "instant": true,
-            "legendFormat": "{{comm}} {{global_rank}}"
+            "legendFormat": "{{comm_name}} {{global_rank}}",
+            "refId": "A"
           }
         ],
+        "title": "Where stalled ranks wait",
         "transformations": [
           {
             "id": "organize",
@@ -296,10 +167,10 @@
               "excludeByName": {
                 "Time": true,
                 "__name__": true,
-                "job": true,
+                "gpu_uuid": true,
                 "instance": true,
-                "local_rank": true,
-                "gpu_uuid": true
+                "job": true,
+                "local_rank": true
               },
               "renameByName": {
                 "Value": "waiting for",
@@ -311,60 +182,51 @@
               }
             }
           }
-        ]
+        ],
+        "type": "table"
       },
       {
-        "id": 1,
-        "type": "stat",
-        "title": "Ranks reporting",
-        "description": "Processes of the job with ncclscope loaded whose metrics Prometheus has now (recording rule ncclscope:job_ranks_reporting). Fewer than the job's world size: a rank is down or not scraped.",
         "datasource": {
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "gridPos": {
-          "x": 0,
-          "y": 7,
-          "w": 4,
-          "h": 6
-        },
+        "description": "Processes of the job with ncclscope loaded whose metrics Prometheus has now (recording rule ncclscope:job_ranks_reporting). Fewer than the job's world size: a rank is down or not scraped.",
         "fieldConfig": {
           "defaults": {
             "unit": "short"
           },
           "overrides": []
         },
+        "gridPos": {
+          "h": 6,
+          "w": 4,
+          "x": 0,
+          "y": 7
+        },
+        "id": 1,
         "targets": [
           {
             "datasource": {
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "A",
             "expr": "ncclscope:job_ranks_reporting{ncclscope_job=~\"$job\"}",
+            "instant": true,
             "legendFormat": "{{ncclscope_job}}",
-            "instant": true
+            "refId": "A"
           }
-        ]
+        ],
+        "title": "Ranks reporting",
+        "type": "stat"
       },
       {
-        "id": 2,
-        "type": "stat",
-        "title": "Stalled communicators",
-        "description": "Communicators with at least one rank flagged by ncclscope's stall watch (an operation in flight longer than NCCLSCOPE_STALL_TIMEOUT_S). Non-zero: see the stall panels below and the NcclscopeCommStalled alert.",
         "datasource": {
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "gridPos": {
-          "x": 4,
-          "y": 7,
-          "w": 4,
-          "h": 6
-        },
+        "description": "Communicators with at least one rank flagged by ncclscope's stall watch (an operation in flight longer than NCCLSCOPE_STALL_TIMEOUT_S). Non-zero: see the stall panels below and the NcclscopeCommStalled alert.",
         "fieldConfig": {
           "defaults": {
-            "unit": "short",
             "thresholds": {
               "mode": "absolute",
               "steps": [
@@ -377,22 +239,18 @@
                   "value": 1
                 }
               ]
-            }
+            },
+            "unit": "short"
           },
           "overrides": []
         },
-        "targets": [
-          {
-            "datasource": {
-              "type": "prometheus",
-              "uid": "${datasource}"
-            },
-            "refId": "A",
-            "expr": "ncclscope:job_comms_stalled{ncclscope_job=~\"$job\"}",
-            "legendFormat": "{{ncclscope_job}}",
-            "instant": true
-          }
-        ],
+        "gridPos": {
+          "h": 6,
+          "w": 4,
+          "x": 4,
+          "y": 7
+        },
+        "id": 2,
         "options": {
           "colorMode": "background",
           "reduceOptions": {
@@ -400,28 +258,6 @@
               "lastNotNull"
             ]
           }
-        }
-      },
-      {
-        "id": 3,
-        "type": "table",
-        "title": "Straggler per communicator",
-        "description": "The rank each communicator waits for (recording rule ncclscope:comm_straggler:rate1m): the largest lateness, i.e. how much shorter its collectives are than the slowest rank's. Clock-free: every duration is measured on one host. A lateness near zero means nobody is waited for.",
-        "datasource": {
-          "type": "prometheus",
-          "uid": "${datasource}"
-        },
-        "gridPos": {
-          "x": 8,
-          "y": 7,
-          "w": 16,
-          "h": 6
-        },
-        "fieldConfig": {
-          "defaults": {
-            "unit": "s"
-          },
-          "overrides": []
         },
         "targets": [
           {
@@ -429,13 +265,48 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "A",
-            "expr": "ncclscope:comm_straggler:rate1m{ncclscope_job=~\"$job\", comm=~\"$comm\"}",
-            "format": "table",
+            "expr": "ncclscope:job_comms_stalled{ncclscope_job=~\"$job\"}",
             "instant": true,
-            "legendFormat": "{{comm}} rank {{rank}}"
+            "legendFormat": "{{ncclscope_job}}",
+            "refId": "A"
           }
         ],
+        "title": "Stalled communicators",
+        "type": "stat"
+      },
+      {
+        "datasource": {
+          "type": "prometheus",
+          "uid": "${datasource}"
+        },
+        "description": "The rank each communicator waits for (recording rule ncclscope:comm_straggler:rate%(rateWindow)s): the largest lateness, i.e. how much shorter its collectives are than the slowest rank's. Clock-free: every duration is measured on one host. A lateness near zero means nobody is waited for." % c,
+        "fieldConfig": {
+          "defaults": {
+            "unit": "s"
+          },
+          "overrides": []
+        },
+        "gridPos": {
+          "h": 6,
+          "w": 16,
+          "x": 8,
+          "y": 7
+        },
+        "id": 3,
+        "targets": [
+          {
+            "datasource": {
+              "type": "prometheus",
+              "uid": "${datasource}"
+            },
+            "expr": "(ncclscope:comm_straggler:rate%(rateWindow)s{ncclscope_job=~\"$job\", comm=~\"$comm\"}) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "format": "table",
+            "instant": true,
+            "legendFormat": "{{comm_name}} rank {{rank}}",
+            "refId": "A"
+          }
+        ],
+        "title": "Straggler per communicator",
         "transformations": [
           {
             "id": "organize",
@@ -443,134 +314,147 @@
               "excludeByName": {
                 "Time": true,
                 "__name__": true,
-                "job": true,
                 "instance": true,
+                "job": true,
                 "kind": true
               },
               "renameByName": {
                 "Value": "lateness per collective",
                 "comm": "communicator",
-                "rank": "late rank",
-                "global_rank": "global rank"
+                "global_rank": "global rank",
+                "rank": "late rank"
               }
             }
           }
-        ]
+        ],
+        "type": "table"
       },
       {
+        "datasource": {
+          "type": "prometheus",
+          "uid": "${datasource}"
+        },
+        "description": "Per rank: the slowest rank's seconds per collective minus this rank's (ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s). The rank with the largest lateness arrives last; the others wait that long in every collective. The top $topk series only (the topk variable)." % c,
+        "fieldConfig": {
+          "defaults": {
+            "unit": "s"
+          },
+          "overrides": []
+        },
+        "gridPos": {
+          "h": 8,
+          "w": 12,
+          "x": 0,
+          "y": 13
+        },
         "id": 4,
-        "type": "timeseries",
+        "options": {
+          "legend": {
+            "calcs": [
+              "lastNotNull",
+              "max"
+            ],
+            "displayMode": "table",
+            "placement": "right"
+          },
+          "tooltip": {
+            "mode": "multi",
+            "sort": "desc"
+          }
+        },
+        "targets": [
+          {
+            "datasource": {
+              "type": "prometheus",
+              "uid": "${datasource}"
+            },
+            "expr": "(topk($topk, ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "legendFormat": "{{comm_name}} rank {{rank}} ({{host}})",
+            "refId": "A"
+          }
+        ],
         "title": "Lateness per rank",
-        "description": "Per rank: the slowest rank's seconds per collective minus this rank's (ncclscope:comm_rank_lateness_seconds:rate1m). The rank with the largest lateness arrives last; the others wait that long in every collective.",
+        "type": "timeseries"
+      },
+      {
         "datasource": {
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "gridPos": {
-          "x": 0,
-          "y": 13,
-          "w": 12,
-          "h": 8
-        },
+        "description": "Per rank and communicator: GPU/proxy-timed seconds inside collectives (waiting for peers included) over the collectives completed (ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s). The top $topk series only (the topk variable)." % c,
         "fieldConfig": {
           "defaults": {
             "unit": "s"
           },
           "overrides": []
         },
-        "targets": [
-          {
-            "datasource": {
-              "type": "prometheus",
-              "uid": "${datasource}"
-            },
-            "refId": "A",
-            "expr": "ncclscope:comm_rank_lateness_seconds:rate1m{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}",
-            "legendFormat": "{{comm}} rank {{rank}} ({{host}})"
-          }
-        ],
-        "options": {
-          "legend": {
-            "displayMode": "table",
-            "placement": "right",
-            "calcs": [
-              "lastNotNull",
-              "max"
-            ]
-          },
-          "tooltip": {
-            "mode": "multi",
-            "sort": "desc"
-          }
-        }
-      },
-      {
+        "gridPos": {
+          "h": 8,
+          "w": 12,
+          "x": 12,
+          "y": 13
+        },
         "id": 5,
-        "type": "timeseries",
+        "options": {
+          "legend": {
+            "calcs": [
+              "lastNotNull",
+              "max"
+            ],
+            "displayMode": "table",
+            "placement": "right"
+          },
+          "tooltip": {
+            "mode": "multi",
+            "sort": "desc"
+          }
+        },
+        "targets": [
+          {
+            "datasource": {
+              "type": "prometheus",
+              "uid": "${datasource}"
+            },
+            "expr": "(topk($topk, ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "legendFormat": "{{comm_name}} rank {{rank}} ({{host}})",
+            "refId": "A"
+          }
+        ],
         "title": "Seconds per collective per rank",
-        "description": "Per rank and communicator: GPU/proxy-timed seconds inside collectives (waiting for peers included) over the collectives completed (ncclscope:comm_rank_seconds_per_op:rate1m).",
+        "type": "timeseries"
+      },
+      {
         "datasource": {
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "gridPos": {
-          "x": 12,
-          "y": 13,
-          "w": 12,
-          "h": 8
-        },
+        "description": "Per process (global rank) and operation kind: quantiles of ncclscope_operation_duration_seconds (buckets 100 us to 10 s). The top $topk series only (the topk variable).",
         "fieldConfig": {
           "defaults": {
             "unit": "s"
           },
           "overrides": []
         },
-        "targets": [
-          {
-            "datasource": {
-              "type": "prometheus",
-              "uid": "${datasource}"
-            },
-            "refId": "A",
-            "expr": "ncclscope:comm_rank_seconds_per_op:rate1m{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}",
-            "legendFormat": "{{comm}} rank {{rank}} ({{host}})"
-          }
-        ],
-        "options": {
-          "legend": {
-            "displayMode": "table",
-            "placement": "right",
-            "calcs": [
-              "lastNotNull",
-              "max"
-            ]
-          },
-          "tooltip": {
-            "mode": "multi",
-            "sort": "desc"
-          }
-        }
-      },
-      {
-        "id": 6,
-        "type": "timeseries",
-        "title": "Operation latency p50 / p99 per rank",
-        "description": "Per process (global rank) and operation kind: quantiles of ncclscope_operation_duration_seconds (buckets 100 us to 10 s).",
-        "datasource": {
-          "type": "prometheus",
-          "uid": "${datasource}"
-        },
         "gridPos": {
+          "h": 8,
+          "w": 12,
           "x": 0,
-          "y": 21,
-          "w": 12,
-          "h": 8
+          "y": 21
         },
-        "fieldConfig": {
-          "defaults": {
-            "unit": "s"
+        "id": 6,
+        "options": {
+          "legend": {
+            "calcs": [
+              "lastNotNull",
+              "max"
+            ],
+            "displayMode": "table",
+            "placement": "right"
           },
-          "overrides": []
+          "tooltip": {
+            "mode": "multi",
+            "sort": "desc"
+          }
         },
         "targets": [
           {
@@ -578,196 +462,102 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "A",
-            "expr": "histogram_quantile(0.5, sum by (le, host, global_rank, kind) (rate(ncclscope_operation_duration_seconds_bucket{ncclscope_job=~\"$job\", host=~\"$host\"}[$__rate_interval])))",
-            "legendFormat": "p50 global rank {{global_rank}} {{kind}}"
+            "expr": "topk($topk, histogram_quantile(0.5, sum by (le, host, global_rank, kind) (rate(ncclscope_operation_duration_seconds_bucket{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}[$__rate_interval]))))" % c,
+            "legendFormat": "p50 global rank {{global_rank}} {{kind}}",
+            "refId": "A"
           },
           {
             "datasource": {
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "B",
-            "expr": "histogram_quantile(0.99, sum by (le, host, global_rank, kind) (rate(ncclscope_operation_duration_seconds_bucket{ncclscope_job=~\"$job\", host=~\"$host\"}[$__rate_interval])))",
-            "legendFormat": "p99 global rank {{global_rank}} {{kind}}"
+            "expr": "topk($topk, histogram_quantile(0.99, sum by (le, host, global_rank, kind) (rate(ncclscope_operation_duration_seconds_bucket{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}[$__rate_interval]))))" % c,
+            "legendFormat": "p99 global rank {{global_rank}} {{kind}}",
+            "refId": "B"
           }
         ],
-        "options": {
-          "legend": {
-            "displayMode": "table",
-            "placement": "right",
-            "calcs": [
-              "lastNotNull",
-              "max"
-            ]
-          },
-          "tooltip": {
-            "mode": "multi",
-            "sort": "desc"
-          }
-        }
+        "title": "Operation latency p50 / p99 per rank",
+        "type": "timeseries"
       },
       {
-        "id": 7,
-        "type": "timeseries",
-        "title": "Bus bandwidth per communicator",
-        "description": "nccl-tests' busbw per communicator: collective bytes times the bus factor over the ranks' mean time inside collectives (as ncclscope:comm_bus_bandwidth_bytes_per_second:rate1m, at the dashboard's rate interval).",
         "datasource": {
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "gridPos": {
-          "x": 12,
-          "y": 21,
-          "w": 12,
-          "h": 8
-        },
+        "description": "nccl-tests' busbw per communicator: collective bytes times the bus factor over the ranks' mean time inside collectives (as ncclscope:comm_bus_bandwidth_bytes_per_second:rate%(rateWindow)s, at the dashboard's rate interval)." % c,
         "fieldConfig": {
           "defaults": {
             "unit": "Bps"
           },
           "overrides": []
         },
+        "gridPos": {
+          "h": 8,
+          "w": 12,
+          "x": 12,
+          "y": 21
+        },
+        "id": 7,
+        "options": {
+          "legend": {
+            "calcs": [
+              "lastNotNull",
+              "max"
+            ],
+            "displayMode": "table",
+            "placement": "right"
+          },
+          "tooltip": {
+            "mode": "multi",
+            "sort": "desc"
+          }
+        },
         "targets": [
           {
             "datasource": {
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "A",
-            "expr": "sum by (ncclscope_job, comm) (rate(ncclscope_comm_bus_bytes_total{ncclscope_job=~\"$job\", comm=~\"$comm\"}[$__rate_interval])) / (sum by (ncclscope_job, comm) (rate(ncclscope_comm_operation_seconds_total{ncclscope_job=~\"$job\", comm=~\"$comm\", kind=\"coll\"}[$__rate_interval])) > 0)",
-            "legendFormat": "{{comm}}"
+            "expr": "(sum by (ncclscope_job, comm) (rate(ncclscope_comm_bus_bytes_total{ncclscope_job=~\"$job\", comm=~\"$comm\"%(selc)s}[$__rate_interval])) / (sum by (ncclscope_job, comm) (rate(ncclscope_comm_operation_seconds_total{ncclscope_job=~\"$job\", comm=~\"$comm\", kind=\"coll\"%(selc)s}[$__rate_interval])) > 0)) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "legendFormat": "{{comm_name}}",
+            "refId": "A"
           }
         ],
-        "options": {
-          "legend": {
-            "displayMode": "table",
-            "placement": "right",
-            "calcs": [
-              "lastNotNull",
-              "max"
-            ]
-          },
-          "tooltip": {
-            "mode": "multi",
-            "sort": "desc"
-          }
-        }
+        "title": "Bus bandwidth per communicator",
+        "type": "timeseries"
       },
       {
-        "id": 8,
-        "type": "timeseries",
-        "title": "Oldest operation in flight per rank",
-        "description": "Age of the oldest operation (collective or send/recv) each rank has in flight per communicator. It grows without bound on the ranks waiting in a hang; the rank that stopped issuing has nothing in flight.",
         "datasource": {
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "gridPos": {
-          "x": 0,
-          "y": 29,
-          "w": 12,
-          "h": 8
-        },
+        "description": "Age of the oldest operation (collective or send/recv) each rank has in flight per communicator. It grows without bound on the ranks waiting in a hang; the rank that stopped issuing has nothing in flight. The top $topk series only (the topk variable).",
         "fieldConfig": {
           "defaults": {
             "unit": "s"
           },
           "overrides": []
         },
-        "targets": [
-          {
-            "datasource": {
-              "type": "prometheus",
-              "uid": "${datasource}"
-            },
-            "refId": "A",
-            "expr": "ncclscope_comm_oldest_in_flight_age_seconds{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}",
-            "legendFormat": "{{comm}} rank {{rank}} ({{host}})"
-          }
-        ],
-        "options": {
-          "legend": {
-            "displayMode": "table",
-            "placement": "right",
-            "calcs": [
-              "lastNotNull",
-              "max"
-            ]
-          },
-          "tooltip": {
-            "mode": "multi",
-            "sort": "desc"
-          }
-        }
-      },
-      {
-        "id": 9,
-        "type": "timeseries",
-        "title": "Sequence lag by kind (collective and point-to-point)",
-        "description": "How many operations of each kind (coll: collectives issued; p2p: sends and receives started) a rank is behind the furthest rank of its communicator (ncclscope:comm_rank_seq_lag). In a hang the rank that stopped issuing stays behind.",
-        "datasource": {
-          "type": "prometheus",
-          "uid": "${datasource}"
-        },
         "gridPos": {
-          "x": 12,
-          "y": 29,
+          "h": 8,
           "w": 12,
-          "h": 8
-        },
-        "fieldConfig": {
-          "defaults": {
-            "unit": "short"
-          },
-          "overrides": []
-        },
-        "targets": [
-          {
-            "datasource": {
-              "type": "prometheus",
-              "uid": "${datasource}"
-            },
-            "refId": "A",
-            "expr": "ncclscope:comm_rank_seq_lag{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}",
-            "legendFormat": "{{comm}} {{kind}} rank {{rank}} ({{host}})"
-          }
-        ],
-        "options": {
-          "legend": {
-            "displayMode": "table",
-            "placement": "right",
-            "calcs": [
-              "lastNotNull",
-              "max"
-            ]
-          },
-          "tooltip": {
-            "mode": "multi",
-            "sort": "desc"
-          }
-        }
-      },
-      {
-        "id": 10,
-        "type": "timeseries",
-        "title": "Operations in flight and stall flags",
-        "description": "Operations in flight per rank (A) and ranks flagged stalled by ncclscope's stall watch (B), per communicator.",
-        "datasource": {
-          "type": "prometheus",
-          "uid": "${datasource}"
-        },
-        "gridPos": {
           "x": 0,
-          "y": 37,
-          "w": 12,
-          "h": 8
+          "y": 29
         },
-        "fieldConfig": {
-          "defaults": {
-            "unit": "short"
+        "id": 8,
+        "options": {
+          "legend": {
+            "calcs": [
+              "lastNotNull",
+              "max"
+            ],
+            "displayMode": "table",
+            "placement": "right"
           },
-          "overrides": []
+          "tooltip": {
+            "mode": "multi",
+            "sort": "desc"
+          }
         },
         "targets": [
           {
@@ -775,102 +565,196 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "A",
-            "expr": "ncclscope_comm_in_flight_operations{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}",
-            "legendFormat": "in flight {{comm}} rank {{rank}}"
+            "expr": "(topk($topk, ncclscope_comm_oldest_in_flight_age_seconds{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "legendFormat": "{{comm_name}} rank {{rank}} ({{host}})",
+            "refId": "A"
+          }
+        ],
+        "title": "Oldest operation in flight per rank",
+        "type": "timeseries"
+      },
+      {
+        "datasource": {
+          "type": "prometheus",
+          "uid": "${datasource}"
+        },
+        "description": "How many operations of each kind (coll: collectives issued; p2p: sends and receives started) a rank is behind the furthest rank of its communicator (ncclscope:comm_rank_seq_lag). In a hang the rank that stopped issuing stays behind. The top $topk series only (the topk variable).",
+        "fieldConfig": {
+          "defaults": {
+            "unit": "short"
+          },
+          "overrides": []
+        },
+        "gridPos": {
+          "h": 8,
+          "w": 12,
+          "x": 12,
+          "y": 29
+        },
+        "id": 9,
+        "options": {
+          "legend": {
+            "calcs": [
+              "lastNotNull",
+              "max"
+            ],
+            "displayMode": "table",
+            "placement": "right"
+          },
+          "tooltip": {
+            "mode": "multi",
+            "sort": "desc"
+          }
+        },
+        "targets": [
+          {
+            "datasource": {
+              "type": "prometheus",
+              "uid": "${datasource}"
+            },
+            "expr": "(topk($topk, ncclscope:comm_rank_seq_lag{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}",
+            "legendFormat": "{{comm_name}} {{kind}} rank {{rank}} ({{host}})",
+            "refId": "A"
+          }
+        ],
+        "title": "Sequence lag by kind (collective and point-to-point)",
+        "type": "timeseries"
+      },
+      {
+        "datasource": {
+          "type": "prometheus",
+          "uid": "${datasource}"
+        },
+        "description": "Operations in flight per rank (A) and ranks flagged stalled by ncclscope's stall watch (B), per communicator. The top $topk series only (the topk variable).",
+        "fieldConfig": {
+          "defaults": {
+            "unit": "short"
+          },
+          "overrides": []
+        },
+        "gridPos": {
+          "h": 8,
+          "w": 12,
+          "x": 0,
+          "y": 37
+        },
+        "id": 10,
+        "options": {
+          "legend": {
+            "calcs": [
+              "lastNotNull",
+              "max"
+            ],
+            "displayMode": "table",
+            "placement": "right"
+          },
+          "tooltip": {
+            "mode": "multi",
+            "sort": "desc"
+          }
+        },
+        "targets": [
+          {
+            "datasource": {
+              "type": "prometheus",
+              "uid": "${datasource}"
+            },
+            "expr": "(topk($topk, ncclscope_comm_in_flight_operations{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "legendFormat": "in flight {{comm_name}} rank {{rank}}",
+            "refId": "A"
           },
           {
             "datasource": {
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "B",
-            "expr": "sum by (comm) (ncclscope_comm_stalled{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})",
-            "legendFormat": "stalled ranks {{comm}}"
+            "expr": "(sum by (ncclscope_job, comm) (ncclscope_comm_stalled{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "legendFormat": "stalled ranks {{comm_name}}",
+            "refId": "B"
           }
         ],
-        "options": {
-          "legend": {
-            "displayMode": "table",
-            "placement": "right",
-            "calcs": [
-              "lastNotNull",
-              "max"
-            ]
-          },
-          "tooltip": {
-            "mode": "multi",
-            "sort": "desc"
-          }
-        }
+        "title": "Operations in flight and stall flags",
+        "type": "timeseries"
       },
       {
-        "id": 11,
-        "type": "timeseries",
-        "title": "Operations per second by kind",
-        "description": "Completed operations per second per rank and kind (coll, p2p): a hang shows as a drop to zero, for point-to-point traffic too.",
         "datasource": {
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "gridPos": {
-          "x": 12,
-          "y": 37,
-          "w": 12,
-          "h": 8
-        },
+        "description": "Completed operations per second per rank and kind (coll, p2p): a hang shows as a drop to zero, for point-to-point traffic too. The top $topk series only (the topk variable).",
         "fieldConfig": {
           "defaults": {
             "unit": "ops"
           },
           "overrides": []
         },
+        "gridPos": {
+          "h": 8,
+          "w": 12,
+          "x": 12,
+          "y": 37
+        },
+        "id": 11,
+        "options": {
+          "legend": {
+            "calcs": [
+              "lastNotNull",
+              "max"
+            ],
+            "displayMode": "table",
+            "placement": "right"
+          },
+          "tooltip": {
+            "mode": "multi",
+            "sort": "desc"
+          }
+        },
         "targets": [
           {
             "datasource": {
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "A",
-            "expr": "sum by (comm, rank, kind) (rate(ncclscope_comm_operations_total{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}[$__rate_interval]))",
-            "legendFormat": "{{comm}} {{kind}} rank {{rank}}"
+            "expr": "(topk($topk, sum by (ncclscope_job, comm, rank, kind) (rate(ncclscope_comm_operations_total{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s}[$__rate_interval])))) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "legendFormat": "{{comm_name}} {{kind}} rank {{rank}}",
+            "refId": "A"
           }
         ],
-        "options": {
-          "legend": {
-            "displayMode": "table",
-            "placement": "right",
-            "calcs": [
-              "lastNotNull",
-              "max"
-            ]
-          },
-          "tooltip": {
-            "mode": "multi",
-            "sort": "desc"
-          }
-        }
+        "title": "Operations per second by kind",
+        "type": "timeseries"
       },
       {
-        "id": 12,
-        "type": "timeseries",
-        "title": "NIC throughput (ncclscope)",
+        "datasource": {
+          "type": "prometheus",
+          "uid": "${datasource}"
+        },
         "description": "Bytes sent and received per NIC and host through ncclscope's net plugin.",
-        "datasource": {
-          "type": "prometheus",
-          "uid": "${datasource}"
-        },
-        "gridPos": {
-          "x": 0,
-          "y": 45,
-          "w": 12,
-          "h": 8
-        },
         "fieldConfig": {
           "defaults": {
             "unit": "Bps"
           },
           "overrides": []
+        },
+        "gridPos": {
+          "h": 8,
+          "w": 12,
+          "x": 0,
+          "y": 45
+        },
+        "id": 12,
+        "options": {
+          "legend": {
+            "calcs": [
+              "lastNotNull",
+              "max"
+            ],
+            "displayMode": "table",
+            "placement": "right"
+          },
+          "tooltip": {
+            "mode": "multi",
+            "sort": "desc"
+          }
         },
         "targets": [
           {
@@ -878,185 +762,55 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "A",
-            "expr": "sum by (host, nic) (rate(ncclscope_nic_sent_bytes_total{ncclscope_job=~\"$job\", host=~\"$host\"}[$__rate_interval]))",
-            "legendFormat": "sent {{host}} {{nic}}"
+            "expr": "sum by (host, nic) (rate(ncclscope_nic_sent_bytes_total{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}[$__rate_interval]))" % c,
+            "legendFormat": "sent {{host}} {{nic}}",
+            "refId": "A"
           },
           {
             "datasource": {
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "B",
-            "expr": "sum by (host, nic) (rate(ncclscope_nic_received_bytes_total{ncclscope_job=~\"$job\", host=~\"$host\"}[$__rate_interval]))",
-            "legendFormat": "received {{host}} {{nic}}"
+            "expr": "sum by (host, nic) (rate(ncclscope_nic_received_bytes_total{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}[$__rate_interval]))" % c,
+            "legendFormat": "received {{host}} {{nic}}",
+            "refId": "B"
           }
         ],
-        "options": {
-          "legend": {
-            "displayMode": "table",
-            "placement": "right",
-            "calcs": [
-              "lastNotNull",
-              "max"
-            ]
-          },
-          "tooltip": {
-            "mode": "multi",
-            "sort": "desc"
-          }
-        }
+        "title": "NIC throughput (ncclscope)",
+        "type": "timeseries"
       },
       {
-        "id": 13,
-        "type": "timeseries",
-        "title": "IB port traffic of the job's NICs (node_exporter)",
+        "datasource": {
+          "type": "prometheus",
+          "uid": "${datasource}"
+        },
         "description": "node_exporter's InfiniBand port counters (node_infiniband_*, --collector.infiniband) of the NICs ncclscope uses, joined by host and device (ncclscope's nic label is the verbs device name). Needs a host label on node_exporter's series equal to ncclscope's (see docs/rules-and-dashboards.md). Port traffic above ncclscope's is other traffic sharing the port.",
-        "datasource": {
-          "type": "prometheus",
-          "uid": "${datasource}"
-        },
-        "gridPos": {
-          "x": 12,
-          "y": 45,
-          "w": 12,
-          "h": 8
-        },
         "fieldConfig": {
           "defaults": {
             "unit": "Bps"
           },
           "overrides": []
         },
-        "targets": [
-          {
-            "datasource": {
-              "type": "prometheus",
-              "uid": "${datasource}"
-            },
-            "refId": "A",
-            "expr": "sum by (host, nic, port) (label_replace(rate(node_infiniband_port_data_transmitted_bytes_total{host=~\"$host\"}[$__rate_interval]), \"nic\", \"$1\", \"device\", \"(.+)\")) and on (host, nic) ncclscope_nic_info{ncclscope_job=~\"$job\", host=~\"$host\"}",
-            "legendFormat": "port transmitted {{host}} {{nic}}/{{port}}"
-          },
-          {
-            "datasource": {
-              "type": "prometheus",
-              "uid": "${datasource}"
-            },
-            "refId": "B",
-            "expr": "sum by (host, nic, port) (label_replace(rate(node_infiniband_port_data_received_bytes_total{host=~\"$host\"}[$__rate_interval]), \"nic\", \"$1\", \"device\", \"(.+)\")) and on (host, nic) ncclscope_nic_info{ncclscope_job=~\"$job\", host=~\"$host\"}",
-            "legendFormat": "port received {{host}} {{nic}}/{{port}}"
-          }
-        ],
-        "options": {
-          "legend": {
-            "displayMode": "table",
-            "placement": "right",
-            "calcs": [
-              "lastNotNull",
-              "max"
-            ]
-          },
-          "tooltip": {
-            "mode": "multi",
-            "sort": "desc"
-          }
-        }
-      },
-      {
-        "id": 14,
-        "type": "timeseries",
-        "title": "NIC errors: ncclscope and IB port counters",
-        "description": "Errors per NIC: ncclscope's own count (A; by kind at NCCLSCOPE_METRICS_LEVEL=detailed) next to node_exporter's port counters for the same device (symbol errors, link downed, receive errors).",
-        "datasource": {
-          "type": "prometheus",
-          "uid": "${datasource}"
-        },
         "gridPos": {
-          "x": 0,
-          "y": 53,
+          "h": 8,
           "w": 12,
-          "h": 8
-        },
-        "fieldConfig": {
-          "defaults": {
-            "unit": "short"
-          },
-          "overrides": []
-        },
-        "targets": [
-          {
-            "datasource": {
-              "type": "prometheus",
-              "uid": "${datasource}"
-            },
-            "refId": "A",
-            "expr": "sum by (host, nic) (increase(ncclscope_nic_errors_total{ncclscope_job=~\"$job\", host=~\"$host\"}[$__rate_interval]))",
-            "legendFormat": "ncclscope {{host}} {{nic}}"
-          },
-          {
-            "datasource": {
-              "type": "prometheus",
-              "uid": "${datasource}"
-            },
-            "refId": "B",
-            "expr": "sum by (host, nic, port) (label_replace(increase(node_infiniband_symbol_error_total{host=~\"$host\"}[$__rate_interval]), \"nic\", \"$1\", \"device\", \"(.+)\")) and on (host, nic) ncclscope_nic_info{ncclscope_job=~\"$job\", host=~\"$host\"}",
-            "legendFormat": "symbol errors {{host}} {{nic}}/{{port}}"
-          },
-          {
-            "datasource": {
-              "type": "prometheus",
-              "uid": "${datasource}"
-            },
-            "refId": "C",
-            "expr": "sum by (host, nic, port) (label_replace(increase(node_infiniband_link_downed_total{host=~\"$host\"}[$__rate_interval]), \"nic\", \"$1\", \"device\", \"(.+)\")) and on (host, nic) ncclscope_nic_info{ncclscope_job=~\"$job\", host=~\"$host\"}",
-            "legendFormat": "link downed {{host}} {{nic}}/{{port}}"
-          },
-          {
-            "datasource": {
-              "type": "prometheus",
-              "uid": "${datasource}"
-            },
-            "refId": "D",
-            "expr": "sum by (host, nic, port) (label_replace(increase(node_infiniband_port_errors_received_total{host=~\"$host\"}[$__rate_interval]), \"nic\", \"$1\", \"device\", \"(.+)\")) and on (host, nic) ncclscope_nic_info{ncclscope_job=~\"$job\", host=~\"$host\"}",
-            "legendFormat": "receive errors {{host}} {{nic}}/{{port}}"
-          }
-        ],
-        "options": {
-          "legend": {
-            "displayMode": "table",
-            "placement": "right",
-            "calcs": [
-              "lastNotNull",
-              "max"
-            ]
-          },
-          "tooltip": {
-            "mode": "multi",
-            "sort": "desc"
-          }
-        }
-      },
-      {
-        "id": 15,
-        "type": "timeseries",
-        "title": "Dropped profiler events",
-        "description": "Profiler events ncclscope dropped, per communicator rank (A) and outside any communicator (B). Always present (zero when nothing was dropped); anything above zero means the metrics under-count.",
-        "datasource": {
-          "type": "prometheus",
-          "uid": "${datasource}"
-        },
-        "gridPos": {
           "x": 12,
-          "y": 53,
-          "w": 12,
-          "h": 8
+          "y": 45
         },
-        "fieldConfig": {
-          "defaults": {
-            "unit": "short"
+        "id": 13,
+        "options": {
+          "legend": {
+            "calcs": [
+              "lastNotNull",
+              "max"
+            ],
+            "displayMode": "table",
+            "placement": "right"
           },
-          "overrides": []
+          "tooltip": {
+            "mode": "multi",
+            "sort": "desc"
+          }
         },
         "targets": [
           {
@@ -1064,50 +818,159 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "A",
-            "expr": "sum by (host, global_rank, comm, rank) (increase(ncclscope_comm_dropped_events_total{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\"}[$__rate_interval]))",
-            "legendFormat": "{{comm}} rank {{rank}} ({{host}})"
+            "expr": "sum by (host, nic, port) (label_replace(rate(node_infiniband_port_data_transmitted_bytes_total{host=~\"$host\"}[$__rate_interval]), \"nic\", \"$1\", \"device\", \"(.+)\")) and on (host, nic) ncclscope_nic_info{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}" % c,
+            "legendFormat": "port transmitted {{host}} {{nic}}/{{port}}",
+            "refId": "A"
           },
           {
             "datasource": {
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "B",
-            "expr": "sum by (host, global_rank) (increase(ncclscope_profiler_dropped_events_total{ncclscope_job=~\"$job\", host=~\"$host\"}[$__rate_interval]))",
-            "legendFormat": "outside communicators, global rank {{global_rank}} ({{host}})"
+            "expr": "sum by (host, nic, port) (label_replace(rate(node_infiniband_port_data_received_bytes_total{host=~\"$host\"}[$__rate_interval]), \"nic\", \"$1\", \"device\", \"(.+)\")) and on (host, nic) ncclscope_nic_info{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}" % c,
+            "legendFormat": "port received {{host}} {{nic}}/{{port}}",
+            "refId": "B"
           }
         ],
+        "title": "IB port traffic of the job's NICs (node_exporter)",
+        "type": "timeseries"
+      },
+      {
+        "datasource": {
+          "type": "prometheus",
+          "uid": "${datasource}"
+        },
+        "description": "Errors per NIC: ncclscope's own count (A; by kind at NCCLSCOPE_METRICS_LEVEL=detailed) next to node_exporter's port counters for the same device (symbol errors, link downed, receive errors).",
+        "fieldConfig": {
+          "defaults": {
+            "unit": "short"
+          },
+          "overrides": []
+        },
+        "gridPos": {
+          "h": 8,
+          "w": 12,
+          "x": 0,
+          "y": 53
+        },
+        "id": 14,
         "options": {
           "legend": {
-            "displayMode": "table",
-            "placement": "right",
             "calcs": [
               "lastNotNull",
               "max"
-            ]
+            ],
+            "displayMode": "table",
+            "placement": "right"
           },
           "tooltip": {
             "mode": "multi",
             "sort": "desc"
           }
-        }
+        },
+        "targets": [
+          {
+            "datasource": {
+              "type": "prometheus",
+              "uid": "${datasource}"
+            },
+            "expr": "sum by (host, nic) (increase(ncclscope_nic_errors_total{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}[$__rate_interval]))" % c,
+            "legendFormat": "ncclscope {{host}} {{nic}}",
+            "refId": "A"
+          },
+          {
+            "datasource": {
+              "type": "prometheus",
+              "uid": "${datasource}"
+            },
+            "expr": "sum by (host, nic, port) (label_replace(increase(node_infiniband_symbol_error_total{host=~\"$host\"}[$__rate_interval]), \"nic\", \"$1\", \"device\", \"(.+)\")) and on (host, nic) ncclscope_nic_info{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}" % c,
+            "legendFormat": "symbol errors {{host}} {{nic}}/{{port}}",
+            "refId": "B"
+          },
+          {
+            "datasource": {
+              "type": "prometheus",
+              "uid": "${datasource}"
+            },
+            "expr": "sum by (host, nic, port) (label_replace(increase(node_infiniband_link_downed_total{host=~\"$host\"}[$__rate_interval]), \"nic\", \"$1\", \"device\", \"(.+)\")) and on (host, nic) ncclscope_nic_info{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}" % c,
+            "legendFormat": "link downed {{host}} {{nic}}/{{port}}",
+            "refId": "C"
+          },
+          {
+            "datasource": {
+              "type": "prometheus",
+              "uid": "${datasource}"
+            },
+            "expr": "sum by (host, nic, port) (label_replace(increase(node_infiniband_port_errors_received_total{host=~\"$host\"}[$__rate_interval]), \"nic\", \"$1\", \"device\", \"(.+)\")) and on (host, nic) ncclscope_nic_info{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}" % c,
+            "legendFormat": "receive errors {{host}} {{nic}}/{{port}}",
+            "refId": "D"
+          }
+        ],
+        "title": "NIC errors: ncclscope and IB port counters",
+        "type": "timeseries"
       },
       {
-        "id": 16,
-        "type": "table",
-        "title": "Ranks and GPUs (links to DCGM)",
-        "description": "One row per process: host, global and local rank and the GPU's UUID. Click a GPU UUID to open the DCGM dashboard (uid in the dcgm_dashboard variable) for that GPU over the same time range.",
         "datasource": {
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "gridPos": {
-          "x": 0,
-          "y": 61,
-          "w": 24,
-          "h": 7
+        "description": "Profiler events ncclscope dropped, per communicator rank (A) and outside any communicator (B). Always present (zero when nothing was dropped); anything above zero means the metrics under-count.",
+        "fieldConfig": {
+          "defaults": {
+            "unit": "short"
+          },
+          "overrides": []
         },
+        "gridPos": {
+          "h": 8,
+          "w": 12,
+          "x": 12,
+          "y": 53
+        },
+        "id": 15,
+        "options": {
+          "legend": {
+            "calcs": [
+              "lastNotNull",
+              "max"
+            ],
+            "displayMode": "table",
+            "placement": "right"
+          },
+          "tooltip": {
+            "mode": "multi",
+            "sort": "desc"
+          }
+        },
+        "targets": [
+          {
+            "datasource": {
+              "type": "prometheus",
+              "uid": "${datasource}"
+            },
+            "expr": "(topk($topk, sum by (ncclscope_job, host, global_rank, comm, rank) (increase(ncclscope_comm_dropped_events_total{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\"%(selc)s}[$__rate_interval])))) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "legendFormat": "{{comm_name}} rank {{rank}} ({{host}})",
+            "refId": "A"
+          },
+          {
+            "datasource": {
+              "type": "prometheus",
+              "uid": "${datasource}"
+            },
+            "expr": "topk($topk, sum by (host, global_rank) (increase(ncclscope_profiler_dropped_events_total{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}[$__rate_interval])))" % c,
+            "legendFormat": "outside communicators, global rank {{global_rank}} ({{host}})",
+            "refId": "B"
+          }
+        ],
+        "title": "Dropped profiler events",
+        "type": "timeseries"
+      },
+      {
+        "datasource": {
+          "type": "prometheus",
+          "uid": "${datasource}"
+        },
+        "description": "One row per process: host, global and local rank, the GPU UUID (the parent GPU's on MIG, with the MIG GPU instance id in gpu_instance_id) and, where dcgm-exporter reports that GPU, its scrape instance and gpu index. Click a GPU UUID to open the DCGM dashboard (uid in the dcgm_dashboard variable) on that host and GPU over the same time range.",
         "fieldConfig": {
           "defaults": {
             "unit": "none"
@@ -1123,8 +986,8 @@
                   "id": "links",
                   "value": [
                     {
-                      "title": "DCGM dashboard of ${__data.fields.gpu_uuid}",
-                      "url": "/d/${dcgm_dashboard}/?var-UUID=${__data.fields.gpu_uuid}&var-Hostname=${__data.fields.host}&${__url_time_range}"
+                      "title": "DCGM dashboard of GPU ${__data.fields.gpu} on ${__data.fields.host}",
+                      "url": "/d/${dcgm_dashboard}/?var-instance=${__data.fields.dcgm_instance}&var-gpu=${__data.fields.gpu}&${__url_time_range}"
                     }
                   ]
                 }
@@ -1132,19 +995,27 @@
             }
           ]
         },
+        "gridPos": {
+          "h": 7,
+          "w": 24,
+          "x": 0,
+          "y": 61
+        },
+        "id": 16,
         "targets": [
           {
             "datasource": {
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "refId": "A",
-            "expr": "max by (ncclscope_job, host, global_rank, local_rank, gpu_uuid) (ncclscope_process_info{ncclscope_job=~\"$job\", host=~\"$host\"})",
+            "expr": "(max by (ncclscope_job, host, global_rank, local_rank, gpu_uuid, gpu_instance_id) (ncclscope_process_info{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}) * on (gpu_uuid) group_left (dcgm_instance, gpu) label_replace(label_replace(group by (%(dcgmUuidLabel)s, instance, gpu) (%(dcgmJoinMetric)s), \"gpu_uuid\", \"$1\", \"%(dcgmUuidLabel)s\", \"(.+)\"), \"dcgm_instance\", \"$1\", \"instance\", \"(.+)\")) or on (ncclscope_job, host, global_rank) max by (ncclscope_job, host, global_rank, local_rank, gpu_uuid, gpu_instance_id) (ncclscope_process_info{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s})" % c,
             "format": "table",
             "instant": true,
-            "legendFormat": "{{host}} {{global_rank}}"
+            "legendFormat": "{{host}} {{global_rank}}",
+            "refId": "A"
           }
         ],
+        "title": "Ranks and GPUs (links to DCGM)",
         "transformations": [
           {
             "id": "organize",
@@ -1155,8 +1026,149 @@
               }
             }
           }
-        ]
+        ],
+        "type": "table"
       }
-    ]
+    ],
+    "refresh": "30s",
+    "schemaVersion": 39,
+    "tags": [
+      "ncclscope",
+      "nccl"
+    ],
+    "templating": {
+      "list": [
+        {
+          "current": {
+            "selected": false,
+            "text": "${DS_PROMETHEUS}",
+            "value": "${DS_PROMETHEUS}"
+          },
+          "hide": 0,
+          "label": "Data source",
+          "name": "datasource",
+          "query": "prometheus",
+          "type": "datasource"
+        },
+        {
+          "allValue": ".*",
+          "current": {},
+          "datasource": {
+            "type": "prometheus",
+            "uid": "${datasource}"
+          },
+          "definition": "label_values(ncclscope_comm_info, ncclscope_job)",
+          "includeAll": true,
+          "label": "Job (ncclscope_job)",
+          "multi": true,
+          "name": "job",
+          "query": {
+            "query": "label_values(ncclscope_comm_info, ncclscope_job)",
+            "refId": "job"
+          },
+          "refresh": 2,
+          "regex": "",
+          "sort": 1,
+          "type": "query"
+        },
+        {
+          "allValue": ".*",
+          "current": {},
+          "datasource": {
+            "type": "prometheus",
+            "uid": "${datasource}"
+          },
+          "definition": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\"%(selc)s}, host)" % c,
+          "includeAll": true,
+          "label": "Host",
+          "multi": true,
+          "name": "host",
+          "query": {
+            "query": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\"%(selc)s}, host)" % c,
+            "refId": "host"
+          },
+          "refresh": 2,
+          "regex": "",
+          "sort": 1,
+          "type": "query"
+        },
+        {
+          "allValue": ".*",
+          "current": {},
+          "datasource": {
+            "type": "prometheus",
+            "uid": "${datasource}"
+          },
+          "definition": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}, comm)" % c,
+          "includeAll": true,
+          "label": "Communicator",
+          "multi": true,
+          "name": "comm",
+          "query": {
+            "query": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\", host=~\"$host\"%(selc)s}, comm)" % c,
+            "refId": "comm"
+          },
+          "refresh": 2,
+          "regex": "",
+          "sort": 1,
+          "type": "query"
+        },
+        {
+          "allValue": ".*",
+          "current": {},
+          "datasource": {
+            "type": "prometheus",
+            "uid": "${datasource}"
+          },
+          "definition": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\"%(selc)s}, rank)" % c,
+          "includeAll": true,
+          "label": "Rank in communicator",
+          "multi": true,
+          "name": "rank",
+          "query": {
+            "query": "label_values(ncclscope_comm_info{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\"%(selc)s}, rank)" % c,
+            "refId": "rank"
+          },
+          "refresh": 2,
+          "regex": "",
+          "sort": 1,
+          "type": "query"
+        },
+        {
+          "current": {
+            "text": "%(dcgmDashboardUid)s" % c,
+            "value": "%(dcgmDashboardUid)s" % c
+          },
+          "description": "uid of NVIDIA's dcgm-exporter dashboard (grafana.com 12239, uid Oxed_c6Wz as imported); its variables instance and gpu are passed",
+          "hide": 0,
+          "label": "DCGM dashboard uid",
+          "name": "dcgm_dashboard",
+          "query": "%(dcgmDashboardUid)s" % c,
+          "type": "textbox"
+        },
+        {
+          "name": "topk",
+          "label": "Top ranks per panel",
+          "type": "custom",
+          "query": "%(perRankTopk)s,5,10,20,50,100" % c,
+          "current": {
+            "text": "%(perRankTopk)s" % c,
+            "value": "%(perRankTopk)s" % c
+          },
+          "hide": 0,
+          "includeAll": false,
+          "multi": false,
+          "description": "Per-rank panels plot this many ranks (the largest values)"
+        }
+      ]
+    },
+    "time": {
+      "from": "now-1h",
+      "to": "now"
+    },
+    "timezone": "",
+    "title": "ncclscope: NCCL jobs",
+    "uid": "%(dashboardUid)s" % c,
+    "version": 2
   },
 }

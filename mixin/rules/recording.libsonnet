@@ -74,6 +74,19 @@
               sum without (func) (ncclscope_comm_last_seq%(sel)s)
             ||| % c,
           },
+          // The communicator's name for legends and tables: comm_name of ncclscope_comm_info, or the hash where NCCL
+          // gave the communicator no name; one series per communicator. Join with
+          // `* on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name`.
+          {
+            record: "ncclscope:comm_name",
+            expr: |||
+              topk by (ncclscope_job, comm) (1,
+                group by (ncclscope_job, comm, comm_name) (ncclscope_comm_info{comm_name!=""%(selc)s})
+                or on (ncclscope_job, comm)
+                label_replace(group by (ncclscope_job, comm) (ncclscope_comm_info%(sel)s), "comm_name", "$1", "comm", "(.*)")
+              )
+            ||| % c,
+          },
           // Job health. Ranks reporting: processes with ncclscope loaded whose metrics Prometheus has now (one per
           // process even when it is scraped both over HTTP and through the node_exporter textfile).
           {
