@@ -1,18 +1,19 @@
 // A small YAML writer for Prometheus rule files. std.manifestYamlDoc sorts keys (expr before alert) and quotes
 // every string; this one keeps the order Prometheus' own examples use, writes PromQL as literal blocks and long
 // annotations as folded blocks, so the generated files read like hand-written ones.
+local count(s, ch) = std.length(std.split(s, ch)) - 1;  // std.split is native; std.findSubstr is slow
 local keywords = ['true', 'false', 'null', 'yes', 'no', 'on', 'off', 'y', 'n', '~'];
 
 local indicators = std.set(std.stringChars('-?:,[]{}#&*!|>\'"%@` 0123456789'));
 local isPlain(s) =
   std.length(s) > 0 && std.length(s) <= 100 && !std.setMember(s[0], indicators)
   && std.length(std.findSubstr(': ', s)) == 0 && std.length(std.findSubstr(' #', s)) == 0
-  && std.length(std.findSubstr('\t', s)) == 0 && std.length(std.findSubstr('\n', s)) == 0
+  && count(s, '\t') == 0 && count(s, '\n') == 0
   && !std.endsWith(s, ':') && !std.endsWith(s, ' ') && !std.member(keywords, std.asciiLower(s));
 
 // Greedy word wrap at single spaces, never inside a {{ template action }} (depth: actions open before word i).
 // tailstrict evaluates the accumulators at each step; lazily they would nest one thunk per word.
-local actions(w) = std.length(std.findSubstr('{{', w)) - std.length(std.findSubstr('}}', w));
+local actions(w) = count(w, '{') - count(w, '}');
 local wrapFrom(words, i, depth, line, lines, width) =
   if i == std.length(words) then lines + [line]
   else
@@ -22,14 +23,13 @@ local wrapFrom(words, i, depth, line, lines, width) =
     else wrapFrom(words, i + 1, depth + actions(w), if line == '' then w else line + ' ' + w, lines, width) tailstrict;
 local wrap(s, width) = wrapFrom(std.split(s, ' '), 0, 0, '', [], width);
 
-local foldable(s) =
-  std.length(s) > 90 && std.length(std.findSubstr('\n', s)) == 0 && std.length(std.findSubstr('  ', s)) == 0
-  && s[0] != ' ' && s[std.length(s) - 1] != ' ';
+local foldable(s) =  // one line, words separated by single spaces
+  std.length(s) > 90 && count(s, '\n') == 0 && !std.member(std.split(s, ' '), '');
 
 // A scalar value after `key: `, its continuation lines indented by `ind`.
 local scalar(s, ind) =
   if std.type(s) != 'string' then std.toString(s)
-  else if std.length(std.findSubstr('\n', s)) > 0 then
+  else if count(s, '\n') > 0 then
     local trailing = std.endsWith(s, '\n') && !std.endsWith(s, '\n\n');
     local body = if trailing then std.substr(s, 0, std.length(s) - 1) else s;
     (if trailing then '|' else '|-') + std.join('', ['\n' + (if l == '' then '' else ind + l) for l in std.split(body, '\n')])
