@@ -11,17 +11,25 @@ local isPlain(s) =
   && count(s, '\t') == 0 && count(s, '\n') == 0
   && !std.endsWith(s, ':') && !std.endsWith(s, ' ') && !std.member(keywords, std.asciiLower(s));
 
-// Greedy word wrap at single spaces, never inside a {{ template action }} (depth: actions open before word i).
-// tailstrict evaluates the accumulators at each step; lazily they would nest one thunk per word.
+// Greedy word wrap at single spaces, a {{ template action }} kept whole on one line. tailstrict evaluates the
+// accumulators at each step; lazily they would nest one thunk per word.
 local actions(w) = count(w, '{') - count(w, '}');
-local wrapFrom(words, i, depth, line, lines, width) =
-  if i == std.length(words) then lines + [line]
+// The words, each template action joined into one token.
+local tokensFrom(words, i, depth, cur, out) =
+  if i == std.length(words) then (if cur == '' then out else out + [cur])
   else
     local w = words[i];
-    local breakHere = line != '' && depth == 0 && std.length(line) + 1 + std.length(w) > width;
-    if breakHere then wrapFrom(words, i + 1, depth + actions(w), w, lines + [line], width) tailstrict
-    else wrapFrom(words, i + 1, depth + actions(w), if line == '' then w else line + ' ' + w, lines, width) tailstrict;
-local wrap(s, width) = wrapFrom(std.split(s, ' '), 0, 0, '', [], width);
+    local joined = if cur == '' then w else cur + ' ' + w;
+    local d = depth + actions(w);
+    if d > 0 then tokensFrom(words, i + 1, d, joined, out) tailstrict
+    else tokensFrom(words, i + 1, 0, '', out + [joined]) tailstrict;
+local linesFrom(tokens, i, line, lines, width) =
+  if i == std.length(tokens) then lines + [line]
+  else
+    local t = tokens[i];
+    if line != '' && std.length(line) + 1 + std.length(t) > width then linesFrom(tokens, i + 1, t, lines + [line], width) tailstrict
+    else linesFrom(tokens, i + 1, if line == '' then t else line + ' ' + t, lines, width) tailstrict;
+local wrap(s, width) = linesFrom(tokensFrom(std.split(s, ' '), 0, 0, '', []), 0, '', [], width);
 
 local foldable(s) =  // one line, words separated by single spaces
   std.length(s) > 90 && count(s, '\n') == 0 && !std.member(std.split(s, ' '), '');
