@@ -9,6 +9,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libibverbs-dev
   prometheus prometheus-node-exporter curl python3 python3-hypothesis procps iproute2 binutils
+  # The rules and dashboard are generated from mixin/ (scripts/gen-mixin.sh); the Alertmanager example is
+  # tested with the real Alertmanager (tests/prometheus/hang_live.py) and amtool; those tests read YAML in Python.
+  jsonnet prometheus-alertmanager python3-yaml
   # The TLS + basic-auth endpoint test (tests/prometheus/tls_auth_scrape.sh) makes its certificates with
   # the openssl CLI; the plugin dlopens libssl3 and libcrypt1 at run time only when a web config asks.
   openssl libssl3 libcrypt1

@@ -9,7 +9,10 @@ host through $host, no selector or variable on Prometheus's scrape labels job/in
 (ncclscope:…) defined by a recording rule in ../rules (or --rules), then PromQL syntax through
 `promtool check rules`, and with --prometheus URL every query and every variable against a live server (status
 success, a non-empty result for --require, values for every query variable). --variable NAME prints the values
-a variable takes on the live server, one a line."""
+a variable takes on the live server, one a line. Joins that work as shipped: the DCGM link passes only the DCGM
+dashboard's own variables (instance, gpu) from labels its query has, no dashboard link relies on a tag, every
+per-rank time series is limited by topk($topk), legends name communicators by comm_name joined from
+ncclscope:comm_name (never the comm hash), and DCGM series are joined on gpu_uuid."""
 import argparse, json, os, re, subprocess, sys, tempfile, urllib.parse, urllib.request
 
 BUILTIN_VARS = {"__rate_interval", "__interval", "__range", "__data", "__url_time_range", "__value", "__field",
@@ -22,7 +25,13 @@ LABEL_VALUES = re.compile(r"^label_values\((.+),\s*(\w+)\)$")
 UNITS = {"s", "ms", "µs", "ns", "bytes", "decbytes", "Bps", "binBps", "bps", "GBs", "percentunit", "short", "ops", "reqps", "none"}
 
 
+CUSTOM = {"topk": "10"}  # custom variables: their current value (set from the dashboard in main)
+DCGM_DASHBOARD_VARIABLES = {"instance", "gpu"}  # NVIDIA's dcgm-exporter dashboard (grafana/ in its repository)
+
+
 def substitute(expr):
+    for name, value in CUSTOM.items():
+        expr = re.sub(r"\$\{?" + name + r"\b\}?", value, expr)
     expr = expr.replace("$__rate_interval", "1m").replace("$__interval", "1m").replace("$__range", "1h")
     return re.sub(r"\$\{?([A-Za-z_]\w*)(:\w+)?\}?", ".*", expr)  # not $1 of label_replace
 
@@ -161,6 +170,35 @@ def link_errors(d, variables):
     return errors
 
 
+def join_errors(d):
+    """The joins with DCGM, the communicator names and the per-rank limits work as shipped."""
+    errors = []
+    for link in d.get("links", []):
+        if link.get("type") == "dashboards" or link.get("tags"):
+            errors.append(f"dashboard link '{link.get('title')}' lists dashboards by tag (NVIDIA's DCGM dashboard has none)")
+    for p in d["panels"]:
+        where = f"panel {p.get('id')} '{p.get('title')}'"
+        exprs = " ".join(t["expr"] for t in p["targets"])
+        for link in re.findall(r'"url": "([^"]*dcgm_dashboard[^"]*)"', json.dumps(p)):
+            passed = set(re.findall(r"var-(\w+)=", link))
+            if not passed or passed - DCGM_DASHBOARD_VARIABLES:
+                errors.append(f"{where}: DCGM link passes {sorted(passed)}, not the DCGM dashboard's variables {sorted(DCGM_DASHBOARD_VARIABLES)}")
+            for field in re.findall(r"__data\.fields\.(\w+)", link):
+                if not re.search(r"\b%s\b" % field, exprs):
+                    errors.append(f"{where}: DCGM link reads field {field}, which its query does not produce")
+        if "DCGM_" in exprs and not re.search(r"on \(gpu_uuid\)", exprs):
+            errors.append(f"{where}: DCGM series must be joined on gpu_uuid")
+        for t in p["targets"]:
+            legend, e = t.get("legendFormat", ""), t["expr"]
+            if "{{comm}}" in legend:
+                errors.append(f"{where}: legend shows the communicator hash {{{{comm}}}}; use {{{{comm_name}}}}")
+            if "{{comm_name}}" in legend and "group_left (comm_name) ncclscope:comm_name" not in e:
+                errors.append(f"{where}: legend uses comm_name but the query does not join ncclscope:comm_name")
+            if p.get("type") == "timeseries" and re.search(r"\{\{(rank|global_rank)\}\}", legend) and "topk($topk," not in e:
+                errors.append(f"{where}: per-rank series without topk($topk, ...)")
+    return errors
+
+
 def recorded_series_errors(d, rules_dir):
     """Every recorded series (ncclscope:…) a query reads is defined by a recording rule of rules/."""
     if not os.path.isdir(rules_dir):
@@ -236,7 +274,11 @@ def main():
             ap.error("--variable needs --prometheus")
         print("\n".join(variable_values(d, a.prometheus, a.variable)))
         return 0
+    for v in d["templating"]["list"]:
+        if v.get("type") == "custom":
+            CUSTOM[v["name"]] = str(v.get("current", {}).get("value", CUSTOM.get(v["name"], "")))
     errors = structure_errors(d)
+    errors += join_errors(d)
     rules_dir = a.rules or os.path.join(os.path.dirname(os.path.abspath(a.dashboard)), "..", "rules")
     errors += recorded_series_errors(d, rules_dir)
     errors += promtool_errors(d)

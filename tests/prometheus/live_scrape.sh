@@ -8,7 +8,8 @@ if ! command -v prometheus >/dev/null; then
   echo "SKIP: the prometheus server is not installed (scripts/install-deps.sh installs it)"; exit 77
 fi
 source "$(dirname "$0")/prom_lib.sh"
-prom_file_sd_setup prom || exit 1
+# The recording rules: the dashboard's legends name communicators through ncclscope:comm_name.
+prom_file_sd_setup prom "$(cd "$(dirname "$0")/../../rules" && pwd)/ncclscope-recording.yml" || exit 1
 
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 NCCLSCOPE_JOB_ID=live-scrape NCCLSCOPE_SD_DIR="$work/sd" NCCLSCOPE_PROM_PORT=0 NCCLSCOPE_PROM_BIND=127.0.0.1 NCCLSCOPE_SOCKET_IFNAME=lo \
@@ -41,9 +42,10 @@ ranks=$(value 'count(count by (global_rank, local_rank, host) (ncclscope_process
 npids=$(value 'count(count by (pid) (ncclscope_process_info{job="ncclscope", global_rank=~"0|1"}))')
 echo "ncclscope_process_info: ${ranks:-none} (global_rank, local_rank, host) sets, ${npids:-none} pids"
 [ "$ranks" = "2" ] && [ "$npids" = "2" ] || { echo "FAIL: expected the 2 ranks' identity labels on their targets"; exit 1; }
-# Every dashboard query runs against the live server; the ones that need no recording rule must show this
-# job's data (latency, bus bandwidth, oldest in flight, in flight, operations, NIC throughput, dropped events,
-# ranks). The panels built on rules/ are required by tests/prometheus/rules_live.sh, which loads them.
+# Every dashboard query runs against the live server; the ones that need only the recording rules loaded here
+# (ncclscope:comm_name) must show this job's data (latency, bus bandwidth, oldest in flight, in flight,
+# operations, NIC throughput, dropped events, ranks). The panels built on the straggler and lag rules are
+# required by tests/prometheus/rules_live.sh.
 for d in "$(dirname "$0")"/../../dashboards/*.json; do
   python3 "$(dirname "$0")/../dashboards/check_dashboard.py" "$d" --prometheus "http://127.0.0.1:$port" \
     --require 6,7,8,10,11,12,15,16 || exit 1

@@ -1,0 +1,58 @@
+// The parameters of ncclscope's rules and dashboard. Change them here, or override them without editing this file
+// (docs/rules-and-dashboards.md, "Tuning"): scripts/gen-mixin.sh OUT --tla-code 'config={scrapeIntervalSeconds: 60}'
+// Durations are written as Prometheus durations ('30s', '5m'); the derived ones follow scrapeIntervalSeconds.
+local dur(seconds) =
+  if seconds % 3600 == 0 then '%dh' % (seconds / 3600)
+  else if seconds % 60 == 0 then '%dm' % (seconds / 60)
+  else '%ds' % seconds;
+{
+  _config+:: {
+    // Which series are ncclscope's: a label matcher added to every raw ncclscope series (and `up`) the rules and the
+    // dashboard read, e.g. 'job="ncclscope"' where other jobs export series of the same names. Empty: all.
+    selector: '',
+
+    // The scrape interval of the ncclscope targets (seconds). The rate window is at least 4 scrapes (Prometheus'
+    // advice: a rate needs two samples in the window even when a scrape fails) and at least minRateWindowSeconds.
+    // The hang rules evaluate once per scrape, call a target gone after two failed scrapes in a row, and remember
+    // a rank's communicators for at least 4 scrapes. 5 s is what docs/stall-detection.md recommends for hang
+    // detection; 15-60 s works with detection that much later.
+    scrapeIntervalSeconds: 5,
+    minRateWindowSeconds: 60,
+    rateWindow: dur(std.max(self.minRateWindowSeconds, 4 * self.scrapeIntervalSeconds)),
+    hangEvaluationInterval: dur(self.scrapeIntervalSeconds),
+    hangTargetDownLookback: dur(2 * self.scrapeIntervalSeconds),
+    hangCommMemory: dur(std.max(120, 4 * self.scrapeIntervalSeconds)),
+    // The progress comparison (the costliest query at scale) runs at most this often.
+    hangProgressInterval: dur(std.max(15, self.scrapeIntervalSeconds)),
+
+    // Alert thresholds.
+    stallOldestOperationSeconds: 300,  // NcclscopeCommStalled without the stall watch's flag
+    stalledFor: '30s',  // NcclscopeCommStalled, NcclscopeCommRankNotJoining
+    seqLagMin: 0,  // NcclscopeCommRankNotJoining: operations behind the furthest rank, more than this
+    rankDownFor: '1m',
+    rankMissingFor: '2m',
+    rankMemory: '15m',  // how long a rank's communicators are remembered for NcclscopeRankDown/RankMissing
+    stragglerMinSeconds: 0.001,  // NcclscopeStraggler: lateness per collective above this ...
+    stragglerFraction: 0.25,  // ... and above this fraction of the communicator's seconds per collective
+    stragglerFor: '5m',
+    nicErrorWindow: '5m',  // NcclscopeNicErrors: any error within this window
+    droppedEventsWindow: '10m',  // NcclscopeCommDroppedEvents, NcclscopeProfilerDroppedEvents
+
+    // Where each alert's runbook_url points: this URL plus '#' and the alert name in lower case (docs/runbook.md
+    // has one anchor per alert). Point it at your copy: a wiki, or the file in your repository browser.
+    runbookBaseUrl: 'file:///usr/share/ncclscope/docs/runbook.md',
+
+    // Dashboard.
+    dashboardUid: 'ncclscope-overview',
+    dcgmDashboardUid: 'Oxed_c6Wz',  // NVIDIA's dcgm-exporter dashboard (grafana.com 12239) as imported
+    perRankTopk: 10,  // per-rank panels plot the top this many ranks (the default of the topk variable)
+    // The GPU table joins on dcgm-exporter's series of this metric (labels: the UUID label, instance, gpu) to link
+    // each rank's GPU to the DCGM dashboard's instance and gpu variables. dcgm-exporter's -u option names the label.
+    dcgmJoinMetric: 'DCGM_FI_DEV_GPU_TEMP',
+    dcgmUuidLabel: 'UUID',
+
+    // Derived: the selector inside a matcher list ({a="b"%(selc)s}) and alone (metric%(sel)s).
+    sel: if self.selector == '' then '' else '{' + self.selector + '}',
+    selc: if self.selector == '' then '' else ', ' + self.selector,
+  },
+}

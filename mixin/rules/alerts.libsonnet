@@ -1,0 +1,230 @@
+// ncclscope alert rules. Need the recording rules of ncclscope-recording.yml loaded too.
+// Every alert names the NCCL job (`ncclscope_job`), and where the series has them the communicator (`comm`),
+// the rank inside it (`rank`), the `host` and the `global_rank`, and says what to do next.
+// '5m' -> '5 minutes', as the annotations say it.
+local words(d) =
+  local n = std.parseInt(std.substr(d, 0, std.length(d) - 1));
+  local unit = { s: 'second', m: 'minute', h: 'hour' }[d[std.length(d) - 1]];
+  '%d %s%s' % [n, unit, if n == 1 then '' else 's'];
+{
+  alerts(c):: {
+    groups: [
+      {
+        name: "ncclscope.alerts",
+        rules: [
+          // A rank has waited too long for the operation it is in, and the hang rules (ncclscope-hang.yml) name no
+          // culprit for its communicator (they are not loaded, or nobody can be named). The stall watch flags it
+          // past the adaptive threshold (docs/stall-detection.md); an oldest in-flight operation older than 5 minutes
+          // counts as stalled even without that flag.
+          {
+            alert: "NcclscopeCommStalled",
+            expr: |||
+              (
+                (ncclscope_comm_oldest_in_flight_age_seconds%(sel)s and ncclscope_comm_stalled%(sel)s == 1)
+                or
+                ncclscope_comm_oldest_in_flight_age_seconds%(sel)s > %(stallOldestOperationSeconds)s
+              )
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit
+            ||| % c,
+            'for': c.stalledFor,
+            labels: {'severity': 'critical'},
+            annotations: {
+              summary: std.join(' ', [
+                "NCCL communicator {{ $labels.comm }} stalled on rank {{ $labels.rank }} (host",
+                "{{ $labels.host }}, global rank {{ $labels.global_rank }}, job {{ $labels.ncclscope_job }})",
+              ]),
+              description: std.join(' ', [
+                "Rank {{ $labels.rank }} of communicator {{ $labels.comm }} (host {{ $labels.host }}, global",
+                "rank {{ $labels.global_rank }}, job {{ $labels.ncclscope_job }}) has had an operation in",
+                "flight for {{ $value | humanizeDuration }} without completing: a collective or a send/recv",
+                "waiting for a peer. Next step: the rank that has not joined is named by the",
+                "NcclscopeCommRankNotJoining alert (or the largest ncclscope:comm_rank_seq_lag of this",
+                "communicator on the dashboard); look at that process (py-spy dump / gdb), and read the",
+                "stall dump ncclscope wrote under NCCLSCOPE_DUMP_DIR for this rank.",
+              ]),
+            },
+          },
+          // The rank the stalled communicator waits for: behind its peers in the sequence of operations while some
+          // rank of the communicator is stalled (coll: collectives issued; p2p: sends/receives started).
+          {
+            alert: "NcclscopeCommRankNotJoining",
+            expr: |||
+              ncclscope:comm_rank_seq_lag > %(seqLagMin)s
+              and on (ncclscope_job, comm)
+              (max by (ncclscope_job, comm) (ncclscope_comm_stalled%(sel)s) == 1)
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit
+            ||| % c,
+            'for': c.stalledFor,
+            labels: {'severity': 'critical'},
+            annotations: {
+              summary: std.join(' ', [
+                "Rank {{ $labels.rank }} (host {{ $labels.host }}, global rank {{ $labels.global_rank }}) is",
+                "{{ $value }} {{ $labels.kind }} operation(s) behind on stalled communicator",
+                "{{ $labels.comm }}",
+              ]),
+              description: std.join(' ', [
+                "Communicator {{ $labels.comm }} of job {{ $labels.ncclscope_job }} is stalled and rank",
+                "{{ $labels.rank }} (host {{ $labels.host }}, global rank {{ $labels.global_rank }}) has",
+                "issued {{ $value }} fewer {{ $labels.kind }} operations than the furthest rank: the others",
+                "are waiting for it. Next step: dump the Python and native stacks of global rank",
+                "{{ $labels.global_rank }} on {{ $labels.host }} (py-spy dump --native, gdb) to see where it",
+                "stopped issuing NCCL calls.",
+              ]),
+            },
+          },
+          // An ncclscope HTTP target found through file_sd does not answer while other ranks of its job still do:
+          // the process died, hangs hard or the host is gone. One alert per communicator the rank was in during
+          // the last 15 minutes. (An exited rank's target stays for NCCLSCOPE_OUTPUT_GRACE_S, down; a job that
+          // ended everywhere raises nothing.)
+          {
+            alert: "NcclscopeRankDown",
+            expr: |||
+              (
+                (max_over_time(ncclscope_comm_info%(sel)s[%(rankMemory)s]) and on (job, instance) (up{ncclscope_job!=""%(selc)s} == 0))
+                or on (job, instance)
+                (up{ncclscope_job!=""%(selc)s} == 0)
+              )
+              and on (ncclscope_job) (sum by (ncclscope_job) (up{ncclscope_job!=""%(selc)s}) > 0)
+            ||| % c,
+            'for': c.rankDownFor,
+            labels: {'severity': 'critical'},
+            annotations: {
+              summary: std.join(' ', [
+                "ncclscope target of global rank {{ $labels.global_rank }} on {{ $labels.host }} is down",
+                "(job {{ $labels.ncclscope_job }}{{ if $labels.comm }}, communicator {{ $labels.comm }} rank",
+                "{{ $labels.rank }}{{ end }})",
+              ]),
+              description: std.join(' ', [
+                "Prometheus cannot scrape {{ $labels.instance }}: global rank {{ $labels.global_rank }} on",
+                "host {{ $labels.host }} of job {{ $labels.ncclscope_job }}{{ if $labels.comm }}",
+                "(communicator {{ $labels.comm }}, rank {{ $labels.rank }}){{ end }}. Next step: check",
+                "whether the process still exists on {{ $labels.host }} (scheduler log, dmesg for OOM kills",
+                "or Xid errors); if it is alive, its metrics endpoint is blocked: take a stack dump.",
+              ]),
+            },
+          },
+          // A rank's communicator stopped reporting while the other ranks of that communicator still report it:
+          // the rank exited, crashed, or destroyed the communicator alone. (Targets that are down are
+          // NcclscopeRankDown; a job that ended everywhere raises nothing.)
+          {
+            alert: "NcclscopeRankMissing",
+            expr: |||
+              group by (ncclscope_job, comm, rank, host, global_rank) (max_over_time(ncclscope_comm_info%(sel)s[%(rankMemory)s]))
+              unless on (ncclscope_job, comm, rank) ncclscope_comm_info%(sel)s
+              and on (ncclscope_job, comm) ncclscope_comm_info%(sel)s
+              unless on (ncclscope_job, host, global_rank) (up{ncclscope_job!=""%(selc)s} == 0)
+            ||| % c,
+            'for': c.rankMissingFor,
+            labels: {'severity': 'critical'},
+            annotations: {
+              summary: std.join(' ', [
+                "Rank {{ $labels.rank }} of communicator {{ $labels.comm }} (host {{ $labels.host }}, global",
+                "rank {{ $labels.global_rank }}) no longer reports while its peers do",
+              ]),
+              description: std.join(' ', [
+                "ncclscope series of communicator {{ $labels.comm }} rank {{ $labels.rank }} (host",
+                "{{ $labels.host }}, global rank {{ $labels.global_rank }}, job {{ $labels.ncclscope_job }})",
+                "are gone but other ranks of the communicator still report it. Next step: check whether",
+                "global rank {{ $labels.global_rank }} on {{ $labels.host }} still runs (scheduler, dmesg,",
+                "core files); if it does, check its ncclscope output (NCCLSCOPE_PROM_TEXTFILE_DIR or the",
+                "HTTP endpoint) and its log for errors.",
+              ]),
+            },
+          },
+          // The rank the communicator waits for in every collective: its lateness (how much shorter its
+          // collectives are than the slowest rank's) is above 1 ms and above a quarter of the communicator's
+          // time per collective, for 5 minutes.
+          {
+            alert: "NcclscopeStraggler",
+            expr: |||
+              (ncclscope:comm_straggler:rate%(rateWindow)s > %(stragglerMinSeconds)s)
+              and
+              (
+                ncclscope:comm_straggler:rate%(rateWindow)s
+                > on (ncclscope_job, comm) group_left
+                %(stragglerFraction)s * ncclscope:comm_seconds_per_op_max:rate%(rateWindow)s
+              )
+            ||| % c,
+            'for': c.stragglerFor,
+            labels: {'severity': 'warning'},
+            annotations: {
+              summary: std.join(' ', [
+                "Rank {{ $labels.rank }} (host {{ $labels.host }}, global rank {{ $labels.global_rank }})",
+                "holds up communicator {{ $labels.comm }} by {{ $value | humanizeDuration }} per collective",
+              ]),
+              description: std.join(' ', [
+                "In communicator {{ $labels.comm }} of job {{ $labels.ncclscope_job }} the other ranks wait",
+                "{{ $value | humanizeDuration }} per collective for rank {{ $labels.rank }} (host",
+                "{{ $labels.host }}, global rank {{ $labels.global_rank }}), more than a quarter of the",
+                "collective's time. Next step: compare that rank's compute (GPU clocks, throttling and ECC",
+                "in the DCGM dashboard for its gpu_uuid), its CPU and data loading, and its NIC counters",
+                "with its peers'.",
+              ]),
+            },
+          },
+          // The NIC reports errors (all kinds summed; by kind at the detailed level).
+          {
+            alert: "NcclscopeNicErrors",
+            expr: "sum without (kind) (increase(ncclscope_nic_errors_total%(sel)s[%(nicErrorWindow)s])) > 0" % c,
+            labels: {'severity': 'warning'},
+            annotations: {
+              summary: std.join(' ', [
+                "NIC {{ $labels.nic }} on {{ $labels.host }} (global rank {{ $labels.global_rank }}) has",
+                "{{ $value | printf \"%.0f\" }} error(s) in " + words(c.nicErrorWindow),
+              ]),
+              description: std.join(' ', [
+                "ncclscope counted {{ $value | printf \"%.0f\" }} network errors on NIC {{ $labels.nic }} of",
+                "global rank {{ $labels.global_rank }} on {{ $labels.host }} (job",
+                "{{ $labels.ncclscope_job }}); every communicator of that rank using the NIC is affected.",
+                "Next step: the kind label of ncclscope_nic_errors_total (NCCLSCOPE_METRICS_LEVEL=detailed)",
+                "says which error; compare with the port counters of node_exporter (node_infiniband_* for",
+                "device {{ $labels.nic }}: symbol errors, link downed, port receive errors) and check the",
+                "cable and switch port.",
+              ]),
+            },
+          },
+          // ncclscope dropped profiler events of a communicator: its metrics under-count from now on.
+          {
+            alert: "NcclscopeCommDroppedEvents",
+            expr: "sum without (reason) (increase(ncclscope_comm_dropped_events_total%(sel)s[%(droppedEventsWindow)s])) > 0" % c,
+            labels: {'severity': 'warning'},
+            annotations: {
+              summary: std.join(' ', [
+                "ncclscope dropped {{ $value | printf \"%.0f\" }} profiler event(s) of communicator",
+                "{{ $labels.comm }} rank {{ $labels.rank }} (host {{ $labels.host }}, global rank",
+                "{{ $labels.global_rank }})",
+              ]),
+              description: std.join(' ', [
+                "Communicator {{ $labels.comm }} rank {{ $labels.rank }} (host {{ $labels.host }}, global",
+                "rank {{ $labels.global_rank }}, job {{ $labels.ncclscope_job }}) lost profiler events in",
+                "the last " + words(c.droppedEventsWindow) + ", so its operation counts, durations and bandwidth under-count. Next",
+                "step: the reason label (NCCLSCOPE_METRICS_LEVEL=detailed) says why; narrow",
+                "NCCLSCOPE_EVENT_MASK to the events the metrics need, and report it with the ncclscope log",
+                "of that rank.",
+              ]),
+            },
+          },
+          // ncclscope dropped profiler events that belonged to no communicator it knows.
+          {
+            alert: "NcclscopeProfilerDroppedEvents",
+            expr: "sum without (reason) (increase(ncclscope_profiler_dropped_events_total%(sel)s[%(droppedEventsWindow)s])) > 0" % c,
+            labels: {'severity': 'warning'},
+            annotations: {
+              summary: std.join(' ', [
+                "ncclscope dropped {{ $value | printf \"%.0f\" }} profiler event(s) outside any communicator",
+                "on {{ $labels.host }} (global rank {{ $labels.global_rank }})",
+              ]),
+              description: std.join(' ', [
+                "The ncclscope profiler of global rank {{ $labels.global_rank }} on {{ $labels.host }} (job",
+                "{{ $labels.ncclscope_job }}) dropped events it could not attribute to a communicator (comm",
+                "and rank unknown) in the last " + words(c.droppedEventsWindow) + ". Next step: the reason label",
+                "(NCCLSCOPE_METRICS_LEVEL=detailed) says why; check the NCCL and ncclscope versions in",
+                "ncclscope_build_info against the supported ABI and report it with the rank's ncclscope log.",
+              ]),
+            },
+          },
+        ],
+      },
+    ],
+  },
+}

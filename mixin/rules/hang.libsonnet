@@ -1,0 +1,295 @@
+// ncclscope hang rules: who a stuck NCCL job waits for, and why, one alert per root cause.
+//
+// Input: ncclscope_comm_wait_seconds, exported by a rank only while its communicator is stalled (its oldest
+// operation is past the adaptive threshold: docs/stall-detection.md). Its labels say where that operation waits:
+// class="host" (not launched), "peer" (network requests pending towards peer_global_rank on peer_host via nic),
+// "kernel" (launched, no network request pending: the GPU kernel does not finish) or "launched" (not told apart).
+// The identity labels (ncclscope_job, host, global_rank) are file_sd target labels (or textfile series labels).
+//
+// The main group runs once per scrape interval (c.hangEvaluationInterval) whatever the global evaluation_interval,
+// so with the default 5 s scrape interval an alert fires within about 15 s of the onset of a hang (2 s adaptive
+// floor + one scrape + one evaluation; measured in docs/measurements.md). Where the stalled ranks cannot say whom
+// they wait on, a second group compares every rank's progress every 15 s or once per scrape if slower
+// (c.hangProgressInterval; the costliest query at scale). Neither depends on ncclscope-recording.yml.
+//
+// Classes, in priority order (a communicator gets the first that applies):
+//   process    a rank of the stalled communicator that stopped reporting it: a waiting rank's connection to it
+//              failed, or its target failed two scrapes in a row (c.hangTargetDownLookback) (killed, crashed, frozen, host gone);
+//   mismatch   a rank that waits in a different collective than most ranks of the communicator;
+//   not_joined a rank others wait on that has no operation in flight there (where nobody says whom they wait on:
+//              a rank behind the others with none in flight): it never issued it;
+//   kernel     a rank whose operation was launched and has no network request pending, that a stalled rank waits
+//              on, where every stalled rank waits in the same function: its GPU kernel does not finish;
+//   link       none of the above, every rank is stalled and waits: the link with the longest wait, from the
+//              rank that does not deliver (peer_global_rank) to the rank that waits for it, on its NIC.
+{
+  hang(c):: {
+    groups: [
+      {
+        name: "ncclscope.hang",
+        interval: c.hangEvaluationInterval,
+        rules: [
+          // One series per stalled rank and communicator: how long its oldest operation has been stuck.
+          {
+            record: "ncclscope:hang_victim",
+            expr: "max by (ncclscope_job, comm, rank, host, global_rank) (ncclscope_comm_wait_seconds%(sel)s)" % c,
+          },
+          // Stalled communicators: the longest wait among their ranks.
+          {
+            record: "ncclscope:hang_comm_seconds",
+            expr: "max by (ncclscope_job, comm) (ncclscope:hang_victim)" % c,
+          },
+          // When the stall began at the latest (Unix seconds): a rank's state scraped before it says nothing about
+          // the hang (ranks are scraped at different moments within the interval).
+          {
+            record: "ncclscope:hang_comm_since",
+            expr: "min by (ncclscope_job, comm) (timestamp(ncclscope_comm_wait_seconds%(sel)s) - ncclscope_comm_wait_seconds%(sel)s)" % c,
+          },
+          // Who waits on whom: one series per (stalled rank, peer) pair, the peer's identity in culprit_global_rank
+          // and culprit_host (direction and NIC kept); via="net" from the net half's connections, which name the
+          // peer process.
+          {
+            record: "ncclscope:hang_wait_edge",
+            expr: |||
+              max without (class, func, state, peer_global_rank, peer_host, peer_rank) (
+                label_replace(label_replace(ncclscope_comm_wait_seconds{class="peer", peer_global_rank!=""},
+                  "culprit_global_rank", "$1", "peer_global_rank", "(.*)"),
+                  "culprit_host", "$1", "peer_host", "(.*)")
+              )
+            ||| % c,
+            labels: {'via': 'net'},
+          },
+          // The same from entries that name the peer by its rank in the communicator only (a send/recv's peer, or the
+          // peers of unfinished ProxyOp events with NCCL's own transports): its identity from its ncclscope_comm_info.
+          {
+            record: "ncclscope:hang_wait_edge",
+            expr: |||
+              max without (class, func, state, peer_global_rank, peer_host, peer_rank, victim_rank) (
+                label_replace(
+                  label_replace(
+                    label_replace(ncclscope_comm_wait_seconds{class="peer", peer_global_rank="", peer_rank!=""},
+                      "victim_rank", "$1", "rank", "(.*)"),
+                    "rank", "$1", "peer_rank", "(.*)")
+                  * on (ncclscope_job, comm, rank) group_left (culprit_global_rank, culprit_host)
+                  label_replace(label_replace(
+                    group by (ncclscope_job, comm, rank, global_rank, host) (ncclscope_comm_info%(sel)s),
+                    "culprit_global_rank", "$1", "global_rank", "(.*)"), "culprit_host", "$1", "host", "(.*)"),
+                  "rank", "$1", "victim_rank", "(.*)")
+              )
+            ||| % c,
+            labels: {'via': 'rank'},
+          },
+          // Peers whose connection already failed under a stalled rank's request (global_rank: the peer).
+          {
+            record: "ncclscope:hang_peer_failed",
+            expr: |||
+              label_replace(group by (ncclscope_job, peer_global_rank) (ncclscope_comm_wait_seconds{state="failed", peer_global_rank!=""%(selc)s}),
+                "global_rank", "$1", "peer_global_rank", "(.*)")
+            ||| % c,
+          },
+          // A rank that reported the stalled communicator in the last 2 minutes and no longer does (a failed scrape
+          // marks its series stale): killed, crashed, frozen. Either a waiting rank's connection to it failed, or its
+          // target failed two scrapes in a row (one slow scrape of an overloaded rank is not enough).
+          {
+            record: "ncclscope:hang_culprit",
+            expr: |||
+              (
+                (
+                  group by (ncclscope_job, comm, rank, host, global_rank) (max_over_time(ncclscope_comm_info%(sel)s[%(hangCommMemory)s]))
+                  unless on (ncclscope_job, comm, rank) ncclscope_comm_info%(sel)s
+                )
+                and on (ncclscope_job, global_rank)
+                (ncclscope:hang_peer_failed or max_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetDownLookback)s]) == 0)
+              )
+              * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
+            ||| % c,
+            labels: {'class': 'process'},
+          },
+          // The function each stalled rank waits in; a rank in the minority waits in a collective the others never
+          // issue (or the other way round: with two ranks nobody is the minority and the class does not apply).
+          {
+            record: "ncclscope:hang_rank_func",
+            expr: "group by (ncclscope_job, comm, rank, host, global_rank, func) (ncclscope_comm_wait_seconds%(sel)s)" % c,
+          },
+          // How many different functions the stalled ranks of a communicator wait in: a kernel or a link is only
+          // named where they all wait in the same one (a rank alone in another function looks like a stuck kernel).
+          {
+            record: "ncclscope:hang_comm_funcs",
+            expr: "count by (ncclscope_job, comm) (count by (ncclscope_job, comm, func) (ncclscope:hang_rank_func))" % c,
+          },
+          {
+            record: "ncclscope:hang_culprit",
+            expr: |||
+              (
+                (
+                  ncclscope:hang_rank_func
+                  and on (ncclscope_job, comm, func)
+                  (
+                    count by (ncclscope_job, comm, func) (ncclscope:hang_rank_func)
+                    < on (ncclscope_job, comm) group_left
+                    max by (ncclscope_job, comm) (count by (ncclscope_job, comm, func) (ncclscope:hang_rank_func))
+                  )
+                )
+                * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
+              )
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="process"}
+            ||| % c,
+            labels: {'class': 'mismatch'},
+          },
+          // The ranks some stalled rank waits on directly (global_rank: the rank waited on).
+          {
+            record: "ncclscope:hang_waited_on",
+            expr: |||
+              label_replace(group by (ncclscope_job, comm, culprit_global_rank) (ncclscope:hang_wait_edge),
+                "global_rank", "$1", "culprit_global_rank", "(.*)")
+            ||| % c,
+          },
+          // A rank a stalled rank waits on, with nothing in flight in that communicator as scraped after the stall
+          // began (a rank between two operations just before it is not a culprit): it never issued the operation.
+          // (Where nobody says whom they wait on, the group ncclscope.hang.progress below compares the ranks' progress.)
+          {
+            record: "ncclscope:hang_culprit",
+            expr: |||
+              (
+                (
+                  (ncclscope_comm_in_flight_operations%(sel)s == 0) + 1
+                  and on (ncclscope_job, comm, global_rank) ncclscope:hang_waited_on
+                  and on (ncclscope_job, comm, rank)
+                  (
+                    timestamp(ncclscope_comm_in_flight_operations%(sel)s)
+                    > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+                  )
+                )
+                * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
+              )
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}
+            ||| % c,
+            labels: {'class': 'not_joined'},
+          },
+          {
+            record: "ncclscope:hang_culprit",
+            expr: |||
+              (
+                group by (ncclscope_job, comm, rank, host, global_rank) (ncclscope_comm_wait_seconds{class="kernel"%(selc)s})
+                * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
+              )
+              and on (ncclscope_job, comm, global_rank) ncclscope:hang_waited_on
+              and on (ncclscope_job, comm) (ncclscope:hang_comm_funcs == 1)
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch|not_joined"}
+            ||| % c,
+            labels: {'class': 'kernel'},
+          },
+          // Every rank that reports the communicator is stalled, and this one waits on a peer that waits too: the pair
+          // with the longest wait. Its receiver was the first to starve (the others still moved data for a while), so
+          // the broken link is the one into it. (All ranks, so that a rank about to show another class, such as a
+          // mismatch whose own threshold is longer, is not mistaken for a link meanwhile.)
+          {
+            record: "ncclscope:hang_culprit",
+            expr: |||
+              label_replace(label_replace(label_replace(label_replace(
+                topk by (ncclscope_job, comm) (1,
+                  ncclscope:hang_wait_edge
+                  and on (ncclscope_job, comm, culprit_global_rank)
+                  label_replace(ncclscope:hang_victim, "culprit_global_rank", "$1", "global_rank", "(.*)")
+                  and on (ncclscope_job, comm) (ncclscope:hang_comm_funcs == 1)
+                  and on (ncclscope_job, comm)
+                  (
+                    count by (ncclscope_job, comm) (ncclscope:hang_victim)
+                    >= on (ncclscope_job, comm)
+                    count by (ncclscope_job, comm) (group by (ncclscope_job, comm, rank) (max_over_time(ncclscope_comm_info%(sel)s[%(hangCommMemory)s])))
+                  )
+                ),
+                "peer_global_rank", "$1", "global_rank", "(.*)"), "peer_host", "$1", "host", "(.*)"),
+                "global_rank", "$1", "culprit_global_rank", "(.*)"), "host", "$1", "culprit_host", "(.*)")
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch|not_joined|kernel"}
+            ||| % c,
+            labels: {'class': 'link'},
+          },
+          // One alert per root cause (in the recording rules' group, so it reads this evaluation's culprits): the culprit's global rank and host, the communicator and the class. The ranks
+          // that wait on it are listed in the description, not alerted one by one.
+          {
+            alert: "NcclscopeHang",
+            expr: |||
+              max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, rank, direction, via, from)
+                (ncclscope:hang_culprit)
+            ||| % c,
+            labels: {'severity': 'critical'},
+            annotations: {
+              summary: std.join(' ', [
+                "{{ if eq $labels.class \"link\" -}} NCCL job {{ $labels.ncclscope_job }} hangs on",
+                "communicator {{ $labels.comm }}: the link from global rank {{ $labels.global_rank }}",
+                "({{ $labels.host }}) to global rank {{ $labels.peer_global_rank }}",
+                "({{ $labels.peer_host }}{{ if $labels.nic }}, NIC {{ $labels.nic }}{{ end }}) delivers",
+                "nothing {{- else -}} NCCL job {{ $labels.ncclscope_job }} hangs on communicator",
+                "{{ $labels.comm }} because of global rank {{ $labels.global_rank }} on {{ $labels.host }}:",
+                "{{ if eq $labels.class \"process\" }}its process is gone or frozen",
+                "{{- else if eq $labels.class \"mismatch\" }}it waits in {{ $labels.func }}, a collective the",
+                "others did not issue {{- else if eq $labels.class \"not_joined\" }}it did not issue the",
+                "operation the others wait in {{- else }}its GPU kernel does not finish{{ end }} {{- end }}",
+              ]),
+              description: std.join(' ', [
+                "Class {{ $labels.class }}, stuck for {{ $value | humanizeDuration }}.",
+                "{{ with query (printf \"count(ncclscope:hang_victim{ncclscope_job=%q,comm=%q})\" $labels.ncclscope_job $labels.comm) -}}",
+                "Ranks waiting ({{ . | first | value }}; global rank@host, the first 8):",
+                "{{- end }}{{ range query (printf \"topk(8, ncclscope:hang_victim{ncclscope_job=%q,comm=%q})\" $labels.ncclscope_job $labels.comm) | sortByLabel \"global_rank\" }}",
+                "{{ .Labels.global_rank }}@{{ .Labels.host }}{{ end }}. Next step:",
+                "{{ if eq $labels.class \"process\" -}} check whether global rank {{ $labels.global_rank }}",
+                "still runs on {{ $labels.host }} (scheduler log, dmesg for OOM kills and Xid errors, `kill",
+                "-0`; a stopped process shows State T in /proc/PID/status).",
+                "{{- else if eq $labels.class \"mismatch\" -}} the program issues collectives in a different",
+                "order on global rank {{ $labels.global_rank }}; dump its Python stack (py-spy dump) and",
+                "compare with a waiting rank's. {{- else if eq $labels.class \"not_joined\" -}} dump the",
+                "Python and native stacks of global rank {{ $labels.global_rank }} on {{ $labels.host }}",
+                "(py-spy dump --native, gdb) to see where it stopped issuing NCCL calls.",
+                "{{- else if eq $labels.class \"kernel\" -}} check the GPU of global rank",
+                "{{ $labels.global_rank }} on {{ $labels.host }} (nvidia-smi, Xid errors in dmesg, DCGM) and",
+                "the kernel it runs (py-spy dump --native). {{- else -}} check the NIC{{ if $labels.nic }}",
+                "{{ $labels.nic }}{{ end }} of {{ $labels.peer_host }} and the path to {{ $labels.host }}:",
+                "port state and counters (ibstat, node_exporter's node_infiniband_*), the cable and the",
+                "switch port. {{- end }} ncclscope-analyze on the stall dumps gives the same verdict with",
+                "the operation's detail.",
+              ]),
+            },
+          },
+        ],
+      },
+      // Where the stalled ranks do not say whom they wait on (NCCL's own transports without ProxyOp events): the rank
+      // behind the furthest one (collectives issued, or sends/receives started) with nothing in flight there, as
+      // scraped after the stall began. Every 15 s: it reads every rank's progress in every communicator, the costliest
+      // query of these rules at scale (docs/measurements.md, "Hang detection at scale").
+      {
+        name: "ncclscope.hang.progress",
+        interval: c.hangProgressInterval,
+        rules: [
+          {
+            record: "ncclscope:hang_culprit",
+            expr: |||
+              (
+                (
+                  group without (kind) (
+                    (
+                      max by (ncclscope_job, comm, kind) (sum without (func) (ncclscope_comm_last_seq%(sel)s))
+                      - on (ncclscope_job, comm, kind) group_right
+                      sum without (func) (ncclscope_comm_last_seq%(sel)s)
+                    ) > 0
+                  )
+                  and on (ncclscope_job, comm, rank)
+                  (
+                    ncclscope_comm_in_flight_operations%(sel)s == 0
+                    and
+                    timestamp(ncclscope_comm_in_flight_operations%(sel)s)
+                    > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+                  )
+                )
+                * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
+              )
+              unless on (ncclscope_job, comm) ncclscope:hang_waited_on
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}
+            ||| % c,
+            labels: {'class': 'not_joined', 'from': 'progress'},
+          },
+        ],
+      },
+    ],
+  },
+}

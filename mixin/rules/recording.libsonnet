@@ -1,0 +1,114 @@
+// ncclscope recording rules. Load with `rule_files: [/path/to/rules/*.yml]` in prometheus.yml.
+// They aggregate on ncclscope's own identity labels (docs/metrics.md): `ncclscope_job` (the NCCL job, NOT
+// Prometheus's scrape `job`), `host`, `global_rank`, and per communicator `comm` (the hash) and `rank` (the rank
+// inside it). Those are target labels with file_sd (NCCLSCOPE_SD_DIR) and series labels in the textfile, so
+// the rules work for both. At the `detailed` level the communicator counters also carry func/algo/proto; every
+// ratio sums them away first, so the rules give the same series at every level.
+{
+  recording(c):: {
+    groups: [
+      {
+        name: "ncclscope.recording",
+        rules: [
+          // Seconds per collective of one rank: GPU/proxy-timed time inside operations (waiting for peers
+          // included) over the operations completed. Communicators idle for the whole window are left out.
+          {
+            record: "ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s" % c,
+            expr: |||
+              sum without (func, algo, proto) (rate(ncclscope_comm_operation_seconds_total{kind="coll"%(selc)s}[%(rateWindow)s]))
+              /
+              (sum without (func, algo, proto) (rate(ncclscope_comm_operations_total{kind="coll"%(selc)s}[%(rateWindow)s])) > 0)
+            ||| % c,
+          },
+          // Lateness: how much longer the slowest rank of the communicator spends per collective than this one.
+          // A collective ends at about the same moment on every rank, so the rank the others wait for has the
+          // SHORTEST duration and the LARGEST lateness. Each duration is measured on one host: no clock is
+          // compared across hosts.
+          {
+            record: "ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s" % c,
+            expr: |||
+              max by (ncclscope_job, comm) (ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s)
+              - on (ncclscope_job, comm) group_right
+              ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s
+            ||| % c,
+          },
+          // The straggler: the one rank per communicator with the largest lateness (its labels name rank, host,
+          // global_rank). Zero lateness everywhere means nobody is waited for.
+          {
+            record: "ncclscope:comm_straggler:rate%(rateWindow)s" % c,
+            expr: "topk by (ncclscope_job, comm) (1, ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s)" % c,
+          },
+          // The largest seconds per collective in the communicator (the straggler alert compares lateness to it).
+          {
+            record: "ncclscope:comm_seconds_per_op_max:rate%(rateWindow)s" % c,
+            expr: "max by (ncclscope_job, comm) (ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s)" % c,
+          },
+          // Bus bandwidth (nccl-tests' busbw: bytes x bus factor over the time inside collectives) of one rank.
+          {
+            record: "ncclscope:comm_rank_bus_bandwidth_bytes_per_second:rate%(rateWindow)s" % c,
+            expr: |||
+              sum without (func, algo, proto) (rate(ncclscope_comm_bus_bytes_total%(sel)s[%(rateWindow)s]))
+              /
+              (sum without (kind, func, algo, proto) (rate(ncclscope_comm_operation_seconds_total{kind="coll"%(selc)s}[%(rateWindow)s])) > 0)
+            ||| % c,
+          },
+          // Bus bandwidth of a communicator: bus bytes over the ranks' mean time inside collectives (as nccl-tests
+          // averages the time over ranks).
+          {
+            record: "ncclscope:comm_bus_bandwidth_bytes_per_second:rate%(rateWindow)s" % c,
+            expr: |||
+              sum by (ncclscope_job, comm) (rate(ncclscope_comm_bus_bytes_total%(sel)s[%(rateWindow)s]))
+              /
+              (sum by (ncclscope_job, comm) (rate(ncclscope_comm_operation_seconds_total{kind="coll"%(selc)s}[%(rateWindow)s])) > 0)
+            ||| % c,
+          },
+          // Progress lag: how many operations of a kind this rank is behind the furthest rank of the communicator
+          // (coll: collectives issued; p2p: sends and receives started, comparable across ranks only when every
+          // rank sends and receives alike, as a ring does). A rank that stopped issuing falls behind while its
+          // peers wait in the next operation.
+          {
+            record: "ncclscope:comm_rank_seq_lag",
+            expr: |||
+              max by (ncclscope_job, comm, kind) (sum without (func) (ncclscope_comm_last_seq%(sel)s))
+              - on (ncclscope_job, comm, kind) group_right
+              sum without (func) (ncclscope_comm_last_seq%(sel)s)
+            ||| % c,
+          },
+          // The communicator's name for legends and tables: comm_name of ncclscope_comm_info, or the hash where NCCL
+          // gave the communicator no name; one series per communicator. Join with
+          // `* on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name`.
+          {
+            record: "ncclscope:comm_name",
+            expr: |||
+              topk by (ncclscope_job, comm) (1,
+                group by (ncclscope_job, comm, comm_name) (ncclscope_comm_info{comm_name!=""%(selc)s})
+                or on (ncclscope_job, comm)
+                label_replace(group by (ncclscope_job, comm) (ncclscope_comm_info%(sel)s), "comm_name", "$1", "comm", "(.*)")
+              )
+            ||| % c,
+          },
+          // Job health. Ranks reporting: processes with ncclscope loaded whose metrics Prometheus has now (one per
+          // process even when it is scraped both over HTTP and through the node_exporter textfile).
+          {
+            record: "ncclscope:job_ranks_reporting",
+            expr: "count by (ncclscope_job) (group by (ncclscope_job, host, global_rank, pid) (ncclscope_process_info%(sel)s))" % c,
+          },
+          // HTTP targets found through ncclscope's file_sd files, and how many of them are down now.
+          {
+            record: "ncclscope:job_targets",
+            expr: "count by (ncclscope_job) (up{ncclscope_job!=\"\"%(selc)s})" % c,
+          },
+          {
+            record: "ncclscope:job_targets_down",
+            expr: "count by (ncclscope_job) (up{ncclscope_job!=\"\"%(selc)s}) - sum by (ncclscope_job) (up{ncclscope_job!=\"\"%(selc)s})" % c,
+          },
+          // Communicators with at least one rank flagged by the stall watch (0 when none).
+          {
+            record: "ncclscope:job_comms_stalled",
+            expr: "sum by (ncclscope_job) (max by (ncclscope_job, comm) (ncclscope_comm_stalled%(sel)s))" % c,
+          },
+        ],
+      },
+    ],
+  },
+}

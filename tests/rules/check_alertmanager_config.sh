@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# deploy/alertmanager/alertmanager.yml: amtool's check, and where the alerts go (a hang pages, warnings do not).
+# Its grouping and inhibition run against a real Alertmanager in tests/prometheus/hang_live.py.
+set -euo pipefail
+cfg=${1:?usage: check_alertmanager_config.sh ALERTMANAGER_YML}
+command -v amtool >/dev/null || { echo "SKIP: amtool is not installed (Debian's prometheus-alertmanager has it)"; exit 77; }
+amtool check-config "$cfg"
+route() { amtool config routes test --config.file="$cfg" "$@" 2>/dev/null; }
+for a in NcclscopeHang NcclscopeCommStalled NcclscopeRankDown; do
+  got=$(route alertname=$a severity=critical ncclscope_job=j comm=0x1)
+  [ "$got" = ncclscope-oncall ] || { echo "FAIL: $a goes to '$got', want ncclscope-oncall"; exit 1; }
+done
+got=$(route alertname=NcclscopeStraggler severity=warning ncclscope_job=j comm=0x1)
+[ "$got" = ncclscope-tickets ] || { echo "FAIL: NcclscopeStraggler goes to '$got', want ncclscope-tickets"; exit 1; }
+echo "PASS: $cfg is valid; critical alerts page, warnings go to tickets"
