@@ -210,7 +210,7 @@
           {
             alert: "NcclscopeHang",
             expr: |||
-              max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, rank, direction, via, from)
+              max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, gpu_instance_id, rank, direction, via, from)
                 (ncclscope:hang_culprit)
             ||| % c,
             labels: {'severity': 'critical'},
