@@ -32,29 +32,22 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 import urllib.request
 from datetime import datetime, timedelta, timezone
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from prom_server import PrometheusServer, Server, free_port  # noqa: E402
 
 SKIP = 77
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Prometheus:
+class Prometheus(PrometheusServer):
     def __init__(self, work, rules, alertmanager=None):
         self.work = work
         cfg = os.path.join(work, "prometheus.yml")
@@ -65,40 +58,10 @@ class Prometheus:
                 f.write(f"alerting: {{alertmanagers: [{{static_configs: [{{targets: ['{alertmanager}']}}]}}]}}\n")
             f.write("scrape_configs:\n  - job_name: ncclscope\n")
             f.write(f"    file_sd_configs: [{{files: ['{work}/sd/*.json'], refresh_interval: 1s}}]\n")
-        for _ in range(5):
-            self.port = free_port()
-            self.log = open(os.path.join(work, "prometheus.log"), "w")
-            self.proc = subprocess.Popen(
-                ["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={work}/data",
-                 f"--web.listen-address=127.0.0.1:{self.port}"], stdout=self.log, stderr=subprocess.STDOUT)
-            for _ in range(100):
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=1)
-                    return
-                except OSError:
-                    if self.proc.poll() is not None:
-                        break
-                    time.sleep(0.2)
-            self.proc.kill()
-            self.proc.wait()
-        raise RuntimeError("Prometheus would not start: " + open(os.path.join(work, "prometheus.log")).read()[-500:])
+        super().__init__(cfg, work)
 
     def get(self, path, **params):
-        url = f"http://127.0.0.1:{self.port}{path}"
-        if params:
-            url += "?" + urllib.parse.urlencode(params)
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return json.load(r)["data"]
-
-    def query(self, q):
-        return self.get("/api/v1/query", query=q)["result"]
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        return self.api(path, **params)
 
 
 class Webhook:
@@ -148,24 +111,11 @@ class Alertmanager:
         path = os.path.join(work, "alertmanager.yml")
         with open(path, "w") as f:
             yaml.safe_dump(cfg, f)
-        for _ in range(5):
-            self.port = free_port()
-            self.log = open(os.path.join(work, "alertmanager.log"), "w")
-            self.proc = subprocess.Popen(
-                ["prometheus-alertmanager", f"--config.file={path}", f"--storage.path={work}/am-data",
-                 f"--web.listen-address=127.0.0.1:{self.port}", "--cluster.listen-address="],
-                stdout=self.log, stderr=subprocess.STDOUT)
-            for _ in range(100):
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=1)
-                    return
-                except OSError:
-                    if self.proc.poll() is not None:
-                        break
-                    time.sleep(0.2)
-            self.proc.kill()
-            self.proc.wait()
-        raise RuntimeError("Alertmanager would not start: " + open(os.path.join(work, "alertmanager.log")).read()[-500:])
+        self.server = Server(lambda port: ["prometheus-alertmanager", f"--config.file={path}",
+                                           f"--storage.path={work}/am-data", f"--web.listen-address=127.0.0.1:{port}",
+                                           "--cluster.listen-address="],
+                             os.path.join(work, "alertmanager.log"))
+        self.port = self.server.port
 
     def post(self, alerts):
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}/api/v2/alerts", data=json.dumps(alerts).encode(),
@@ -173,11 +123,7 @@ class Alertmanager:
         urllib.request.urlopen(req, timeout=10).close()
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        self.server.stop()
 
 
 def inhibition_check(am, hook):

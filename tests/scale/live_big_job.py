@@ -26,27 +26,14 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
-import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from prom_server import PrometheusServer, http_get  # noqa: E402
 
 
 def get(port, path, params=None, timeout=30):
-    url = f"http://127.0.0.1:{port}{path}"
-    if params:
-        url += "?" + urllib.parse.urlencode(params)
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return json.loads(r.read())
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+    return json.loads(http_get(port, path, params, timeout))
 
 
 def descendants(pid):
@@ -107,16 +94,8 @@ def main():
                 f"rule_files: ['{ROOT}/rules/ncclscope-hang.yml']\n"
                 "scrape_configs:\n  - job_name: ncclscope\n"
                 f"    file_sd_configs: [{{files: ['{work}/sd/*.json'], refresh_interval: 5s}}]\n")
-    port = free_port()
-    plog = open(f"{work}/prometheus.log", "w")
-    prom = subprocess.Popen(["prometheus", f"--config.file={work}/prometheus.yml", f"--storage.tsdb.path={work}/data",
-                             f"--web.listen-address=127.0.0.1:{port}"], stdout=plog, stderr=subprocess.STDOUT)
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/-/ready", timeout=2).read()
-            break
-        except Exception:
-            time.sleep(0.2)
+    server = PrometheusServer(f"{work}/prometheus.yml", work)
+    prom, port = server.proc, server.port
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(a.build, "lib"), NCCLSCOPE_SD_DIR=f"{work}/sd",
                NCCLSCOPE_PROM_PORT="0", NCCLSCOPE_PROM_BIND="127.0.0.1", NCCLSCOPE_SOCKET_IFNAME="lo",
                NCCLSCOPE_JOB_ID="bigjob")

@@ -45,14 +45,12 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import struct
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -62,6 +60,8 @@ RANKS_PER_HOST = 8
 SIZES = [0, 8, 4, 512, 64, 2, 16, 128]
 NAMES = ["world", "tp", "pp", "dp", "ep", "cp", "tp_dp", "dp_shard"]
 JOB = "scale"
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from prom_server import PrometheusServer, http_get  # noqa: E402
 
 
 # --- remote write encoding (protobuf by hand, snappy as literals only: a valid snappy block) ---
@@ -285,20 +285,8 @@ def push_job(w, tl, ranks, comms, culprit, onset_idx):
 
 # --- Prometheus ---
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def get(port, path, params=None, timeout=60):
-    url = f"http://127.0.0.1:{port}{path}"
-    if params:
-        url += "?" + urllib.parse.urlencode(params)
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return r.read()
+    return http_get(port, path, params, timeout)
 
 
 def query(port, expr):
@@ -454,26 +442,15 @@ def main():
     os.makedirs(os.path.join(work, "data"), exist_ok=True)
     cfg = os.path.join(work, "prometheus.yml")
     write_config(cfg, [])
-    port = free_port()
     env = dict(os.environ)
     if a.memlimit:
         env["GOMEMLIMIT"] = a.memlimit
-    log = open(os.path.join(work, "prometheus.log"), "w")
-    prom = subprocess.Popen(["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={work}/data",
-                             f"--web.listen-address=127.0.0.1:{port}", "--web.enable-remote-write-receiver",
-                             "--web.enable-lifecycle"], stdout=log, stderr=subprocess.STDOUT, env=env)
+    server = PrometheusServer(cfg, work, ["--web.enable-remote-write-receiver", "--web.enable-lifecycle"], env)
+    prom, port = server.proc, server.port
     fig = {"ranks": ranks, "comms": comms, "culprit": culprit, "history_s": a.history, "future_s": future,
            "samples_per_series": n}
     ok = True
     try:
-        for _ in range(300):
-            try:
-                get(port, "/-/ready", timeout=2)
-                break
-            except Exception:
-                if prom.poll() is not None:
-                    raise RuntimeError("prometheus exited: " + open(os.path.join(work, "prometheus.log")).read()[-2000:])
-                time.sleep(0.2)
         print(f"{ranks} ranks x {comms} communicators, ~{nseries} series x {n} samples; culprit global rank "
               f"{culprit}; Prometheus on {port}, work {work}", flush=True)
         t0 = time.time()
