@@ -45,7 +45,6 @@ times every collective and point-to-point operation, keeps a flight recorder, na
 communicator waits in, counts traffic per NIC and communicator, and exports Prometheus metrics and JSON dumps.
 Includes ncclscope-sim (an emulated NCCL job), ncclscope-loadcheck, ncclscope-analyze (post-mortem), Prometheus
 rules and a Grafana dashboard.")
-set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_GENERATOR "DEB;TGZ")
 set(CPACK_PACKAGE_FILE_NAME ncclscope-${PROJECT_VERSION}-Linux-${CMAKE_SYSTEM_PROCESSOR})
 # Shipped binaries carry no debug sections (the RelWithDebInfo plugin is ~45 MB with them, ~2 MB without).

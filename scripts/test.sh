@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian 12 machine: installs the packages, builds, runs every tier
-# (unit, ABI, net conformance, end-to-end, real Prometheus, and the soft-RoCE guest tier `rdma_tier`,
+# (unit, ABI, net conformance, end-to-end, real Prometheus, the package tier (the .deb chrooted in a bare Debian
+# root, the analyzer pip-installed: tests/package), and the soft-RoCE guest tier `rdma_tier`,
 # which boots a QEMU guest with verbs devices and runs the `rdma_guest` tests in it, and the two-host tier
 # `rdma2_tier`, two such guests on one emulated network, never at once: RESOURCE_LOCK), then the unit and
 # ABI tests again under AddressSanitizer+UndefinedBehaviorSanitizer, the fuzz tier (libFuzzer under
