@@ -19,8 +19,16 @@ install(TARGETS ncclscope_plugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/libnccl-profiler-ncclscope.so DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 if(NCCLSCOPE_BUILD_TOOLS)
-  foreach(_tool ncclscope-sim ncclscope-loadcheck ncclscope-params ncclscope-cleanup)
-    install(TARGETS ${_tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # Every ncclscope-* program that tools/<name>/ builds (a new tool is installed without a line here).
+  get_property(_tool_dirs DIRECTORY ${PROJECT_SOURCE_DIR}/tools PROPERTY SUBDIRECTORIES)
+  foreach(_dir IN LISTS _tool_dirs)
+    get_property(_targets DIRECTORY ${_dir} PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(_target IN LISTS _targets)
+      get_target_property(_type ${_target} TYPE)
+      if(_type STREQUAL "EXECUTABLE" AND _target MATCHES "^ncclscope-")
+        install(TARGETS ${_target} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+      endif()
+    endforeach()
   endforeach()
   install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/analyze/ncclscope_analyze.py DESTINATION ${CMAKE_INSTALL_BINDIR}
           RENAME ncclscope-analyze)

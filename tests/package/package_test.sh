@@ -75,6 +75,12 @@ echo "none"
 plugin=$(cd "$root" && ls usr/lib/*/libnccl-net-ncclscope.so usr/lib/libnccl-net-ncclscope.so 2>/dev/null | head -n1) || true
 [ -n "$plugin" ] || fail "the .deb installed no libnccl-net-ncclscope.so under /usr/lib"
 [ -L "$root/$(dirname "$plugin")/libnccl-profiler-ncclscope.so" ] || fail "no libnccl-profiler-ncclscope.so symlink"
+for tool in ncclscope-sim ncclscope-loadcheck ncclscope-params ncclscope-cleanup ncclscope-analyze; do
+  [ -x "$root/usr/bin/$tool" ] || fail "the .deb installed no /usr/bin/$tool"
+done
+for dir in dashboards rules docs python/ncclscope-analyze; do
+  [ -n "$(ls -A "$root/usr/share/ncclscope/$dir" 2>/dev/null)" ] || fail "the .deb installed nothing in /usr/share/ncclscope/$dir"
+done
 echo "=== readelf -d /$plugin (installed) ==="
 needed=$(readelf -d "$root/$plugin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 echo "$needed" | sed 's/^/NEEDED /'
