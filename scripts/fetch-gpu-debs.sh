@@ -3,12 +3,15 @@
 # cannot install anything: Debian's .deb files of our build dependencies (unpacked there, never installed)
 # and the CUDA toolkit's nccl.h as a fallback for an NCCL wheel without headers.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-.deps}
 mkdir -p "$dir/nccl-include"
 cd "$dir"
 apt-get download libabsl-dev libabsl20220623 prometheus-cpp-dev libprometheus-cpp-core1.0 \
   libprometheus-cpp-pull1.0 libprometheus-cpp-push1.0 libcivetweb-dev libcivetweb1 civetweb nlohmann-json3-dev \
   libbenchmark-dev libbenchmark1debian libgtest-dev googletest zlib1g-dev zlib1g libcurl4-openssl-dev libcurl4
+# Debian's abseil source, for the static abseil the packages ship (device_proof.sh builds with it).
+"$here/fetch-abseil-source.sh" abseil-source
 cuda=$(dirname "$(dirname "$(command -v nvcc)")")
 cp "$cuda/include/nccl.h" nccl-include/
 ls -la

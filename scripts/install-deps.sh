@@ -12,6 +12,10 @@ packages=(
   # The rules and dashboard are generated from mixin/ (scripts/gen-mixin.sh); the Alertmanager example is
   # tested with the real Alertmanager (tests/prometheus/hang_live.py) and amtool; those tests read YAML in Python.
   jsonnet prometheus-alertmanager python3-yaml
+  # The packages (cpack: dpkg-deb, dpkg-shlibdeps; docs/install.md) and their tests (tests/package): the analyzer
+  # installs offline into a venv with Debian's setuptools; a bare Debian root is made with apt-get download and
+  # dpkg -x and entered with chroot and unshare. Static abseil compiles Debian's source (scripts/fetch-abseil-source.sh).
+  dpkg-dev python3-setuptools python3-wheel python3-venv util-linux coreutils
   # The TLS + basic-auth endpoint test (tests/prometheus/tls_auth_scrape.sh) makes its certificates with
   # the openssl CLI; the plugin dlopens libssl3 and libcrypt1 at run time only when a web config asks.
   openssl libssl3 libcrypt1

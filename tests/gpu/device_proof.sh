@@ -16,9 +16,13 @@ python3 -c 'import torch; print("torch", torch.__version__, "NCCL", torch.cuda.n
 
 . "$root/tests/gpu/deps_env.sh"
 build=/tmp/ncclscope-build
+# Abseil linked in as the packages ship it, from the source fetch-gpu-debs.sh carried (nothing can be fetched here);
+# without it, Debian's shared abseil from the unpacked .debs.
+abseil_src=$(ls -d "$debs"/abseil-source/abseil-* 2>/dev/null | head -n1)
+if [ -n "$abseil_src" ]; then abseil=(-DNCCLSCOPE_ABSEIL_SOURCE_DIR="$abseil_src"); else abseil=(-DNCCLSCOPE_STATIC_ABSEIL=OFF); fi
 configure() {
   rm -rf "$build"
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix/usr" "$@" \
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix/usr" "${abseil[@]}" "$@" \
     >"$out/configure.txt" 2>&1
 }
 echo "=== build ==="

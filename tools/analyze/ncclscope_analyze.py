@@ -3,7 +3,8 @@
 
   ncclscope-analyze DIR_OR_FILE... [--json] [--trace OUT.json]
 
-The work is in the ncclscope_analysis package next to this file (the build copies both into bin/).
+The work is in the ncclscope_analysis package: next to this file (the build copies both into bin/), or, where
+installed (docs/install.md), in <prefix>/share/ncclscope/python/ncclscope-analyze/ (a pip-installable copy).
 Exit status: 0 healthy, 1 a problem was found (hang, missing rank, straggler), 2 bad input or usage (the file
 and field are named), 3 internal error, 4 output not written (--help says more).
 """
@@ -11,7 +12,11 @@ import os
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree and bin/ free of __pycache__
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+_here = os.path.dirname(os.path.realpath(__file__))
+for _where in (_here, os.path.join(_here, os.pardir, "share", "ncclscope", "python", "ncclscope-analyze")):
+    if os.path.isfile(os.path.join(_where, "ncclscope_analysis", "cli.py")):
+        sys.path.insert(0, os.path.normpath(_where))
+        break
 
 from ncclscope_analysis.cli import main  # noqa: E402
 

@@ -1,0 +1,70 @@
+# What `cmake --install` and the packages put where (docs/install.md), and the packages themselves (CPack): a .deb
+# named ncclscope, and a relocatable .tar.gz. The version is project()'s.
+#
+#   <libdir>/libnccl-net-ncclscope.so          the plugin NCCL loads (net and profiler)
+#   <libdir>/libnccl-profiler-ncclscope.so     a symlink to it (NCCL_PROFILER_PLUGIN=ncclscope finds it by name)
+#   bin/ncclscope-{sim,loadcheck,params,cleanup,analyze}
+#   share/ncclscope/{dashboards,rules,docs}/   Grafana dashboard, Prometheus rules (and their promtool tests), docs
+#   share/ncclscope/python/ncclscope-analyze/  the analyzer as a pip-installable package (bin/ncclscope-analyze
+#                                              runs it from there)
+#   share/doc/ncclscope/                       README.md, CHANGELOG.md, LICENSE
+include(GNUInstallDirs)
+# `ninja install` and cpack install what is built and build nothing first: the whole tree (every test and benchmark)
+# is not needed for a package, and the package test runs inside a built tree. Build, then package (docs/install.md).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+set(NCCLSCOPE_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/ncclscope)
+
+install(TARGETS ncclscope_plugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The build's symlink, installed as a symlink (file(INSTALL) copies links as links).
+install(FILES ${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/libnccl-profiler-ncclscope.so DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+if(NCCLSCOPE_BUILD_TOOLS)
+  # Every ncclscope-* program that tools/<name>/ builds (a new tool is installed without a line here).
+  get_property(_tool_dirs DIRECTORY ${PROJECT_SOURCE_DIR}/tools PROPERTY SUBDIRECTORIES)
+  foreach(_dir IN LISTS _tool_dirs)
+    get_property(_targets DIRECTORY ${_dir} PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(_target IN LISTS _targets)
+      get_target_property(_type ${_target} TYPE)
+      if(_type STREQUAL "EXECUTABLE" AND _target MATCHES "^ncclscope-")
+        install(TARGETS ${_target} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+      endif()
+    endforeach()
+  endforeach()
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/analyze/ncclscope_analyze.py DESTINATION ${CMAKE_INSTALL_BINDIR}
+          RENAME ncclscope-analyze)
+  install(DIRECTORY ${NCCLSCOPE_ANALYZE_PYPROJECT_DIR}/ DESTINATION ${NCCLSCOPE_SHARE_DIR}/python/ncclscope-analyze
+          PATTERN __pycache__ EXCLUDE)
+endif()
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/dashboards/ DESTINATION ${NCCLSCOPE_SHARE_DIR}/dashboards)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/rules/ DESTINATION ${NCCLSCOPE_SHARE_DIR}/rules)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${NCCLSCOPE_SHARE_DIR}/docs)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md ${PROJECT_SOURCE_DIR}/LICENSE
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# Packages: `cpack --config <build>/CPackConfig.cmake` writes both into the current directory.
+set(CPACK_PACKAGE_NAME ncclscope)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VENDOR ncclscope)
+set(CPACK_PACKAGE_CONTACT "ncclscope maintainers")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "NCCL net and profiler plugin: telemetry for NCCL jobs, stuck ranks named")
+set(CPACK_PACKAGE_DESCRIPTION "One library that NCCL loads as its network plugin and its profiler plugin. It
+times every collective and point-to-point operation, keeps a flight recorder, names the operation a stuck
+communicator waits in, counts traffic per NIC and communicator, and exports Prometheus metrics and JSON dumps.
+Includes ncclscope-sim (an emulated NCCL job), ncclscope-loadcheck, ncclscope-analyze (post-mortem), Prometheus
+rules and a Grafana dashboard.")
+set(CPACK_GENERATOR "DEB;TGZ")
+set(CPACK_PACKAGE_FILE_NAME ncclscope-${PROJECT_VERSION}-Linux-${CMAKE_SYSTEM_PROCESSOR})
+# Shipped binaries carry no debug sections (the RelWithDebInfo plugin is ~45 MB with them, ~2 MB without).
+set(CPACK_STRIP_FILES ON)
+set(CPACK_THREADS 0)
+
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+# Depends: what the installed binaries NEED, as dpkg-shlibdeps reads them (libc6, libstdc++6, libgcc-s1, zlib1g:
+# abseil is linked in), plus python3 for ncclscope-analyze.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+include(CPack)
