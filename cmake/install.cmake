@@ -5,6 +5,8 @@
 #   <libdir>/libnccl-profiler-ncclscope.so     a symlink to it (NCCL_PROFILER_PLUGIN=ncclscope finds it by name)
 #   bin/ncclscope-{sim,loadcheck,params,cleanup,analyze}
 #   share/ncclscope/{dashboards,rules,docs}/   Grafana dashboard, Prometheus rules (and their promtool tests), docs
+#   share/ncclscope/mixin/                     the jsonnet source of the rules and dashboard, to regenerate them tuned
+#   share/ncclscope/deploy/                    Alertmanager, Kubernetes and Slurm examples (ncclscope-dump.sh)
 #   share/ncclscope/python/ncclscope-analyze/  the analyzer as a pip-installable package (bin/ncclscope-analyze
 #                                              runs it from there)
 #   share/doc/ncclscope/                       README.md, CHANGELOG.md, LICENSE
@@ -39,6 +41,8 @@ endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/dashboards/ DESTINATION ${NCCLSCOPE_SHARE_DIR}/dashboards)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/rules/ DESTINATION ${NCCLSCOPE_SHARE_DIR}/rules)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${NCCLSCOPE_SHARE_DIR}/docs)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/mixin/ DESTINATION ${NCCLSCOPE_SHARE_DIR}/mixin)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/deploy/ DESTINATION ${NCCLSCOPE_SHARE_DIR}/deploy USE_SOURCE_PERMISSIONS)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md ${PROJECT_SOURCE_DIR}/LICENSE
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 

@@ -31,6 +31,8 @@ tail -n1 "$work/pip.log"
 installed=$("$work/venv/bin/python" -m pip show ncclscope-analyze | sed -n 's/^Version: //p')
 [ "$installed" = "$version" ] || fail "installed version '$installed', the project's is '$version'"
 [ -x "$work/venv/bin/ncclscope-analyze" ] || fail "no ncclscope-analyze console script in the venv"
+said=$(cd / && "$work/venv/bin/ncclscope-analyze" --version)
+[ "$said" = "ncclscope-analyze $version" ] || fail "the console script's --version says '$said'"
 
 # A 2-rank job's dumps, read by the console script from a directory with no copy of the package in reach.
 mkdir -p "$work/job"

@@ -78,9 +78,10 @@ plugin=$(cd "$root" && ls usr/lib/*/libnccl-net-ncclscope.so usr/lib/libnccl-net
 for tool in ncclscope-sim ncclscope-loadcheck ncclscope-params ncclscope-cleanup ncclscope-analyze; do
   [ -x "$root/usr/bin/$tool" ] || fail "the .deb installed no /usr/bin/$tool"
 done
-for dir in dashboards rules docs python/ncclscope-analyze; do
+for dir in dashboards rules docs mixin deploy/alertmanager deploy/kubernetes deploy/slurm python/ncclscope-analyze; do
   [ -n "$(ls -A "$root/usr/share/ncclscope/$dir" 2>/dev/null)" ] || fail "the .deb installed nothing in /usr/share/ncclscope/$dir"
 done
+[ -x "$root/usr/share/ncclscope/deploy/slurm/ncclscope-dump.sh" ] || fail "ncclscope-dump.sh installed without its execute bit"
 echo "=== readelf -d /$plugin (installed) ==="
 needed=$(readelf -d "$root/$plugin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 echo "$needed" | sed 's/^/NEEDED /'
