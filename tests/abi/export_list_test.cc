@@ -1,5 +1,6 @@
 // The module exports exactly NCCL's tables (no C++, abseil or prometheus symbols), and its run-time
 // dependencies are the documented ones: never libibverbs or the CUDA driver, which are dlopen'ed.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -51,6 +52,21 @@ TEST(ExportList, TablesAreDataObjects) {
       EXPECT_TRUE(type == "R" || type == "D" || type == "B") << name << " has type " << type;
     }
   }
+}
+
+// A loader built from a v7 header with optional hooks appended after finalize (some NCCL and RCCL trees) reads
+// them from our table: the symbol must cover those slots (80 bytes) and hold null there.
+TEST(ExportList, ProfilerV7CarriesNullSlotsAfterFinalize) {
+  void* lib = dlopen(NCCLSCOPE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  const auto* slots = static_cast<void* const*>(dlsym(lib, "ncclProfiler_v7"));
+  ASSERT_NE(slots, nullptr);
+  for (int i = 1; i <= 5; ++i) EXPECT_NE(slots[i], nullptr) << "v7 slot " << i;
+  for (int i = 6; i < 10; ++i) EXPECT_EQ(slots[i], nullptr) << "slot " << i << " after finalize";
+  const std::string size = RunCommand(std::string("nm -D -S --defined-only ") + NCCLSCOPE_PLUGIN_PATH +
+                                      " | awk '$NF == \"ncclProfiler_v7\" {print $2}'");
+  EXPECT_EQ(size, "0000000000000050\n") << "the exported table's symbol size";
+  dlclose(lib);
 }
 
 TEST(Dependencies, NeededEntriesAreTheDocumentedOnes) {

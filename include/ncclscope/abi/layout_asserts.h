@@ -147,6 +147,9 @@ NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v4_t);
 NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v5_t);
 NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v6_t);
 NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v7_t);
+/* The exported v7 table: null slots right after finalize, where variant v7 tables keep optional hooks. */
+NCCLSCOPE_OFF(ncclscope_profiler_v7_export_t, optional_slots, 48);
+NCCLSCOPE_SIZE(ncclscope_profiler_v7_export_t, 80);
 
 /* §2.5 state args. */
 NCCLSCOPE_SIZE(ncclscope_profiler_state_args_t, 8);

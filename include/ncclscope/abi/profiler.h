@@ -362,6 +362,14 @@ typedef struct {
   NCCLSCOPE_PROFILER_V5_V6_SLOTS(ncclscope_profiler_descr_v7_t)
 } ncclscope_profiler_v7_t;
 
+/* What ncclscope exports as ncclProfiler_v7: the table, then null slots. Some NCCL and RCCL trees' v7 tables
+ * append optional function pointers after finalize (a device-hook getter; device FIFO create/destroy) that their
+ * loader reads and calls when not null; past a bare 48-byte table it would read whatever the linker put next. */
+typedef struct {
+  ncclscope_profiler_v7_t table;
+  const void* optional_slots[4]; /* always null */
+} ncclscope_profiler_v7_export_t;
+
 #ifdef __cplusplus
 }
 #endif

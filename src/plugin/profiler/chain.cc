@@ -12,7 +12,7 @@
 #include "profiler/pools.h"
 #include "profiler/profiler.h"
 
-extern "C" const ncclscope_profiler_v7_t ncclProfiler_v7;
+extern "C" const ncclscope_profiler_v7_export_t ncclProfiler_v7;
 
 namespace ncclscope::profiler::abi::chain {
 namespace {

@@ -104,11 +104,15 @@ ncclscope_result_t StartEventV7(void* context, void** eHandle, ncclscope_profile
 }  // namespace
 }  // namespace ncclscope::profiler::abi
 
-extern "C" __attribute__((visibility("default"))) const ncclscope_profiler_v7_t ncclProfiler_v7 = {
-    .name = "ncclscope",
-    .init = ncclscope::profiler::abi::InitV7,
-    .startEvent = ncclscope::profiler::abi::StartEventV7,
-    .stopEvent = ncclscope::profiler::abi::StopEventAbi,
-    .recordEventState = ncclscope::profiler::abi::RecordEventStateAbi,
-    .finalize = ncclscope::profiler::abi::FinalizeAbi,
+extern "C" __attribute__((visibility("default"))) const ncclscope_profiler_v7_export_t ncclProfiler_v7 = {
+    .table =
+        {
+            .name = "ncclscope",
+            .init = ncclscope::profiler::abi::InitV7,
+            .startEvent = ncclscope::profiler::abi::StartEventV7,
+            .stopEvent = ncclscope::profiler::abi::StopEventAbi,
+            .recordEventState = ncclscope::profiler::abi::RecordEventStateAbi,
+            .finalize = ncclscope::profiler::abi::FinalizeAbi,
+        },
+    .optional_slots = {},
 };
