@@ -36,6 +36,10 @@ local dur(seconds) =
     stragglerFraction: 0.25,  // ... and above this fraction of the communicator's seconds per collective
     stragglerFor: '5m',
     nicErrorWindow: '5m',  // NcclscopeNicErrors: any error within this window
+    // NcclscopeNicErrors waits this long: a process that died or froze breaks its peers' connections at once, and
+    // the hang rules need a few scrapes to name it (NcclscopeHang class process), which then inhibits these symptoms
+    // in Alertmanager (deploy/alertmanager) whatever its group_wait.
+    nicErrorsFor: dur(std.max(30, 3 * self.scrapeIntervalSeconds)),
     droppedEventsWindow: '10m',  // NcclscopeCommDroppedEvents, NcclscopeProfilerDroppedEvents
 
     // Where each alert's runbook_url points: this URL plus '#' and the alert name in lower case (docs/runbook.md

@@ -166,6 +166,7 @@ local words(d) =
           {
             alert: "NcclscopeNicErrors",
             expr: "sum without (kind) (increase(ncclscope_nic_errors_total%(sel)s[%(nicErrorWindow)s])) > 0" % c,
+            'for': c.nicErrorsFor,
             labels: {'severity': 'warning'},
             annotations: {
               summary: std.join(' ', [
