@@ -35,12 +35,15 @@ def check(cond, what):
         FAILED.append(what)
 
 
-def run(layout, abi, args, dump, tag_names=None):
+def run(layout, abi, args, dump, tag_names=None, rccl_v7=None):
     os.makedirs(os.path.join(dump, "prom"), exist_ok=True)
     env = dict(os.environ, LD_LIBRARY_PATH=PLUGIN_DIR, NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SOCKET_IFNAME="=lo",
                NCCLSCOPE_PROM_PORT="-1", NCCLSCOPE_DUMP_DIR=dump, NCCL_DEBUG="INFO", NCCLSCOPE_EVENT_MASK=MASK,
                NCCLSCOPE_PROM_TEXTFILE_DIR=os.path.join(dump, "prom"), NCCLSCOPE_METRICS_LEVEL="full")
     env.pop("NCCLSCOPE_TAG_NAMES", None)
+    env.pop("NCCLSCOPE_RCCL_V7", None)
+    if rccl_v7:
+        env["NCCLSCOPE_RCCL_V7"] = rccl_v7
     if tag_names:
         env["NCCLSCOPE_TAG_NAMES"] = tag_names
     cmd = [SIM, "--abi", abi, "--abi-layout", layout] + args
@@ -153,6 +156,16 @@ with tempfile.TemporaryDirectory() as tmp:
         check(d["events"].get("KernelPhase", 0) == 0, f"untagged rank {d['rank']}: no KernelPhase event")
     counts_right(dumps, size, warmup, iters, "untagged")
     no_foreign_values(dumps, prom, "untagged")
+
+    # The operator's override: RCCL's appended v7 read as v6 (NCCLSCOPE_RCCL_V7=v6), as an RCCL the heuristic
+    # misjudges would be. Same counts, no tags, the warning names the setting.
+    out, dumps, prom = run("rccl", "2.31", job, os.path.join(tmp, "forced-v6"), tag_names="1=forward", rccl_v7="v6")
+    check(sum("NCCLSCOPE_RCCL_V7=v6" in l for l in out.splitlines()) == ranks,
+          "forced v6: one line per rank process names NCCLSCOPE_RCCL_V7=v6")
+    check(len(dumps) == ranks and all(d["abi"] == "v7-rccl-as-v6" and not d.get("tags") for d in dumps),
+          f"forced v6: abi v7-rccl-as-v6, no tags ({[(d['abi'], d.get('tags')) for d in dumps]})")
+    counts_right(dumps, size, warmup, iters, "forced v6")
+    no_foreign_values(dumps, prom, "forced v6")
 
     # An RCCL with only v6 (--abi 2.30): bit 0x8000 is its ProxyDiag, state 31 its ProxyDiag update.
     out, dumps, prom = run("rccl", "2.30", job, os.path.join(tmp, "rccl-v6"))

@@ -44,6 +44,17 @@ TEST(RcclLayout, DeclinesWithoutCollConfigOrBefore231OrUnknownVersion) {
 
 #ifdef NCCLSCOPE_FAKE_RCCL_DIR
 // Before and after loading the fake: found by its name, with the symbol the "rccl" fake has.
+// NCCLSCOPE_RCCL_V7 overrides the heuristic either way under RCCL, and never applies without it.
+TEST(RcclLayout, TheOperatorsChoiceOverridesTheHeuristicUnderRcclOnly) {
+  std::string why;
+  EXPECT_EQ(V7ReadingFor(Host("librccl.so", 23102, true), &why, "v6"), V7Reading::kRcclAsV6);
+  EXPECT_NE(why.find("NCCLSCOPE_RCCL_V7=v6"), std::string::npos) << why;
+  EXPECT_EQ(V7ReadingFor(Host("librccl.so", 23102, false), &why, "v7"), V7Reading::kRcclAppended);
+  EXPECT_NE(why.find("NCCLSCOPE_RCCL_V7=v7"), std::string::npos) << why;
+  EXPECT_EQ(V7ReadingFor(Host("", 23102, false), &why, "v6"), V7Reading::kNvidia);
+  EXPECT_EQ(why, "");
+}
+
 TEST(RcclLayout, FindsALoadedLibrcclAndItsConfigApi) {
   EXPECT_EQ(FindRccl().library, "");
   const std::string path = std::string(NCCLSCOPE_FAKE_RCCL_DIR) + "/fake-rccl/librccl.so";

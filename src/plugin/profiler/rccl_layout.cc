@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/params.h"
 #include "profiler/profiler.h"
 
 namespace ncclscope::profiler::abi {
@@ -40,7 +41,7 @@ RcclHost FindRccl() {
   return h;
 }
 
-V7Reading V7ReadingFor(const RcclHost& h, std::string* why) {
+V7Reading V7ReadingFor(const RcclHost& h, std::string* why, const std::string& forced) {
   why->clear();
   if (h.library.empty()) return V7Reading::kNvidia;
   char version[32];
@@ -49,15 +50,17 @@ V7Reading V7ReadingFor(const RcclHost& h, std::string* why) {
   } else {
     snprintf(version, sizeof(version), "of unknown version");
   }
-  const char* lack = h.version < kFirstRcclV7 ? "predates NCCL 2.31's v7"
-                     : !h.coll_config        ? "has no ncclAllReduceConfig, so no user tag to pass"
-                                             : nullptr;
+  const char* lack = forced == "v7"                ? nullptr
+                     : forced == "v6"                ? "is set to be read as v6 (NCCLSCOPE_RCCL_V7=v6)"
+                     : h.version < kFirstRcclV7      ? "predates NCCL 2.31's v7"
+                     : !h.coll_config                ? "has no ncclAllReduceConfig, so no user tag to pass"
+                                                     : nullptr;
   char line[768];
   if (lack == nullptr) {
     snprintf(line, sizeof(line),
-             "RCCL (NCCL %s base, %s): profiler v7 read with NVIDIA's layout, its prefix; RCCL's "
+             "RCCL (NCCL %s base, %s): profiler v7 read with NVIDIA's layout, its prefix%s; RCCL's "
              "ProxyOp additions and ProxyDiag updates are ignored",
-             version, h.library.c_str());
+             version, h.library.c_str(), forced == "v7" ? " (NCCLSCOPE_RCCL_V7=v7)" : "");
     *why = line;
     return V7Reading::kRcclAppended;
   }
@@ -72,7 +75,7 @@ V7Reading V7ReadingFor(const RcclHost& h, std::string* why) {
 const V7Verdict& ProcessV7Verdict() {
   static const V7Verdict v = [] {
     V7Verdict out;
-    out.reading = V7ReadingFor(FindRccl(), &out.why);
+    out.reading = V7ReadingFor(FindRccl(), &out.why, Params().Str(ParamId::kRcclV7));
     return out;
   }();
   return v;

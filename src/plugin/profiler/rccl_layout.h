@@ -25,8 +25,9 @@ struct RcclHost {
 
 RcclHost FindRccl();
 
-// The verdict for a host and the one log line that explains it ("" for NVIDIA).
-V7Reading V7ReadingFor(const RcclHost& h, std::string* why);
+// The verdict for a host and the one log line that explains it ("" for NVIDIA). `forced` is NCCLSCOPE_RCCL_V7:
+// "auto" decides by version and API, "v7" or "v6" is the operator's choice (it applies under RCCL only).
+V7Reading V7ReadingFor(const RcclHost& h, std::string* why, const std::string& forced = "auto");
 
 // The process's verdict and its log line, decided on the first call; later calls return the same.
 struct V7Verdict {
