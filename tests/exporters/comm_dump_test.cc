@@ -197,6 +197,9 @@ TEST_F(CommDumpTest, FirstMemberAloneHoldsTheWholeSummary) {
     EXPECT_TRUE(j["identity"]["gpu_uuid"].is_null());
   }
   EXPECT_TRUE(j["identity"]["nccl_version"].is_null());
+  // Off MIG (no GPU here): present as null, so a reader never guesses.
+  EXPECT_TRUE(j["identity"].contains("gpu_instance_id") && j["identity"]["gpu_instance_id"].is_null());
+  EXPECT_TRUE(j["identity"].contains("mig_uuid") && j["identity"]["mig_uuid"].is_null());
 
   const json& c = j["clock"];
   EXPECT_LE(c["mono_before_ns"].get<uint64_t>(), c["mono_after_ns"].get<uint64_t>());

@@ -40,6 +40,8 @@ json IdentityJson() {
           {"local_rank", IntOrNull(id.local_rank)},
           {"world_size", world_size > 0 ? json(world_size) : json(nullptr)},
           {"gpu_uuid", id.gpu_uuid.empty() ? json(nullptr) : json(id.gpu_uuid)},
+          {"gpu_instance_id", IntOrNull(id.gpu_instance_id)},
+          {"mig_uuid", id.mig_uuid.empty() ? json(nullptr) : json(id.mig_uuid)},
           {"nccl_version", NcclVersion()}};
 }
 
