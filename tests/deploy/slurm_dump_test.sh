@@ -50,12 +50,16 @@ grep -q "sent to 3 ncclscope process(es) with SLURM_JOB_ID=$job\$" "$work/tool.l
 requests() {  # requests DIR: how many dumps under DIR the dump signal asked for
   for f in $(find "$1" -name 'ncclscope-comm-*.json.gz'); do zcat "$f" | head -1; done | grep -c '"reason":"request"'
 }
-n=0
-for _ in $(seq 100); do
-  n=$(requests "$work/job")
-  [ "$n" -ge 3 ] && break
-  sleep 0.2
-done
+wait_requests() {  # wait_requests DIR N: the request dumps under DIR once N are there, or after 20 s
+  local n=0
+  for _ in $(seq 100); do
+    n=$(requests "$1")
+    [ "$n" -ge "$2" ] && break
+    sleep 0.2
+  done
+  echo "$n"
+}
+n=$(wait_requests "$work/job" 3)
 [ "$n" -eq 3 ] || { echo "FAIL: $n request dumps from the job's 3 ranks (the hung one included), want 3"; fail=1; }
 [ "$(requests "$work/other")" -eq 0 ] || { echo "FAIL: another job's ranks dumped"; fail=1; }
 for p in "$job_sim" "$off_sim" "$other_sim" "$wrapper"; do
@@ -69,12 +73,7 @@ done
 # VAR=VALUE: the other job's ranks, by a variable only they have (as a pod's ConfigMap variables).
 "$tool" "SLURM_JOB_ID=$job-other" >"$work/tool2.log" 2>&1 || { echo "FAIL: VAR=VALUE found nothing"; fail=1; }
 cat "$work/tool2.log"
-n=0
-for _ in $(seq 100); do
-  n=$(requests "$work/other")
-  [ "$n" -ge 3 ] && break
-  sleep 0.2
-done
+n=$(wait_requests "$work/other" 3)
 [ "$n" -eq 3 ] || { echo "FAIL: $n request dumps from the other job's ranks selected by VAR=VALUE, want 3"; fail=1; }
 [ "$(requests "$work/job")" -eq 3 ] || { echo "FAIL: the first job's ranks dumped again"; fail=1; }
 # Usage errors.

@@ -72,18 +72,23 @@ V7Reading V7ReadingFor(const RcclHost& h, std::string* why, const std::string& f
   return V7Reading::kRcclAsV6;
 }
 
+namespace {
+// The process's RCCL, looked for once (a walk of the loaded objects and a dlopen) for both questions below.
+const RcclHost& ProcessRccl() {
+  static const RcclHost h = FindRccl();
+  return h;
+}
+}  // namespace
+
 const V7Verdict& ProcessV7Verdict() {
   static const V7Verdict v = [] {
     V7Verdict out;
-    out.reading = V7ReadingFor(FindRccl(), &out.why, Params().Str(ParamId::kRcclV7));
+    out.reading = V7ReadingFor(ProcessRccl(), &out.why, Params().Str(ParamId::kRcclV7));
     return out;
   }();
   return v;
 }
 
-bool RcclInProcess() {
-  static const bool found = !FindRccl().library.empty();
-  return found;
-}
+bool RcclInProcess() { return !ProcessRccl().library.empty(); }
 
 }  // namespace ncclscope::profiler::abi
