@@ -105,6 +105,30 @@
             ||| % c,
             labels: {'class': 'process'},
           },
+          // The same, found by following the wait edges: a rank the stalled ranks wait on that is not stalled itself
+          // (the root of their waits) and whose target does not answer now, or whose connection failed. This needs
+          // no earlier scrape of the culprit: a rank killed or frozen before Prometheus first scraped it (a fault in
+          // a job's first seconds) never reported the communicator, but its file_sd target still carries its
+          // identity. One failed scrape is enough here, since a stalled rank waits on it.
+          {
+            record: "ncclscope:hang_culprit",
+            expr: |||
+              (
+                (
+                  label_replace(label_replace(
+                    group by (ncclscope_job, comm, culprit_global_rank, culprit_host) (ncclscope:hang_wait_edge),
+                    "global_rank", "$1", "culprit_global_rank", "(.*)"), "host", "$1", "culprit_host", "(.*)")
+                  unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
+                  and on (ncclscope_job, global_rank)
+                  (ncclscope:hang_peer_failed or up{ncclscope_job!=""%(selc)s} == 0)
+                )
+                * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
+              )
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="process", via!="edge"}
+            ||| % c,
+            // via="edge" keeps this rule's own output of the previous evaluation out of its `unless`.
+            labels: {'class': 'process', 'via': 'edge'},
+          },
           // The function each stalled rank waits in; a rank in the minority waits in a collective the others never
           // issue (or the other way round: with two ranks nobody is the minority and the class does not apply).
           {
@@ -179,10 +203,12 @@
             ||| % c,
             labels: {'class': 'kernel'},
           },
-          // Every rank that reports the communicator is stalled, and this one waits on a peer that waits too: the pair
-          // with the longest wait. Its receiver was the first to starve (the others still moved data for a while), so
-          // the broken link is the one into it. (All ranks, so that a rank about to show another class, such as a
-          // mismatch whose own threshold is longer, is not mistaken for a link meanwhile.)
+          // Every rank of the communicator (all nranks of them, counted against ncclscope_comm_info's nranks label) is
+          // stalled and reports it, and this one waits on a peer that waits too: the pair with the longest wait. Its
+          // receiver was the first to starve (the others still moved data for a while), so the broken link is the one
+          // into it. All nranks, not all the ranks Prometheus has seen: a rank frozen or killed before its first scrape
+          // was never seen, and the wait edges end at it (a process, above), not in a pair of live ranks; and a rank
+          // about to show another class, such as a mismatch whose own threshold is longer, is not taken for a link.
           {
             record: "ncclscope:hang_culprit",
             expr: |||
@@ -194,9 +220,8 @@
                   and on (ncclscope_job, comm) (ncclscope:hang_comm_funcs == 1)
                   and on (ncclscope_job, comm)
                   (
-                    count by (ncclscope_job, comm) (ncclscope:hang_victim)
-                    >= on (ncclscope_job, comm)
-                    count by (ncclscope_job, comm) (group by (ncclscope_job, comm, rank) (max_over_time(ncclscope_comm_info%(sel)s[%(hangCommMemory)s])))
+                    count_values by (ncclscope_job, comm) ("nranks", count by (ncclscope_job, comm) (ncclscope:hang_victim))
+                    and on (ncclscope_job, comm, nranks) ncclscope_comm_info%(sel)s
                   )
                 ),
                 "peer_global_rank", "$1", "global_rank", "(.*)"), "peer_host", "$1", "host", "(.*)"),
