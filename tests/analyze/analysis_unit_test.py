@@ -730,6 +730,23 @@ class FormatTest(unittest.TestCase):
         self.assertEqual(rank_list(range(16384)), "ranks 0-16383 (16384 ranks)")
         self.assertEqual(rank_list([3]), "rank 3")
 
+    def test_missing_ranks_are_runs_not_lists(self):
+        # The ranks without a dump are the gaps between those found: held and written as runs, counted exactly.
+        from ncclscope_analysis.progress import MAX_RUNS_SHOWN, RankRuns, rank_list
+        m = RankRuns.missing([0, 5, 6, 9], 12)
+        self.assertEqual((m.runs, len(m), m.first(3)), ([(1, 4), (7, 8), (10, 11)], 8, [1, 2, 3]))
+        self.assertEqual([r for r in range(-1, 13) if r in m], [1, 2, 3, 4, 7, 8, 10, 11])
+        self.assertNotIn(None, m)
+        self.assertEqual(rank_list(RankRuns.missing([0], 1 << 20)), "ranks 1-1048575 (1048575 ranks)")
+        scattered = RankRuns.missing(range(0, 4 * MAX_RUNS_SHOWN, 2), 1 << 20)
+        self.assertTrue(rank_list(scattered).endswith(f",... ({(1 << 20) - 2 * MAX_RUNS_SHOWN} ranks)"))
+
+    def test_many_missing_ranks_blame_a_few_and_count_the_rest(self):
+        f = problems(hang.diagnose(comm(dump(0, nranks=1 << 20, in_flight=[coll("AllReduce", 3, **STUCK)])),
+                                   1 << 20))[0]
+        self.assertEqual((f["kind"], f["ranks"], f["missing_count"], f["missing_ranges"]),
+                         ("missing", list(range(1, 17)), (1 << 20) - 1, [[1, (1 << 20) - 1]]))
+
 
 class TraceTest(unittest.TestCase):
     def test_one_process_per_rank_one_track_per_comm(self):

@@ -79,6 +79,30 @@ class InputTest(Base):
         self.assertEqual(rc, 2)
         self.assert_one_line(err, f"{fifo}: not a regular file")
 
+    def test_unreadable_dump_is_bad_input_naming_it(self):
+        # A dump whose read fails (EIO: a failing disk, a file system gone away) is bad input, exit 2, one
+        # line naming the file: not an internal error. /proc/self/mem fails with EIO at offset 0 even for
+        # root (these tests run as root, for whom chmod 000 changes nothing).
+        if not os.path.exists("/proc/self/mem"):
+            self.skipTest("no /proc/self/mem")
+        eio = os.path.join(self.dir, "ncclscope-comm-00000000000000ff-rank0.json.gz")
+        os.symlink("/proc/self/mem", eio)
+        for args in ([self.dir], [eio], ["--trace", os.path.join(self.dir, "t.json"), self.dir]):
+            rc, err = self.run_tool(*args)
+            self.assertEqual(rc, 2, (args, err))
+            self.assert_one_line(err, f"{eio}: cannot read (Input/output error)")
+        for i in range(64):  # enough files for the worker processes (dumps.PARALLEL_FROM)
+            shutil.copy(os.path.join(self.dir, RANK0), os.path.join(self.dir, f"copy{i}-{RANK0}"))
+        rc, err = self.run_tool("--jobs", "2", self.dir)
+        self.assertEqual(rc, 2, err)
+        self.assert_one_line(err, f"{eio}: cannot read (Input/output error)")
+
+    def test_path_through_a_file_is_bad_input_saying_why(self):
+        under_a_file = os.path.join(self.dir, RANK0, RANK0)
+        rc, err = self.run_tool(under_a_file)
+        self.assertEqual(rc, 2, err)
+        self.assert_one_line(err, f"{under_a_file}: cannot read (Not a directory)")
+
     def test_writers_work_folder_and_dangling_links_do_not_fail_the_run(self):
         # The writers' private folder (mode 0700, another user's for whoever runs the analyzer) holds only
         # temporary files: never entered. A dangling link named like a dump is skipped with a warning.

@@ -15,21 +15,29 @@ def process_key(d):
     return ("proc", d.get("host"), d["pid"]) if "pid" in d else None
 
 
-def absent_global_ranks(comms):
-    """Global ranks without any dump, when the job's size and every dump's global rank are known."""
-    dumps = [d for ranks in comms.values() for d in ranks.values()]
-    ids = [d.get("identity") or {} for d in dumps]
+def lone_absent_global_rank(comms):
+    """The job's one global rank without any dump, when the job's size and every dump's global rank are known
+    and exactly one is absent; else None. Counted from the global ranks present, never by listing the job's:
+    its size is what a dump claims (up to 1,048,576), the dumps are what was read."""
+    ids = [d.get("identity") or {} for ranks in comms.values() for d in ranks.values()]
     if not ids or any(i.get("global_rank") is None for i in ids):
         return None
     world = max([i.get("world_size") or 0 for i in ids] + [len(ranks) for ranks in comms.values()])
-    return sorted(set(range(world)) - {i["global_rank"] for i in ids})
+    present = sorted({i["global_rank"] for i in ids if 0 <= i["global_rank"] < world})
+    if world - len(present) != 1:
+        return None
+    return next((g for g, p in enumerate(present) if g != p), len(present))
+
+
+def _blames_one(finding):
+    """The finding blames exactly one rank (counting the ranks without a dump it does not list one by one)."""
+    return finding is None or finding.get("missing_count", len(finding["ranks"])) == 1
 
 
 class Graph:
     def __init__(self, comms):
         self.comms = comms
-        absent = absent_global_ranks(comms)
-        self.lone_absent = absent[0] if absent is not None and len(absent) == 1 else None
+        self.lone_absent = lone_absent_global_rank(comms)
         self.edges = {}     # process -> set of processes it waits on
         self.forced = set()  # roots whatever they wait on (mismatched callers, dead or missing processes)
 
@@ -39,13 +47,15 @@ class Graph:
             return process_key(d) or ("rank", comm, rank)
         if finding is not None and finding["kind"] == "dead":
             peers = {(e.get("peer_host"), e.get("peer_pid")) for e in finding.get("peers", [])}
-            if len(peers) == 1 and None not in next(iter(peers)) and len(finding["ranks"]) == 1:
+            if len(peers) == 1 and None not in next(iter(peers)) and _blames_one(finding):
                 host, pid = next(iter(peers))
                 return ("proc", host, pid)
-        if self.lone_absent is not None:
+        if self.lone_absent is not None and _blames_one(finding):
+            # Only a finding that blames one rank without a dump can be that one process: several ranks of one
+            # communicator are several processes.
             return ("global", self.lone_absent)
         ident = (finding or {}).get("_wait_ident")
-        if ident and len(finding["ranks"]) == 1:  # the others' wait entries name its global rank
+        if ident and _blames_one(finding):  # the others' wait entries name its global rank
             return ("global", ident["global_rank"])
         return ("rank", comm, rank)
 
@@ -91,7 +101,7 @@ def resolve(entries, problems_of):
             roots = set().union(*(graph.roots(b) for b in f["_blamed"]))
             f["root"] = any(b in roots for b in f["_blamed"])
             if f["root"]:
-                for b in f["_blamed"]:
+                for b in dict.fromkeys(f["_blamed"]):  # a process blamed twice in one finding is one place
                     if b in roots:
                         culprits.setdefault(b, []).append((e, f))
             else:

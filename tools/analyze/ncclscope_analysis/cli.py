@@ -16,8 +16,9 @@ from .version import version
 
 HEALTHY, PROBLEM, BAD_INPUT, INTERNAL_ERROR, OUTPUT_ERROR = 0, 1, 2, 3, 4
 EXIT_STATUS = ("Exit status: 0 healthy; 1 a problem found (hang, missing rank, straggler); 2 bad input or usage "
-               "(the file and field are named); 3 internal error (a bug: NCCLSCOPE_ANALYZE_DEBUG=1 shows the "
-               "traceback); 4 the report or trace could not be written (disk full, closed pipe).")
+               "(the file is named, with the field, or why it cannot be read); 3 internal error (a bug: "
+               "NCCLSCOPE_ANALYZE_DEBUG=1 shows the traceback); 4 the report or trace could not be written (disk "
+               "full, closed pipe).")
 
 
 class OutputError(Exception):

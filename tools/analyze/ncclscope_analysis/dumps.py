@@ -18,6 +18,7 @@ command line can exit 2 and name it: one bad dump fails the whole run, since a v
 blame the wrong rank. Only regular files are read: a FIFO or device named like a dump in a searched directory
 is skipped with a warning (named on the command line, it is bad input), and never opened in a way that blocks.
 """
+import contextlib
 import fnmatch
 import json
 import os
@@ -48,6 +49,22 @@ def _warn(msg):
     print(f"ncclscope-analyze: warning: {msg}", file=sys.stderr)
 
 
+def _cannot_read(path, e):
+    """'PATH: cannot read (Input/output error)': the one wording of a read the OS refused (EIO, EACCES, ...)."""
+    return f"{path}: cannot read ({e.strerror or e})"
+
+
+@contextlib.contextmanager
+def _reading(path):
+    """An OSError while reading `path` (EIO from a failing disk or a file system gone away, a file swapped for a
+    directory) is bad input naming the file, exit 2, like every other dump that cannot be read: it is the
+    file, not the analyzer, that failed."""
+    try:
+        yield
+    except OSError as e:
+        raise BadInput(_cannot_read(path, e)) from None
+
+
 def _is_dump_name(name):
     return any(fnmatch.fnmatch(name, g) for g in DUMP_GLOBS)
 
@@ -58,8 +75,8 @@ def _walk(top, warn):
     writers' private work folders (.ncclscope-work-<uid>, mode 0700, temporary files only) are not entered."""
     def fail(e):
         if os.path.abspath(e.filename or "") == os.path.abspath(top):
-            raise BadInput(f"{e.filename}: cannot read ({e.strerror or e})")
-        warn(f"{e.filename}: cannot read ({e.strerror or e}), skipped")
+            raise BadInput(_cannot_read(e.filename, e))
+        warn(f"{_cannot_read(e.filename, e)}, skipped")
     found = []
     for d, dirs, names in os.walk(top, onerror=fail):
         dirs[:] = [x for x in dirs if not x.startswith(".ncclscope-work-")]
@@ -71,7 +88,21 @@ def _is_regular(path):
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError as e:
-        raise BadInput(f"{path}: cannot read ({e.strerror or e})")
+        raise BadInput(_cannot_read(path, e))
+
+
+def _named_file(path):
+    """A file named on the command line: a regular file, else BadInput saying why (absent, a path component that
+    is a file, a FIFO, ...)."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such file or directory") from None
+    except OSError as e:
+        raise BadInput(_cannot_read(path, e)) from None
+    if not _is_regular(path):
+        raise BadInput(f"{path}: not a regular file")
+    return path
 
 
 def dump_files(paths, warn=_warn):
@@ -83,18 +114,14 @@ def dump_files(paths, warn=_warn):
                 try:
                     regular = stat.S_ISREG(os.stat(f).st_mode)
                 except OSError as e:
-                    warn(f"{f}: cannot read ({e.strerror or e}), skipped")
+                    warn(f"{_cannot_read(f, e)}, skipped")
                     continue
                 if regular:
                     files.append(f)
                 else:
                     warn(f"{f}: not a regular file, skipped")
-        elif os.path.lexists(p):
-            if not _is_regular(p):
-                raise BadInput(f"{p}: not a regular file")
-            files.append(p)
         else:
-            raise BadInput(f"{p}: no such file or directory")
+            files.append(_named_file(p))
     if not files:
         raise BadInput(f"no {' or '.join(DUMP_GLOBS)} dump under {', '.join(paths)}")
     return files
@@ -105,7 +132,7 @@ def _open(path):
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
-        raise BadInput(f"{path}: cannot read ({e.strerror or e})")
+        raise BadInput(_cannot_read(path, e))
     f = os.fdopen(fd, "rb")
     st = os.fstat(f.fileno())
     if not stat.S_ISREG(st.st_mode):
@@ -123,7 +150,7 @@ def _read(path):
         with _open(path) as f:
             return f.read(MAX_DUMP_BYTES + 1)
     except OSError as e:
-        raise BadInput(f"{path}: cannot read ({e.strerror or e})")
+        raise BadInput(_cannot_read(path, e))
 
 
 def _inflate_member(path, f, member, pending=b"", keep=True):
@@ -153,7 +180,7 @@ def _inflate_member(path, f, member, pending=b"", keep=True):
     except zlib.error as e:
         raise BadInput(f"{path}: {member} is not readable gzip ({e})")
     except OSError as e:
-        raise BadInput(f"{path}: cannot read ({e.strerror or e})")
+        raise BadInput(_cannot_read(path, e))
     if not z.eof:
         raise BadInput(f"{path}: {member} ends early (truncated file?)")
     return b"".join(out), z.unused_data
@@ -270,7 +297,7 @@ def compact(s):
 
 def read_summary(path):
     """One dump's summary, normalised and compacted, with its path under '_path'."""
-    with _open(path) as f:
+    with _reading(path), _open(path) as f:
         head = f.read(2)
         if head == GZIP_MAGIC:
             f.seek(0)
@@ -294,7 +321,7 @@ def flight_recorder(s):
     path = s["_path"]
     if s.get("schema") == "ncclscope.comm.v1":
         return parse(path, _read(path))["flight_recorder"]["completed"]
-    with _open(path) as f:
+    with _reading(path), _open(path) as f:
         _, rest = _inflate_member(path, f, SUMMARY_MEMBER, keep=False)
         data = _recorder_member(path, f, rest)
     fr = _json(path, data)
@@ -309,7 +336,7 @@ def read_dump(path):
     """A whole dump, v1 or v2, as one v1-shaped dict (the recorder's completed and in-flight records inline at
     flight_recorder): for scripts and tests that look at every record. Only the recorder is checked; not for
     the analysis."""
-    with _open(path) as f:
+    with _reading(path), _open(path) as f:
         head = f.read(2)
         f.seek(0)
         if head != GZIP_MAGIC:
@@ -326,7 +353,7 @@ def _read_or_error(path):
         return read_summary(path), None
     except BadInput as e:
         return None, str(e)
-    except (OSError, MemoryError, RecursionError) as e:
+    except (MemoryError, RecursionError) as e:
         return None, f"{path}: cannot read ({e})"
 
 

@@ -17,14 +17,15 @@ the verdict is "stuck" as before.
 
 Findings are dicts: kind ("missing", "dead", "behind", "mismatch", "stuck", "link", "kernel", "not_launched",
 "unresponsive" are problems; "in_flight" and "wait" are detail), class (the live alert's: not_joined, process,
-mismatch, kernel, link; None for a stuck verdict that names nobody), ranks (the blamed ranks), waiting (the
+mismatch, kernel, link; None for a stuck verdict that names nobody), ranks (the blamed ranks; of ranks without a
+dump the first MAX_MISSING_LISTED, all of them in missing_count and missing_ranges), waiting (the
 ranks that wait on them), func/seq/peer where one operation is meant, headline (short) and text (the detail
 line). Which blamed ranks are root causes is decided for the whole
 job (chains.py), since a rank behind here may be waiting in another communicator.
 """
 from . import waits as wait_field
-from .progress import (PAIRED, describe, in_flight, last_coll_seq, last_p2p_seq, op_name, rank_list,
-                       realtime_offset_ns, state_text)
+from .progress import (PAIRED, RankRuns, describe, in_flight, last_coll_seq, last_p2p_seq, missing_fields, op_name,
+                       rank_list, realtime_offset_ns, state_text)
 
 # An in-flight operation younger than this in a dump of a live communicator whose stall watch did not fire is
 # ordinary traffic (a SIGUSR2 dump of a running job), not a wait.
@@ -182,6 +183,9 @@ def _dead_peers(lost, live_globals, live_procs):
 
 
 def _missing(missing, waits, ranks, live_globals, live_procs):
+    """The finding for the ranks without a dump (`missing`, RankRuns): blamed one by one up to
+    MAX_MISSING_LISTED ("ranks"), all of them counted ("missing_count", "missing_ranges")."""
+    blamed = missing_fields(missing, "ranks")
     # Every rank takes part in a collective; a point-to-point operation only waits on its peer.
     on_them = {r: [o for o in ops if o["kind"] == "coll" or o.get("peer") in missing] for r, ops in waits.items()}
     on_them = {r: ops for r, ops in on_them.items() if ops}
@@ -197,7 +201,7 @@ def _missing(missing, waits, ranks, live_globals, live_procs):
         peers = _peer_labels([e for _, e in dead])
         sample = dead[0][1]["text"]
         return dict(op_fields, **{
-            "kind": "dead", "ranks": missing, "waiting": sorted(on_them), "peers": [e for _, e in dead][:8],
+            "kind": "dead", **blamed, "waiting": sorted(on_them), "peers": [e for _, e in dead][:8],
             "headline": f"{rank_list(missing)} died (no dump; {rank_list(reporters)} lost the connection to "
                         f"{', '.join(peers[:4])})" + (f" while {what}" if what else ""),
             "text": f"{rank_list(missing)} wrote no dump and {rank_list(reporters)} lost their connections to "
@@ -206,7 +210,7 @@ def _missing(missing, waits, ranks, live_globals, live_procs):
     answered = sorted(r for r, d in ranks.items() if d.get("reason") == "request")
     if answered:
         return dict(op_fields, **{
-            "kind": "dead", "ranks": missing, "waiting": sorted(on_them), "peers": [],
+            "kind": "dead", **blamed, "waiting": sorted(on_them), "peers": [],
             "headline": f"{rank_list(missing)} wrote no dump although {rank_list(answered)} answered the dump "
                         f"signal" + (f" while {what}" if what else ""),
             "text": f"{rank_list(missing)} wrote no dump although {rank_list(answered)} dumped on the dump signal "
@@ -214,12 +218,12 @@ def _missing(missing, waits, ranks, live_globals, live_procs):
                     f"not carry its traffic, or it went before connecting)"
                     + (f"; waiting on {'it' if len(missing) == 1 else 'them'}: {what}" if what else "")})
     if not waits:
-        return {"kind": "missing", "ranks": missing, "waiting": [],
+        return {"kind": "missing", **blamed, "waiting": [],
                 "headline": f"{rank_list(missing)} wrote no dump (the others have nothing in flight)",
                 "text": f"{rank_list(missing)} wrote no dump: dead (killed, crashed), dumps disabled, or its files "
                         f"not given; the ranks found have nothing waiting in flight"}
     return dict(op_fields, **{
-        "kind": "missing", "ranks": missing, "waiting": sorted(on_them),
+        "kind": "missing", **blamed, "waiting": sorted(on_them),
         "headline": f"{rank_list(missing)} wrote no dump while " + (what or "the others wait on other ranks"),
         "text": f"{rank_list(missing)} wrote no dump and no survivor lost its connection to "
                 f"{'it' if len(missing) == 1 else 'them'}: alive and hung before the operation, or dead without "
@@ -269,7 +273,7 @@ def _wait_start(ranks, waits, finding):
 def diagnose(ranks, nranks, live_globals=frozenset(), live_procs=frozenset()):
     """Findings for one communicator ({rank: summary}, its size); empty when nothing is missing or waiting.
     live_globals / live_procs: global ranks and (host, pid) of every process with a dump, job-wide."""
-    missing = sorted(set(range(nranks)) - set(ranks))
+    missing = RankRuns.missing(ranks, nranks)
     waits = {r: ops for r, ops in ((r, waiting_ops(d)) for r, d in ranks.items()) if ops}
     oldest = {r: ops[0] for r, ops in waits.items()}
 

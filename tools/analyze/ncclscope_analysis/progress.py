@@ -6,6 +6,7 @@ rank A's Send to B #k pairs with rank B's Recv from A #k. A v2 summary has the l
 direction) (`p2p`); a v1 dump only had its flight recorder, so there it is unknown (None) once the recorder has
 overwritten entries and holds none for that peer.
 """
+import bisect
 
 PAIRED = {"Send": "Recv", "Recv": "Send"}
 
@@ -37,26 +38,85 @@ def in_flight(d):
     return sorted(d["in_flight"], key=lambda r: r.get("arrival", 0))
 
 
+MAX_RUNS_SHOWN = 32       # runs of consecutive ranks written out in one rank list; the count stays exact
+MAX_MISSING_LISTED = 16   # ranks without a dump blamed one by one (a culprit each); the rest are counted in runs
+
+
+class RankRuns:
+    """A set of ranks as sorted, disjoint (first, last) runs of consecutive ranks. The ranks of a communicator
+    that wrote no dump are the gaps between the dumps found: one run per gap, however many ranks a dump claims
+    (up to 1,048,576), so what the analyzer holds and writes grows with the dumps it reads, never with the
+    ranks it was told exist."""
+
+    def __init__(self, runs):
+        self.runs = list(runs)
+        self.count = sum(last - first + 1 for first, last in self.runs)
+
+    @classmethod
+    def of(cls, rs):
+        """The runs of an iterable of ranks."""
+        runs = []
+        for r in sorted(set(rs)):
+            if runs and runs[-1][1] == r - 1:
+                runs[-1][1] = r
+            else:
+                runs.append([r, r])
+        return cls(tuple(run) for run in runs)
+
+    @classmethod
+    def missing(cls, found, nranks):
+        """The ranks in 0..nranks-1 that are not in `found` (the ranks with a dump)."""
+        runs, next_rank = [], 0
+        for r in sorted(found):
+            if r > next_rank:
+                runs.append((next_rank, r - 1))
+            next_rank = max(next_rank, r + 1)
+        if next_rank < nranks:
+            runs.append((next_rank, nranks - 1))
+        return cls(runs)
+
+    def __len__(self):
+        return self.count
+
+    def __contains__(self, rank):
+        if not isinstance(rank, int):  # an operation without a peer
+            return False
+        i = bisect.bisect_right(self.runs, (rank, float("inf"))) - 1
+        return i >= 0 and self.runs[i][0] <= rank <= self.runs[i][1]
+
+    def first(self, n):
+        """The n lowest ranks, as a list."""
+        out = []
+        for first, last in self.runs:
+            out.extend(range(first, min(last + 1, first + n - len(out))))
+            if len(out) >= n:
+                break
+        return out
+
+    def text(self):
+        """'0-2,5,7,8': a run of three or more as first-last; at most MAX_RUNS_SHOWN runs, then ',...'."""
+        shown = [str(a) if a == b else f"{a}-{b}" if b > a + 1 else f"{a},{b}" for a, b in self.runs[:MAX_RUNS_SHOWN]]
+        return ",".join(shown) + (",..." if len(self.runs) > MAX_RUNS_SHOWN else "")
+
+
+def missing_fields(missing, key):
+    """A set of ranks without a dump as finding or summary fields: the first MAX_MISSING_LISTED one by one under
+    `key`, the exact count, every run ([first, last], one per gap between dumps) and, for the text, the set."""
+    return {key: missing.first(MAX_MISSING_LISTED), "missing_count": len(missing),
+            "missing_ranges": [list(run) for run in missing.runs], "_missing": missing}
+
+
 def ranges(rs):
-    """[0, 1, 2, 5, 7, 8] -> '0-2,5,7-8': rank sets of 16,384 ranks stay one short line."""
-    rs = sorted(rs)
-    out, i = [], 0
-    while i < len(rs):
-        j = i
-        while j + 1 < len(rs) and rs[j + 1] == rs[j] + 1:
-            j += 1
-        out.append(str(rs[i]) if i == j else f"{rs[i]}-{rs[j]}" if j > i + 1 else f"{rs[i]},{rs[j]}")
-        i = j + 1
-    return ",".join(out)
+    """[0, 1, 2, 5, 7, 8] -> '0-2,5,7,8': rank sets of 16,384 ranks stay one short line."""
+    return (rs if isinstance(rs, RankRuns) else RankRuns.of(rs)).text()
 
 
 def rank_list(rs):
-    """'rank 3' / 'ranks 0,1,3' / 'ranks 0-2,4-16383 (16383 ranks)'."""
-    rs = sorted(rs)
-    if len(rs) == 1:
-        return f"rank {rs[0]}"
-    text = ranges(rs)
-    return f"ranks {text}" + (f" ({len(rs)} ranks)" if len(rs) > 4 else "")
+    """'rank 3' / 'ranks 0,1,3' / 'ranks 0-2,4-16383 (16383 ranks)' (ranks or RankRuns)."""
+    runs = rs if isinstance(rs, RankRuns) else RankRuns.of(rs)
+    if len(runs) == 1:
+        return f"rank {runs.runs[0][0]}"
+    return f"ranks {runs.text()}" + (f" ({len(runs)} ranks)" if len(runs) > 4 else "")
 
 
 def op_name(r):

@@ -236,6 +236,18 @@ def comm_verdict(entry):
     return f"{_comm_label(entry)}: {entry['status'].upper()}: " + "; ".join(f["headline"] for f in roots)
 
 
+def _unlisted(result):
+    """[(entry, finding, how many)] of the findings whose ranks without a dump are too many to blame one by one
+    (progress.MAX_MISSING_LISTED): their culprits are the first few, these lines count the rest."""
+    return [(e, f, f["missing_count"] - len(f["ranks"])) for e in result["entries"] for f in _problems(e)
+            if f.get("missing_count", 0) > len(f["ranks"])]
+
+
+def _unlisted_text(entry, finding, more):
+    return (f"{more} more ranks without a dump in {_comm_label(entry)}, not listed one by one (all "
+            f"{rank_list(finding['_missing'])})")
+
+
 def job_verdict(result):
     entries = result["entries"]
     bad = [e for e in entries if e["status"] != "healthy"]
@@ -249,6 +261,7 @@ def job_verdict(result):
              f"{KIND_WORD[c['kind']]} at rank {c['where'][0]['rank']} of comm {c['where'][0]['comm_hash']} "
              f"({_who(c, c['no_dump'])})" for c in result["culprits"]]
     parts += [f"{e['status']} in {_comm_label(e)} with no single rank to blame" for e in stuck]
+    parts += [_unlisted_text(*u) for u in _unlisted(result)]
     return "PROBLEM: " + "; ".join(parts)
 
 
@@ -269,6 +282,8 @@ def print_text(result, out=None):
     print(job_verdict(result), file=out)
     for c in result["culprits"]:
         print(f"  culprit  {c['line']}", file=out)
+    for u in _unlisted(result):
+        print(f"  culprits {_unlisted_text(*u)}", file=out)
     healthy = [e for e in entries if e["status"] == "healthy"]
     for e in entries:
         if e["status"] != "healthy" or len(healthy) <= MAX_HEALTHY_LINES:
@@ -282,7 +297,7 @@ def print_text(result, out=None):
         hosts = s["hosts"]
         reasons = sorted({x for x in s["dump_reasons"] if x})
         print(f"\n== {_comm_label(e)}: {len(s['ranks_found'])}/{s['nranks']} ranks"
-              + (f", missing {ranges(s['missing'])}" if s["missing"] else "")
+              + (f", missing {ranges(s['_missing'])}" if s["missing_count"] else "")
               + (f" on {', '.join(hosts[:4])}" + (f" and {len(hosts) - 4} more hosts" if len(hosts) > 4 else "")
                  if hosts else "")
               + (f"; dumps at {', '.join(reasons)}" if reasons else "")

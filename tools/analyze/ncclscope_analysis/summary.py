@@ -1,4 +1,5 @@
 """What one communicator did: operations and bytes per function, bus bandwidth, drops, per rank."""
+from .progress import RankRuns, missing_fields
 
 
 def _span(values):
@@ -31,7 +32,7 @@ def summarize(ranks):
     ops_per_rank = max((sum(o["count"] for o in d["ops"]) for d in ranks.values()), default=0)
     return {
         "comm_name": d0.get("comm_name"), "nranks": d0["nranks"], "ranks_found": sorted(ranks),
-        "missing": sorted(set(range(d0["nranks"])) - set(ranks)),
+        **missing_fields(RankRuns.missing(ranks, d0["nranks"]), "missing"),
         "hosts": sorted({d.get("host") for d in ranks.values() if d.get("host")}),
         "dump_reasons": sorted({d.get("reason") for d in ranks.values() if d.get("reason")}),
         "stalled": sorted(r for r, d in ranks.items() if d.get("stalled")),
