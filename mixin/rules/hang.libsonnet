@@ -13,14 +13,16 @@
 // (c.hangProgressInterval; the costliest query at scale). Neither depends on ncclscope-recording.yml.
 //
 // Classes, in priority order (a communicator gets the first that applies):
-//   process    a rank of the stalled communicator that stopped reporting it: a waiting rank's connection to it
-//              failed, or its target failed two scrapes in a row (c.hangTargetDownLookback) (killed, crashed, frozen, host gone);
+//   process    a rank that stopped answering (killed, crashed, frozen, host gone): the wait edges end at it and its
+//              target's latest scrape failed or a waiting rank's connection to it failed (no earlier scrape of it
+//              needed); or it stopped reporting the stalled communicator and its target failed two scrapes in a row
+//              (c.hangTargetDownLookback);
 //   mismatch   a rank that waits in a different collective than most ranks of the communicator;
 //   not_joined a rank others wait on that has no operation in flight there (where nobody says whom they wait on:
 //              a rank behind the others with none in flight): it never issued it;
 //   kernel     a rank whose operation was launched and has no network request pending, that a stalled rank waits
 //              on, where every stalled rank waits in the same function: its GPU kernel does not finish;
-//   link       none of the above, every rank is stalled and waits: the link with the longest wait, from the
+//   link       none of the above, all nranks ranks are stalled and wait: the link with the longest wait, from the
 //              rank that does not deliver (peer_global_rank) to the rank that waits for it, on its NIC.
 {
   hang(c):: {
