@@ -21,6 +21,9 @@ local dur(seconds) =
     rateWindow: dur(std.max(self.minRateWindowSeconds, 4 * self.scrapeIntervalSeconds)),
     hangEvaluationInterval: dur(self.scrapeIntervalSeconds),
     hangTargetDownLookback: dur(2 * self.scrapeIntervalSeconds),
+    // A target whose scrape has not completed this long after its last one does not answer (a healthy ncclscope
+    // endpoint answers in milliseconds; a frozen one only fails at the scrape timeout, up to 4 s later).
+    hangScrapeOverdueSeconds: self.scrapeIntervalSeconds + 2,
     hangCommMemory: dur(std.max(120, 4 * self.scrapeIntervalSeconds)),
     // The progress comparison (the costliest query at scale) runs at most this often.
     hangProgressInterval: dur(std.max(15, self.scrapeIntervalSeconds)),

@@ -108,7 +108,8 @@
             labels: {'class': 'process'},
           },
           // The same, found by following the wait edges: a rank the stalled ranks wait on that is not stalled itself
-          // (the root of their waits) and whose target does not answer now, or whose connection failed. This needs
+          // (the root of their waits) and whose target does not answer now (its latest scrape failed, or the one
+          // under way is overdue: a frozen rank is named before its scrape times out), or whose connection failed. This needs
           // no earlier scrape of the culprit: a rank killed or frozen before Prometheus first scraped it (a fault in
           // a job's first seconds) never reported the communicator, but its file_sd target still carries its
           // identity. One failed scrape is enough here, since a stalled rank waits on it.
@@ -122,7 +123,11 @@
                     "global_rank", "$1", "culprit_global_rank", "(.*)"), "host", "$1", "culprit_host", "(.*)")
                   unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
                   and on (ncclscope_job, global_rank)
-                  (ncclscope:hang_peer_failed or up{ncclscope_job!=""%(selc)s} == 0)
+                  (
+                    ncclscope:hang_peer_failed
+                    or up{ncclscope_job!=""%(selc)s} == 0
+                    or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
+                  )
                 )
                 * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               )
