@@ -8,6 +8,7 @@
 #include <exception>
 #include <new>
 
+#include "common/inner_call.h"
 #include "common/log.h"
 #include "common/status.h"
 #include "ncclscope/abi/common.h"
@@ -34,7 +35,8 @@ ncclscope_result_t NetGate(const char* entry, Body&& body) noexcept {
   try {
     Status s = body();
     if (s.ok()) return NCCLSCOPE_SUCCESS;
-    NCCLSCOPE_WARN(subsys::kNet, "%s: %s", entry, s.message().c_str());
+    // Inside a call into a plugin we wrap, the error goes back to that plugin, and our call into it logs it.
+    if (!InsideInnerCall()) NCCLSCOPE_WARN(subsys::kNet, "%s: %s", entry, s.message().c_str());
     return ToNcclResult(s);
   } catch (const std::bad_alloc&) {
     NCCLSCOPE_WARN(subsys::kNet, "%s: out of memory", entry);

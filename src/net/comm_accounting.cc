@@ -55,4 +55,10 @@ bool CommAccounting::Fail(const Status& s, NetErrorKind kind) {
   return true;
 }
 
+void CommAccounting::LogImplausible(NetErrorKind kind, const std::string& why) {
+  NCCLSCOPE_WARN(subsys::kNet, "%s: %s (counted as a %s error; logged once per comm, later ones only counted)",
+                 transport_, why.c_str(), NetErrorKindName(kind));
+  Record(nic_name_, comm_id_, kind, InternalError(why), peer_);
+}
+
 }  // namespace ncclscope::net

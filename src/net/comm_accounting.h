@@ -1,7 +1,8 @@
 // What every transport's send and receive comms count and report, written once for all of them:
 //  - CommAccounting: the comm's counter blocks (its NIC's total and, for v11+, the communicator's),
 //    connections open, requests in flight, bytes, messages and completion latency, and the first error
-//    (kept, counted by kind and logged once per comm; later Test()s return it);
+//    (kept, counted by kind and logged once per comm; later Test()s return it), and implausible completions
+//    (counted each time, logged once per comm);
 //  - NetEvents: NetPlugin profiler events through NCCL's callback (net v10+), with the descriptor and
 //    plugin id the transport supplies.
 // Construction, SetPeer and destruction run on NCCL's service thread; the rest on the progress thread and
@@ -124,10 +125,19 @@ class CommAccounting {
   // when one was already recorded.
   bool Fail(const Status& s, NetErrorKind kind);
   bool failed() const { return error_.failed(); }
+  // A completion that cannot be true (a wrapped plugin's size beyond what was posted): counted as an error of
+  // `kind` every time and logged once per comm, with the net-error log; unlike Fail, the comm goes on.
+  // `why()` makes the line, for the first one only (no allocation on the data path after that).
+  template <class Why>
+  void Implausible(NetErrorKind kind, Why&& why) {
+    Apply([kind](NetCounters& c) { c.AddError(kind); });
+    if (!implausible_logged_.exchange(true, std::memory_order_relaxed)) LogImplausible(kind, why());
+  }
   Status error() const { return error_.Get(); }
   const NetEvents& events() const { return events_; }
 
  private:
+  void LogImplausible(NetErrorKind kind, const std::string& why);
   template <class F>
   void Apply(F&& f) {
     ForNicAndComm(nic_, comm_, f);
@@ -140,6 +150,7 @@ class CommAccounting {
   const char* transport_;
   PeerInfo peer_;
   ErrorSlot error_;
+  std::atomic<bool> implausible_logged_{false};
   NetEvents events_;
   NetLink link_;
 };

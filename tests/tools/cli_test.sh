@@ -130,6 +130,9 @@ expect 2 err "ncclscope-params: unexpected argument 'check'" "$params" check
 # ncclscope-loadcheck: one plugin path; no metrics endpoint unless --metrics, even with NCCLSCOPE_PROM_PORT set.
 expect 2 err "ncclscope-loadcheck: missing PLUGIN (try --help)" "$loadcheck"
 expect 2 err "ncclscope-loadcheck: unexpected argument 'second.so'" "$loadcheck" "$plugin" second.so
+expect 2 err "ncclscope-loadcheck: --timeout 'soon': seconds, more than 0" "$loadcheck" --timeout soon "$plugin"
+expect 2 err "ncclscope-loadcheck: --timeout '0': seconds, more than 0" "$loadcheck" --timeout 0 "$plugin"
+expect 2 err "ncclscope-loadcheck: --timeout needs a number of seconds" "$loadcheck" --timeout
 export NCCLSCOPE_SOCKET_IFNAME=lo NCCLSCOPE_PROM_BIND=127.0.0.1
 NCCLSCOPE_PROM_PORT=0 expect 0 out "metrics endpoint: off for the check" "$loadcheck" "$plugin"
 if grep -q "metrics endpoint at" "$work/out" "$work/err"; then fail "loadcheck without --metrics started the endpoint"; fi

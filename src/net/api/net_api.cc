@@ -5,6 +5,7 @@
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
 #include "common/build_role.h"
+#include "common/inner_call.h"
 #include "common/log.h"
 #include "common/params.h"
 #include "common/runtime.h"
@@ -32,8 +33,10 @@ NetContext* LegacyContext() {
 }
 
 static Status InitImpl(const InitArgs& args, NetContext** ctx) {
-  SetNcclLogger(args.logger);
   *ctx = nullptr;
+  // Called back from a plugin we wrap, on a thread that already holds init_mu: taking it again never returns.
+  NCCLSCOPE_RETURN_IF_ERROR(RefuseReentry("net init"));
+  SetNcclLogger(args.logger);
   AnnotatedLock lock(&init_mu);
   if (args.per_comm) Runtime::Instance().Acquire("net ctx");
   auto release = [&] {
@@ -118,6 +121,7 @@ static Status GetPropertiesImpl(int dev, const NetProperties** props) {
 }
 
 static Status MakeVDeviceImpl(const int* devs, int n, int* vdev) {
+  NCCLSCOPE_RETURN_IF_ERROR(RefuseReentry("net makeVDevice"));  // a wrapped plugin's would recurse without end
   Transport* t = Current();
   if (t == nullptr) return NeedInit();
   for (int i = 0; i < n; ++i) {

@@ -27,12 +27,14 @@ ChainComm::ChainComm(InnerPlugin& inner, void* inner_comm, const std::string& ni
       pool_(pool),
       slots_(new ChainRequest[pool]),
       events_(new void*[static_cast<size_t>(pool) * buffers]()),
+      posted_(new size_t[static_cast<size_t>(pool) * buffers]()),
       descr_(new ncclscope_net_sock_descr_v1_t[static_cast<size_t>(pool) * buffers]()),
       free_(new int[pool]),
       nfree_(pool) {
   for (int i = 0; i < pool; ++i) {
     slots_[i].comm = this;
     slots_[i].events = &events_[static_cast<size_t>(i) * buffers];
+    slots_[i].posted = &posted_[static_cast<size_t>(i) * buffers];
     slots_[i].descr = &descr_[static_cast<size_t>(i) * buffers];
     free_[i] = pool - 1 - i;
   }
@@ -93,6 +95,7 @@ Status ChainComm::TestRequest(ChainRequest* r, int* done, int* sizes) {
   if (r->kind == ChainRequest::Kind::kSend) {
     acct_.Sent(r->bytes, r->posted_ns, now);
   } else if (recv) {
+    CheckReceivedSizes(*r, out);
     uint64_t bytes = 0;
     for (int i = 0; i < r->n; ++i) bytes += out[i] > 0 ? static_cast<uint64_t>(out[i]) : 0;
     acct_.Received(bytes, static_cast<uint64_t>(r->n), r->posted_ns, now);
@@ -106,6 +109,21 @@ Status ChainComm::TestRequest(ChainRequest* r, int* done, int* sizes) {
     Put(r);
   }
   return Status::Ok();
+}
+
+void ChainComm::CheckReceivedSizes(const ChainRequest& r, int* sizes) {
+  for (int i = 0; i < r.n; ++i) {
+    const size_t posted = r.posted[i];
+    if (sizes[i] >= 0 && static_cast<size_t>(sizes[i]) <= posted) continue;
+    const int reported = sizes[i];
+    // NCCL gets the clamped size too: more than the buffer holds would send it past the buffer's end.
+    sizes[i] = reported < 0 ? 0 : static_cast<int>(posted);
+    acct_.Implausible(NetErrorKind::kProtocol, [&] {
+      return inner_.who() + " reported " + std::to_string(reported) + " bytes received into a buffer of " +
+             std::to_string(posted) + " posted (buffer " + std::to_string(i) + " of " + std::to_string(r.n) +
+             ", NIC " + nic_ + "); impossible, clamped to " + std::to_string(sizes[i]);
+    });
+  }
 }
 
 Status ChainComm::Consumed(int n, void* request) {
@@ -181,6 +199,7 @@ Status ChainRecvComm::Irecv(int n, void** data, const size_t* sizes, const int* 
   if (res != NCCLSCOPE_SUCCESS) return Failed("irecv", res, NetErrorKind::kRecv);
   if (inner_request == nullptr) return Status::Ok();
   ChainRequest* r = Start(ChainRequest::Kind::kRecv, inner_request, 0, n);
+  for (int i = 0; i < n; ++i) r->posted[i] = sizes[i];
   StartEvents(r, phandles, sizes, 1);
   *request = r;
   return Status::Ok();

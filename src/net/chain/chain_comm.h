@@ -33,6 +33,7 @@ struct ChainRequest final : Request {
   Kind kind = Kind::kSend;
   bool completed = false;  // done, kept only for irecvConsumed
   void** events = nullptr;  // one per buffer, in the comm's arrays
+  size_t* posted = nullptr;  // a receive's posted sizes, one per buffer: what a completion may report at most
   ncclscope_net_sock_descr_v1_t* descr = nullptr;
 };
 
@@ -73,7 +74,11 @@ class ChainComm {
  private:
   const int pool_;
   std::unique_ptr<ChainRequest[]> slots_;
+  // A receive's completed sizes, each clamped to [0, posted]: an inner's impossible one is counted as an error.
+  void CheckReceivedSizes(const ChainRequest& r, int* sizes);
+
   std::unique_ptr<void*[]> events_;
+  std::unique_ptr<size_t[]> posted_;
   std::unique_ptr<ncclscope_net_sock_descr_v1_t[]> descr_;
   std::unique_ptr<int[]> free_;
   int nfree_;

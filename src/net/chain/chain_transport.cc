@@ -1,5 +1,6 @@
 #include "net/chain/chain_transport.h"
 
+#include "common/inner_call.h"
 #include "common/log.h"
 #include "common/params.h"
 #include "core/net_stats.h"
@@ -65,16 +66,26 @@ Status ChainTransport::Open() {
 Status ChainTransport::Attach(NetContext* ctx) {
   const ncclscope_logger_t logger = ctx->logger != nullptr ? ctx->logger : NcclLogger();
   void* inner_ctx = nullptr;
+  // We hold the net API's init lock: an inner that calls back into our init is refused, then reported here.
+  InnerCall call(inner_->who());
+  auto undo = [&] {
+    if (inner_->per_comm() && inner_ctx != nullptr) inner_->Finalize(inner_ctx);
+  };
   if (inner_->per_comm() || !legacy_init_done_) {
     const ncclscope_result_t r =
         inner_->Init(&inner_ctx, ctx->comm_id, ctx->traffic_class, logger, ctx->profiler_cb);
+    if (call.reentered()) {
+      if (r == NCCLSCOPE_SUCCESS) undo();
+      return call.ReentryError("init");
+    }
     if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "init", r);
     legacy_init_done_ = true;
   }
   if (device_count() == 0) {
     Status s = ReadDevices();
+    if (call.reentered()) s = call.ReentryError("devices or getProperties");
     if (!s.ok()) {
-      if (inner_->per_comm()) inner_->Finalize(inner_ctx);
+      undo();
       return s;
     }
   }
@@ -139,7 +150,9 @@ Status ChainTransport::MakeVDevice(const int* devs, int n, int* vdev) {
                         ") cannot fuse NICs; NCCL_NET_MERGE_LEVEL=LOC turns fusion off");
   }
   int made = -1;
+  InnerCall call(inner_->who());
   ncclscope_result_t r = inner_->MakeVDevice(devs, n, &made);
+  if (call.reentered()) return call.ReentryError("makeVDevice");
   if (r != NCCLSCOPE_SUCCESS) return InnerStatus(*inner_, "makeVDevice", r);
   if (made != device_count() || made >= kMaxDevices) {
     return InternalError("the wrapped plugin's makeVDevice returned device " + std::to_string(made) + ", not " +

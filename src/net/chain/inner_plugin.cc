@@ -5,6 +5,7 @@
 #include <climits>
 #include <type_traits>
 
+#include "common/inner_call.h"
 #include "common/plugin_library.h"
 
 namespace ncclscope::net::chain {
@@ -31,6 +32,7 @@ class Table final : public InnerPlugin {
     version_ = V;
     name_ = t->name != nullptr ? t->name : "(unnamed)";
     path_ = std::move(path);
+    who_ = "the wrapped net plugin '" + name_ + "' (" + path_ + ")";
     if constexpr (V >= 9) has_make_vdevice_ = t->makeVDevice != nullptr;
     has_irecv_consumed_ = t->irecvConsumed != nullptr;
   }
@@ -205,20 +207,24 @@ std::string ResultName(ncclscope_result_t r) {
 
 Result<std::unique_ptr<InnerPlugin>> LoadInnerPlugin(const std::string& value) {
   std::string where;
-  void* lib = OpenPluginLibrary("net", value, &where);
+  const std::string who = "the net plugin " + value + " (NCCLSCOPE_NET_CHAIN), while it loaded,";
+  void* lib = nullptr;
+  {
+    InnerCall loading(who);  // its constructors run inside dlopen and must not re-enter our init either
+    lib = OpenPluginLibrary("net", value, &where);
+    if (loading.reentered()) return loading.ReentryError("constructor");
+  }
   if (lib == nullptr) return SystemError("cannot load " + value + " (" + where + ")");
   using Maker = std::unique_ptr<InnerPlugin> (*)(void*, const std::string&);
-  constexpr struct { int v; Maker make; } kVersions[] = {
-      {12, &Make<12>}, {11, &Make<11>}, {10, &Make<10>}, {9, &Make<9>}, {8, &Make<8>}};
-  for (const auto& [v, make] : kVersions) {
-    void* table = dlsym(lib, ("ncclNetPlugin_v" + std::to_string(v)).c_str());
+  constexpr struct { int v; Maker make; size_t bytes; } kVersions[] = {
+      {12, &Make<12>, sizeof(TableOf<12>::T)}, {11, &Make<11>, sizeof(TableOf<11>::T)},
+      {10, &Make<10>, sizeof(TableOf<10>::T)}, {9, &Make<9>, sizeof(TableOf<9>::T)}, {8, &Make<8>, sizeof(TableOf<8>::T)}};
+  for (const auto& [v, make, bytes] : kVersions) {
+    const std::string symbol = "ncclNetPlugin_v" + std::to_string(v);
+    void* table = dlsym(lib, symbol.c_str());
     if (table == nullptr) continue;
-    // The library we are in (dlopen hands back the loaded copy): wrapping ncclscope in itself would loop.
-    Dl_info self{}, found{};
-    if (dladdr(reinterpret_cast<void*>(&LoadInnerPlugin), &self) != 0 && dladdr(table, &found) != 0 &&
-        self.dli_fbase == found.dli_fbase) {
-      return InvalidUsage(where + " is ncclscope itself: NCCLSCOPE_NET_CHAIN must name the cluster's transport plugin");
-    }
+    // ncclscope itself, or a table whose entries are ours: wrapping it would re-enter our init (a deadlock).
+    NCCLSCOPE_RETURN_IF_ERROR(CheckNotOurs(table, bytes, symbol, where));
     return make(table, where);
   }
   std::string older;

@@ -25,6 +25,7 @@ class InnerPlugin {
   int version() const { return version_; }
   const std::string& name() const { return name_; }  // the table's name ("AWS Libfabric")
   const std::string& path() const { return path_; }   // the file it was loaded from
+  const std::string& who() const { return who_; }     // "the wrapped net plugin 'NAME' (PATH)", for messages
   bool per_comm() const { return version_ >= 11; }     // init per communicator, with a ctx
   bool has_make_vdevice() const { return has_make_vdevice_; }
   bool has_irecv_consumed() const { return has_irecv_consumed_; }
@@ -62,13 +63,14 @@ class InnerPlugin {
 
  protected:
   int version_ = 0;
-  std::string name_, path_;
+  std::string name_, path_, who_;
   bool has_make_vdevice_ = false, has_irecv_consumed_ = false;
 };
 
 // Loads `value` as NCCL resolves NCCL_NET_PLUGIN (no '/': libnccl-net-VALUE.so first, then as given) and picks
 // its newest table from v12 down to v8. Fails naming what was tried, or the tables it has when none is new
-// enough, or that it is ncclscope itself. Never unloaded (its threads may outlive a finalize).
+// enough, or that it is ncclscope itself (or points into it), or
+// that it called back into ncclscope while it loaded. Never unloaded (its threads may outlive a finalize).
 Result<std::unique_ptr<InnerPlugin>> LoadInnerPlugin(const std::string& value);
 
 // "ncclSystemError (2)": an inner's result for the messages.

@@ -6,13 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "common/inner_call.h"
 #include "common/log.h"
 #include "common/params.h"
 #include "common/plugin_library.h"
 #include "profiler/pools.h"
 #include "profiler/profiler.h"
-
-extern "C" const ncclscope_profiler_v7_export_t ncclProfiler_v7;
 
 namespace ncclscope::profiler::abi::chain {
 namespace {
@@ -23,6 +22,7 @@ struct Chained {
   int version = 0;  // 5, 6 or 7
   const void* table = nullptr;
   std::string where;
+  std::string who;  // "the chained profiler plugin 'NAME' (WHERE)"
 };
 
 Chained* g_chained = nullptr;  // set once by Load, never freed (NCCL threads may call until exit)
@@ -67,7 +67,17 @@ Chained* Load() {
   const std::string value = Params().Str(ParamId::kProfilerChain);
   if (value.empty()) return nullptr;
   std::string where;
-  void* lib = OpenPluginLibrary("profiler", value, &where);
+  const std::string who = "the profiler plugin " + value + " (NCCLSCOPE_PROFILER_CHAIN), while it loaded,";
+  void* lib = nullptr;
+  {
+    InnerCall loading(who);  // its constructors must not re-enter our init (this load is a static's init)
+    lib = OpenPluginLibrary("profiler", value, &where);
+    if (loading.reentered()) {
+      NCCLSCOPE_WARN(subsys::kInit, "NCCLSCOPE_PROFILER_CHAIN=%s: %s; no second profiler", value.c_str(),
+                     loading.ReentryError("constructor").message().c_str());
+      return nullptr;
+    }
+  }
   if (lib == nullptr) {
     NCCLSCOPE_WARN(subsys::kInit, "NCCLSCOPE_PROFILER_CHAIN=%s: cannot load it (%s); no second profiler",
                    value.c_str(), where.c_str());
@@ -76,12 +86,17 @@ Chained* Load() {
   for (int v = 7; v >= 5; --v) {
     const void* t = dlsym(lib, ("ncclProfiler_v" + std::to_string(v)).c_str());
     if (t == nullptr) continue;
-    if (t == &ncclProfiler_v7 || dlsym(lib, "ncclProfiler_v7") == &ncclProfiler_v7) {
-      NCCLSCOPE_WARN(subsys::kInit, "NCCLSCOPE_PROFILER_CHAIN=%s is ncclscope itself; no second profiler",
-                     value.c_str());
+    // ncclscope itself, or a table whose entries are ours: our init would call itself without end.
+    const Status ours =
+        CheckNotOurs(t, sizeof(ncclscope_profiler_v5_t), "ncclProfiler_v" + std::to_string(v), where);
+    if (!ours.ok()) {
+      NCCLSCOPE_WARN(subsys::kInit, "NCCLSCOPE_PROFILER_CHAIN=%s: %s; no second profiler", value.c_str(),
+                     ours.message().c_str());
       return nullptr;
     }
-    auto* c = new Chained{v, t, where};
+    const char* name = static_cast<const ncclscope_profiler_v5_t*>(t)->name;
+    auto* c = new Chained{v, t, where,
+                          "the chained profiler plugin '" + std::string(name ? name : "?") + "' (" + where + ")"};
     g_pairs = new FixedPool<detail::Pair>(kPairs);
     g_ctxs = new FixedPool<detail::ChainCtx>(kContexts);
     NCCLSCOPE_INFO(subsys::kInit, "NCCLSCOPE_PROFILER_CHAIN: %s (ncclProfiler_v%d, \"%s\") runs behind ncclscope",
@@ -127,9 +142,14 @@ void* WrapInit(void* our_ctx, int* mask, uint64_t comm_id, const char* comm_name
   cc->our_types = AncestorClosure(static_cast<uint64_t>(EffectiveEventMask()));
   int their_mask = 0;
   void* theirs = nullptr;
+  InnerCall call(g_chained->who);
   const ncclscope_result_t rc =
       Slots()->init(&theirs, comm_id, &their_mask, comm_name, nnodes, nranks, rank, logfn);
-  if (rc != NCCLSCOPE_SUCCESS || theirs == nullptr) {
+  if (call.reentered()) {
+    NCCLSCOPE_WARN(subsys::kInit, "NCCLSCOPE_PROFILER_CHAIN: %s; it is off for comm 0x%lx, ncclscope goes on",
+                   call.ReentryError("init").message().c_str(), static_cast<unsigned long>(comm_id));
+    if (rc == NCCLSCOPE_SUCCESS && theirs != nullptr) Slots()->finalize(theirs);
+  } else if (rc != NCCLSCOPE_SUCCESS || theirs == nullptr) {
     NCCLSCOPE_WARN(subsys::kInit, "NCCLSCOPE_PROFILER_CHAIN: %s's init failed (%d) for comm 0x%lx; it is off for "
                    "this communicator, ncclscope goes on", g_chained->where.c_str(), static_cast<int>(rc),
                    static_cast<unsigned long>(comm_id));

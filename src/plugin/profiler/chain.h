@@ -10,8 +10,9 @@
 // so our figures do not change and the chained plugin sees what NCCL
 // would give it alone, with its own contexts and handles and its parents translated. NCCL holds one pair per
 // event (ours and theirs) from a fixed pool; a full pool drops the event for both sides and counts it. A chained
-// init that fails disables it for that communicator with a log line and never affects ours. A crash inside the
-// chained plugin cannot be contained in-process.
+// init that fails disables it for that communicator with a log line and never affects ours; so does one that calls
+// back into our init (common/inner_call.h). A path that is not a regular file, ncclscope itself and a table whose
+// entries are ours are not chained (one line each). A crash inside the chained plugin cannot be contained in-process.
 #ifndef NCCLSCOPE_PLUGIN_PROFILER_CHAIN_H_
 #define NCCLSCOPE_PLUGIN_PROFILER_CHAIN_H_
 

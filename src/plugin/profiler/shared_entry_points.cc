@@ -3,6 +3,7 @@
 // profiler is chained behind ours (chain.h), both plugins. Laid out like the net ABI layer
 // (src/plugin/net/shared_entry_points.cc): the per-version files only translate.
 #include "common/gate.h"
+#include "common/inner_call.h"
 #include "ncclscope/abi/profiler.h"
 #include "plugin/services/plugin_services.h"
 #include "plugin/profiler/rccl_layout.h"
@@ -32,6 +33,8 @@ ncclscope_result_t InitV5Plus(const char* abi, void** context, uint64_t commId, 
                             const char* commName, int nNodes, int nranks, int rank, ncclscope_logger_t logfn,
                             int allowed_mask) {
   const int mask_in = eActivationMask != nullptr ? *eActivationMask : 0;
+  // Called back from the chained profiler's init or load: refused without a line; WrapInit or Load reports it.
+  if (!RefuseReentry("profiler init").ok()) return NCCLSCOPE_INVALID_USAGE;
   ncclscope_result_t rc = ProfilerInitGate("ncclProfiler init", [&] {
     InstallPluginServices();  // this may be the process's first call into the plugin
     InitArgs a;
