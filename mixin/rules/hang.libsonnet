@@ -81,6 +81,14 @@
             ||| % c,
             labels: {'via': 'rank'},
           },
+          // The ranks some stalled rank waits on directly (global_rank: the rank waited on).
+          {
+            record: "ncclscope:hang_waited_on",
+            expr: |||
+              label_replace(group by (ncclscope_job, comm, culprit_global_rank) (ncclscope:hang_wait_edge),
+                "global_rank", "$1", "culprit_global_rank", "(.*)")
+            ||| % c,
+          },
           // Peers whose connection already failed under a stalled rank's request (global_rank: the peer).
           {
             record: "ncclscope:hang_peer_failed",
@@ -107,12 +115,28 @@
             ||| % c,
             labels: {'class': 'process'},
           },
+          // The roots of the waits (ranks a stalled rank waits on) that answered a scrape after the stall began. Such
+          // a rank was alive during the hang: a later failed scrape of it is taken for an overloaded host until its
+          // target fails twice (the rule above), not for a frozen process.
+          {
+            record: "ncclscope:hang_root_answered",
+            expr: |||
+              group by (ncclscope_job, comm, global_rank) (
+                (
+                  ncclscope:hang_waited_on
+                  * on (ncclscope_job, global_rank) group_left timestamp(up{ncclscope_job!=""%(selc)s})
+                  > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+                )
+                and on (ncclscope_job, global_rank) up{ncclscope_job!=""%(selc)s} == 1
+              )
+            ||| % c,
+          },
           // The same, found by following the wait edges: a rank the stalled ranks wait on that is not stalled itself
-          // (the root of their waits) and whose target does not answer now (its latest scrape failed, or the one
-          // under way is overdue: a frozen rank is named before its scrape times out), or whose connection failed. This needs
-          // no earlier scrape of the culprit: a rank killed or frozen before Prometheus first scraped it (a fault in
-          // a job's first seconds) never reported the communicator, but its file_sd target still carries its
-          // identity. One failed scrape is enough here, since a stalled rank waits on it.
+          // (the root of their waits), and either a waiting rank's connection to it failed, or it has not answered
+          // since the stall began and does not answer now (its latest scrape failed, or the one under way is
+          // overdue: a frozen rank is named before its scrape times out). This needs no earlier scrape of the
+          // culprit: a rank killed or frozen in a job's first seconds, before Prometheus first scraped it, never
+          // reported the communicator, but its file_sd target still carries its identity.
           {
             record: "ncclscope:hang_culprit",
             expr: |||
@@ -122,15 +146,24 @@
                     group by (ncclscope_job, comm, culprit_global_rank, culprit_host) (ncclscope:hang_wait_edge),
                     "global_rank", "$1", "culprit_global_rank", "(.*)"), "host", "$1", "culprit_host", "(.*)")
                   unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
-                  and on (ncclscope_job, global_rank)
+                )
+                and on (ncclscope_job, comm, global_rank)
+                (
+                  (ncclscope:hang_waited_on and on (ncclscope_job, global_rank) ncclscope:hang_peer_failed)
+                  or
                   (
-                    ncclscope:hang_peer_failed
-                    or up{ncclscope_job!=""%(selc)s} == 0
-                    or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
+                    ncclscope:hang_waited_on
+                    and on (ncclscope_job, global_rank)
+                    (
+                      up{ncclscope_job!=""%(selc)s} == 0
+                      or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
+                    )
+                    unless on (ncclscope_job, comm, global_rank)
+                    max_over_time(ncclscope:hang_root_answered[%(hangCommMemory)s])
                   )
                 )
-                * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               )
+              * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="process", via!="edge"}
             ||| % c,
             // via="edge" keeps this rule's own output of the previous evaluation out of its `unless`.
@@ -166,14 +199,6 @@
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="process"}
             ||| % c,
             labels: {'class': 'mismatch'},
-          },
-          // The ranks some stalled rank waits on directly (global_rank: the rank waited on).
-          {
-            record: "ncclscope:hang_waited_on",
-            expr: |||
-              label_replace(group by (ncclscope_job, comm, culprit_global_rank) (ncclscope:hang_wait_edge),
-                "global_rank", "$1", "culprit_global_rank", "(.*)")
-            ||| % c,
           },
           // A rank a stalled rank waits on, with nothing in flight in that communicator as scraped after the stall
           // began (a rank between two operations just before it is not a culprit): it never issued the operation.
