@@ -60,9 +60,9 @@ class Job:
             if self.marker and self.onset is None and self.marker in line:
                 self.onset = now
 
-    def members(self):
+    def members(self, stopped=True):
         """The pids of the launch's process group (its own session) other than the launcher: the ranks still
-        alive (a stopped one included)."""
+        alive; those stopped (SIGSTOP) too unless STOPPED is false."""
         pids = []
         for d in os.listdir("/proc"):
             if not d.isdigit() or int(d) == self.proc.pid:
@@ -72,7 +72,7 @@ class Job:
                     fields = f.read().rpartition(")")[2].split()
             except OSError:
                 continue
-            if int(fields[2]) == self.proc.pid and fields[0] != "Z":  # pgrp; not a zombie
+            if int(fields[2]) == self.proc.pid and fields[0] != "Z" and (stopped or fields[0] not in "Tt"):
                 pids.append(int(d))
         return sorted(pids)
 
