@@ -14,8 +14,8 @@ RULES loaded). For each job it checks:
 
 Fault classes (culprit C: N-1 for N <= 4 ranks, else int(0.7 N): 2 of 3, 5 of 8, 11 of 16; the fault comes at a
 sequence number that gives ~--healthy s (15) of healthy, scraped operations first, from the time per operation
-of the shape measured on a 2-core host and the jobs running at once, or the straggler's sleep; each job's record
-has the healthy seconds it got):
+measured for the batch just before (the same shapes at once, healthy, ~3 s), or the straggler's sleep; each job's
+record has the healthy seconds it got):
   hang      --hang C@SEQ                        not_joined
   p2p       --ops sendrecv --hang C@SEQ         not_joined (a point-to-point ring)
   kill      --kill C@SEQ --hold-on-error 120    process
@@ -61,7 +61,8 @@ CLASSES = {  # name: (sim args for culprit C at sequence S, expected class, stde
     "kernel": (lambda c, s: ["--ops", "allreduce", "--stuck-kernel", f"{c}@{s}"], "kernel", "--stuck-kernel: starts"),
 }
 # Milliseconds per all-reduce of one job running alone on a 2-core host, TCP over lo (the sim's time(us) column,
-# measured); K jobs at once each run about 0.8 K times slower (6 jobs of 3 ranks: 4.4-5 times), see fault_seq.
+# measured); K jobs at once each run about 0.8 K times slower (6 jobs of 3 ranks: 4.4-5 times). Only the first
+# guess: calibrate() measures each batch.
 MS_PER_OP = {(3, 8): 0.12, (3, 65536): 0.25, (3, 4 << 20): 17.0, (8, 8): 0.43, (8, 65536): 1.3, (8, 4 << 20): 76.0,
              (16, 8): 1.2, (16, 65536): 4.6, (16, 4 << 20): 176.0}
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -95,21 +96,46 @@ def ms_per_op(ranks, size):
     return lo[1] + (hi[1] - lo[1]) * (ranks - lo[0]) / (hi[0] - lo[0])
 
 
-def fault_seq(ranks, size, straggle_ms, healthy_s, load):
-    """The sequence number that leaves about HEALTHY_S of operations before the fault, LOAD jobs running at once."""
-    ms = ms_per_op(ranks, size) * max(1.0, 0.8 * load)
+def calibrate(batch, sim, env):
+    """Milliseconds per operation of each cell of BATCH, measured by running them all at once, healthy and briefly
+    (the sim's time(us) column; the mean per shape): the rate of a job depends on the host and on what runs beside it. Falls back on
+    MS_PER_OP (scaled by the jobs at once) where a run gives no figure."""
+    procs = []
+    for cls, ranks, size, _, _ in batch:
+        guess = ms_per_op(ranks, size) * max(1.0, 0.8 * len(batch))
+        argv = [sim, "--ranks", str(ranks), "--ops", "sendrecv" if cls == "p2p" else "allreduce",
+                "--sizes", f"{size}:{size}", "--iters", str(min(200000, max(20, int(3000 / guess))))]
+        procs.append((guess, subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                              text=True, start_new_session=True)))
+    out = []
+    for guess, p in procs:
+        try:
+            rows = [line.split() for line in p.communicate(timeout=60)[0].splitlines() if line[:1] == " "]
+            times = [float(r[5]) / 1000 for r in rows if len(r) > 5 and r[0].isdigit()]
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            times = []
+        out.append(statistics.mean(times) if times else guess)
+    shape = [("p2p" if c == "p2p" else "coll", n, b) for c, n, b, _, _ in batch]  # one figure per shape: the mean
+    return [statistics.mean(m for m, t in zip(out, shape) if t == k) for k in shape]
+
+
+def fault_seq(ms, straggle_ms, healthy_s):
+    """The sequence number that leaves about HEALTHY_S of operations of MS each (or the straggler's) before the fault."""
     return max(20, math.ceil(healthy_s * 1000 / max(ms, straggle_ms)))
 
 
 class MatrixJob:
     """One cell's run: the sim launch, what it must be named, and what was seen."""
 
-    def __init__(self, cls, ranks, size, straggle_ms, run, args, work, env0, load):
+    def __init__(self, cls, ranks, size, straggle_ms, run, args, work, env0, ms):
         self.cls, self.ranks, self.size, self.straggle_ms, self.run = cls, ranks, size, straggle_ms, run
         self.name = f"{cls}-n{ranks}-{size}b-s{straggle_ms}-r{run}"
         make_args, self.want_class, marker = CLASSES[cls]
         self.want_rank = str(culprit_of(ranks))
-        self.seq = args.seq or fault_seq(ranks, size, straggle_ms, args.healthy, load)
+        self.ms_per_op = round(ms, 3)
+        self.seq = args.seq or fault_seq(ms, straggle_ms, args.healthy)
         self.dump_dir = os.path.join(work, "dumps", self.name)
         os.makedirs(self.dump_dir)
         argv = [args.sim, "--ranks", str(ranks), "--sizes", f"{size}:{size}", "--iters", "100000000",
@@ -148,7 +174,7 @@ class MatrixJob:
         delay = right[0][1] - onset if right and onset else None
         named_right = len(seen) == 1 and bool(right)
         return {"job": self.name, "class": self.cls, "ranks": self.ranks, "size": self.size,
-                "straggle_ms": self.straggle_ms, "run": self.run, "seq": self.seq,
+                "straggle_ms": self.straggle_ms, "run": self.run, "seq": self.seq, "ms_per_op": self.ms_per_op,
                 "want": {"class": self.want_class, "global_rank": self.want_rank},
                 "healthy_s": round(onset - self.start, 1) if onset else None,
                 "alerts": [{"class": a[0].get("class"), "global_rank": a[0].get("global_rank"),
@@ -298,7 +324,8 @@ def main():
     records, t0 = [], time.time()
     try:
         for batch in batches:
-            jobs = [MatrixJob(*cell, args, work, env0, len(batch)) for cell in batch]
+            ms = calibrate(batch, args.sim, sim_env(args.libdir) | {"NCCLSCOPE_TRANSPORT": "tcp"})
+            jobs = [MatrixJob(*cell, args, work, env0, m) for cell, m in zip(batch, ms)]
             try:
                 run_batch(jobs, prom, args.within)
             finally:
