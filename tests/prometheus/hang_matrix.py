@@ -315,6 +315,8 @@ def main():
     if not shutil.which("prometheus"):
         print("SKIP: the prometheus server is not installed (scripts/install-deps.sh installs it)")
         return SKIP
+    if not os.access(args.sim, os.X_OK):
+        sys.exit(f"{args.sim}: not an executable ncclscope-sim")
     batches = plan(args)
     work = tempfile.mkdtemp(prefix="ncclscope-hang-matrix-")
     sd = os.path.join(work, "sd")
