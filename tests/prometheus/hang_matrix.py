@@ -5,7 +5,8 @@ RULES loaded). For each job it checks:
 
   named right   NcclscopeHang names the expected class and global rank, and it is the only NcclscopeHang the job
                 ever raised while watched: an alert naming another culprit or class (before or after the right
-                one; a `link` alert for a killed or frozen rank, say) is wrong; one alert per root cause.
+                one, or before the onset: a false alarm while healthy; a `link` alert for a killed or frozen rank,
+                say) is wrong; one alert per root cause.
   in time       the alert's activeAt is at most --within s (15) after the onset (the line the faulty rank prints).
   analyzer      after the alert (or the timeout) every live rank of the job gets SIGUSR2 (a frozen rank cannot
                 dump: expected), and `ncclscope_analyze.py DUMP_DIR --json` must name the same class and global
@@ -179,7 +180,8 @@ class MatrixJob:
                 "healthy_s": round(onset - self.start, 1) if onset else None,
                 "alerts": [{"class": a[0].get("class"), "global_rank": a[0].get("global_rank"),
                             "peer_global_rank": a[0].get("peer_global_rank"), "comm": a[0].get("comm"),
-                            "active_at": a[1], "seen_at": a[2]} for a in seen],
+                            "active_at": a[1], "seen_at": a[2], "before_onset": onset is None or a[1] < onset}
+                           for a in seen],
                 "named_right": named_right, "onset_to_alert_s": round(delay, 1) if delay is not None else None,
                 "in_time": delay is not None and delay <= within, "analyzer": self.analyzer}
 
@@ -242,7 +244,8 @@ def run_batch(batch, prom, within):
 
 def describe(rec):
     named = "; ".join(f"{a['class']} gr{a['global_rank']}" + (f"->gr{a['peer_global_rank']}" if a["peer_global_rank"]
-                                                               else "") for a in rec["alerts"]) or "nothing"
+                                                               else "") + (" (before the onset)" if a["before_onset"] else "")
+                      for a in rec["alerts"]) or "nothing"
     delay = f"{rec['onset_to_alert_s']:5.1f} s" if rec["onset_to_alert_s"] is not None else "    - "
     ok = "ok " if rec["named_right"] and rec["in_time"] else "BAD"
     an = rec["analyzer"]
