@@ -99,8 +99,8 @@ def ms_per_op(ranks, size):
 
 def calibrate(batch, sim, env):
     """Milliseconds per operation of each cell of BATCH, measured by running them all at once, healthy and briefly
-    (the sim's time(us) column; the mean per shape): the rate of a job depends on the host and on what runs beside it. Falls back on
-    MS_PER_OP (scaled by the jobs at once) where a run gives no figure."""
+    (the sim's time(us) column; the mean per shape): the rate of a job depends on the host and on what runs beside
+    it. Falls back on MS_PER_OP (scaled by the jobs at once) where a run gives no figure."""
     procs = []
     for cls, ranks, size, _, _ in batch:
         guess = ms_per_op(ranks, size) * max(1.0, 0.8 * len(batch))
@@ -123,7 +123,8 @@ def calibrate(batch, sim, env):
 
 
 def fault_seq(ms, straggle_ms, healthy_s):
-    """The sequence number that leaves about HEALTHY_S of operations of MS each (or the straggler's) before the fault."""
+    """The sequence number that leaves about HEALTHY_S of operations of MS each (or the straggler's sleep) before
+    the fault."""
     return max(20, math.ceil(healthy_s * 1000 / max(ms, straggle_ms)))
 
 
@@ -242,10 +243,13 @@ def run_batch(batch, prom, within):
         mj.analyzer = dict(analyze(mj), ranks_alive=pids, ranks_dumping=able)
 
 
+def alert_text(a):
+    peer = f"->gr{a['peer_global_rank']}" if a["peer_global_rank"] else ""
+    return f"{a['class']} gr{a['global_rank']}{peer}" + (" (before the onset)" if a["before_onset"] else "")
+
+
 def describe(rec):
-    named = "; ".join(f"{a['class']} gr{a['global_rank']}" + (f"->gr{a['peer_global_rank']}" if a["peer_global_rank"]
-                                                               else "") + (" (before the onset)" if a["before_onset"] else "")
-                      for a in rec["alerts"]) or "nothing"
+    named = "; ".join(alert_text(a) for a in rec["alerts"]) or "nothing"
     delay = f"{rec['onset_to_alert_s']:5.1f} s" if rec["onset_to_alert_s"] is not None else "    - "
     ok = "ok " if rec["named_right"] and rec["in_time"] else "BAD"
     an = rec["analyzer"]
