@@ -42,26 +42,8 @@ import urllib.request
 from datetime import datetime, timedelta, timezone
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from prom_server import PrometheusServer, Server, free_port  # noqa: E402
-
-SKIP = 77
-
-
-class Prometheus(PrometheusServer):
-    def __init__(self, work, rules, alertmanager=None):
-        self.work = work
-        cfg = os.path.join(work, "prometheus.yml")
-        with open(cfg, "w") as f:
-            f.write("global: {scrape_interval: 5s, scrape_timeout: 4s, evaluation_interval: 5s}\n")
-            f.write(f"rule_files: {json.dumps(rules)}\n")
-            if alertmanager:
-                f.write(f"alerting: {{alertmanagers: [{{static_configs: [{{targets: ['{alertmanager}']}}]}}]}}\n")
-            f.write("scrape_configs:\n  - job_name: ncclscope\n")
-            f.write(f"    file_sd_configs: [{{files: ['{work}/sd/*.json'], refresh_interval: 1s}}]\n")
-        super().__init__(cfg, work)
-
-    def get(self, path, **params):
-        return self.api(path, **params)
+from prom_server import Server, free_port  # noqa: E402
+from hang_support import SKIP, Job, Prometheus, firing, forget_targets, sim_env  # noqa: E402
 
 
 class Webhook:
@@ -157,34 +139,6 @@ def inhibition_check(am, hook):
     return failures
 
 
-class Job:
-    """One ncclscope-sim launch (or a rank of it); its stderr lines are time-stamped as they arrive."""
-
-    def __init__(self, name, argv, env, log_dir, marker=None):
-        self.name, self.marker, self.onset = name, marker, None
-        self.log = open(os.path.join(log_dir, name + ".log"), "w")
-        self.proc = subprocess.Popen(argv, env=env, stdout=self.log, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for line in self.proc.stderr:
-            now = time.time()
-            self.log.write(f"[{now:.3f}] {line}")
-            self.log.flush()
-            if self.marker and self.onset is None and self.marker in line:
-                self.onset = now
-
-    def stop(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, 9)
-            except ProcessLookupError:
-                pass
-        self.proc.wait()
-
-
 class NetnsLink:
     """Two network namespaces joined by a veth pair (the data link), each also joined to this namespace by a
     management veth (bootstrap-free metrics path), so that taking the data link down leaves the scrapes alone."""
@@ -240,32 +194,6 @@ FAULTS = {  # name: (sim args, expected class, expected culprit global rank, std
 COMMON = ["--sizes", "8:8", "--iters", "1000000", "--straggle", "0:50", "--expect-hang"]
 
 
-def parse_time(s):
-    """RFC 3339 with up to nanoseconds, as Prometheus writes activeAt."""
-    base, _, frac = s.rstrip("Z").partition(".")
-    return datetime.fromisoformat(base + "+00:00").timestamp() + (float("0." + frac) if frac else 0.0)
-
-
-def firing(prom):
-    """NcclscopeHang alerts firing now, by ncclscope_job: [(labels, activeAt)]."""
-    out = {}
-    for a in prom.get("/api/v1/alerts")["alerts"]:
-        if a["labels"].get("alertname") == "NcclscopeHang" and a["state"] == "firing":
-            out.setdefault(a["labels"].get("ncclscope_job"), []).append((a["labels"], parse_time(a["activeAt"])))
-    return out
-
-
-def forget_targets(sd, job):
-    """Removes an ended job's file_sd targets (its ranks are gone; the grace period would keep them a while)."""
-    for f in os.listdir(sd):
-        try:
-            with open(os.path.join(sd, f)) as fh:
-                if any(t["labels"].get("ncclscope_job") == job for t in json.load(fh)):
-                    os.unlink(os.path.join(sd, f))
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("sim")
@@ -283,8 +211,7 @@ def main():
     classes = args.classes.split(",")
     work = tempfile.mkdtemp(prefix="ncclscope-hang-live-")
     os.makedirs(os.path.join(work, "sd"))
-    env0 = dict(os.environ, LD_LIBRARY_PATH=args.libdir + ":" + os.environ.get("LD_LIBRARY_PATH", ""),
-                NCCLSCOPE_PROM_PORT="0", NCCLSCOPE_PROM_BIND="127.0.0.1", NCCLSCOPE_SOCKET_IFNAME="lo")
+    env0 = sim_env(args.libdir)
     am = hook = None
     if args.alertmanager:
         if not shutil.which("prometheus-alertmanager"):
