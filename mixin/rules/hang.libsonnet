@@ -115,59 +115,32 @@
             ||| % c,
             labels: {'class': 'process'},
           },
-          // The roots of the waits (ranks a stalled rank waits on) that answered a scrape after the stall began. Such
-          // a rank was alive during the hang: a later failed scrape of it is taken for an overloaded host until its
-          // target fails twice (the rule above), not for a frozen process.
+          // The roots of the waits: the ranks the stalled ranks wait on that are not stalled themselves (global_rank,
+          // host). Following the edges to where they end names the culprit without any earlier scrape of it: a rank
+          // killed or frozen in a job's first seconds, before Prometheus first scraped it, never reported the
+          // communicator, but the wait edges and its file_sd target carry its identity.
           {
-            record: "ncclscope:hang_root_answered",
+            record: "ncclscope:hang_root",
             expr: |||
-              group by (ncclscope_job, comm, global_rank) (
-                (
-                  ncclscope:hang_waited_on
-                  * on (ncclscope_job, global_rank) group_left timestamp(up{ncclscope_job!=""%(selc)s})
-                  > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
-                )
-                and on (ncclscope_job, global_rank) up{ncclscope_job!=""%(selc)s} == 1
-              )
-            ||| % c,
+              label_replace(label_replace(
+                group by (ncclscope_job, comm, culprit_global_rank, culprit_host) (ncclscope:hang_wait_edge),
+                "global_rank", "$1", "culprit_global_rank", "(.*)"), "host", "$1", "culprit_host", "(.*)")
+              unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
+            |||,
           },
-          // The same, found by following the wait edges: a rank the stalled ranks wait on that is not stalled itself
-          // (the root of their waits), and either a waiting rank's connection to it failed, or it has not answered
-          // since the stall began and does not answer now (its latest scrape failed, or the one under way is
-          // overdue: a frozen rank is named before its scrape times out). This needs no earlier scrape of the
-          // culprit: a rank killed or frozen in a job's first seconds, before Prometheus first scraped it, never
-          // reported the communicator, but its file_sd target still carries its identity.
+          // A root whose connection failed under a waiting rank's request: its process is gone (a connection does not
+          // fail because a host is slow), whatever other root an overloaded host shows.
           {
             record: "ncclscope:hang_culprit",
             expr: |||
               (
-                (
-                  label_replace(label_replace(
-                    group by (ncclscope_job, comm, culprit_global_rank, culprit_host) (ncclscope:hang_wait_edge),
-                    "global_rank", "$1", "culprit_global_rank", "(.*)"), "host", "$1", "culprit_host", "(.*)")
-                  unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
-                )
-                and on (ncclscope_job, comm, global_rank)
-                (
-                  (ncclscope:hang_waited_on and on (ncclscope_job, global_rank) ncclscope:hang_peer_failed)
-                  or
-                  (
-                    ncclscope:hang_waited_on
-                    and on (ncclscope_job, global_rank)
-                    (
-                      up{ncclscope_job!=""%(selc)s} == 0
-                      or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
-                    )
-                    unless on (ncclscope_job, comm, global_rank)
-                    max_over_time(ncclscope:hang_root_answered[%(hangCommMemory)s])
-                  )
-                )
+                ncclscope:hang_root and on (ncclscope_job, global_rank) ncclscope:hang_peer_failed
               )
               * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
-              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="process", via!="edge"}
-            ||| % c,
-            // via="edge" keeps this rule's own output of the previous evaluation out of its `unless`.
-            labels: {'class': 'process', 'via': 'edge'},
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="process", via=""}
+            |||,
+            // via keeps this rule's own output of the previous evaluation out of its `unless`.
+            labels: {'class': 'process', 'via': 'failed_edge'},
           },
           // The function each stalled rank waits in; a rank in the minority waits in a collective the others never
           // issue (or the other way round: with two ranks nobody is the minority and the class does not apply).
@@ -234,6 +207,53 @@
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch|not_joined"}
             ||| % c,
             labels: {'class': 'kernel'},
+          },
+          // The roots of the waits that answered a scrape after the stall began: alive during the hang, so a later
+          // failed scrape of theirs is an overloaded host, not a frozen process.
+          {
+            record: "ncclscope:hang_root_answered",
+            expr: |||
+              group by (ncclscope_job, comm, global_rank) (
+                (
+                  ncclscope:hang_root
+                  * on (ncclscope_job, global_rank) group_left timestamp(up{ncclscope_job!=""%(selc)s})
+                  > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+                )
+                and on (ncclscope_job, global_rank) up{ncclscope_job!=""%(selc)s} == 1
+              )
+            ||| % c,
+          },
+          // A root that has not answered since the stall began and does not answer now: its latest scrape failed, or
+          // the one under way is overdue (hangScrapeOverdueSeconds; a frozen rank is named before its scrape times
+          // out). Only where it is the communicator's one such root and no other class named a culprit: on a host so
+          // overloaded that many ranks miss their scrapes, none of them is guessed (the two-scrape rule above and
+          // the per-rank alerts remain).
+          {
+            record: "ncclscope:hang_culprit",
+            expr: |||
+              (
+                (
+                  ncclscope:hang_root
+                  and on (ncclscope_job, global_rank)
+                  (
+                    up{ncclscope_job!=""%(selc)s} == 0
+                    or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
+                  )
+                  unless on (ncclscope_job, comm, global_rank) max_over_time(ncclscope:hang_root_answered[%(hangCommMemory)s])
+                )
+                and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (
+                  ncclscope:hang_root
+                  and on (ncclscope_job, global_rank)
+                  (
+                    up{ncclscope_job!=""%(selc)s} == 0
+                    or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
+                  )
+                ) == 1)
+              )
+              * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit{via!="silent_edge"}
+            ||| % c,
+            labels: {'class': 'process', 'via': 'silent_edge'},
           },
           // Every rank of the communicator (all nranks of them, counted against ncclscope_comm_info's nranks label) is
           // stalled and reports it, and this one waits on a peer that waits too: the pair with the longest wait. Its
