@@ -208,18 +208,15 @@
             ||| % c,
             labels: {'class': 'kernel'},
           },
-          // The roots of the waits that answered a scrape after the stall began: alive during the hang, so a later
-          // failed scrape of theirs is an overloaded host, not a frozen process.
+          // The ranks of a stalled communicator scraped after the stall began: alive during the hang, so a later
+          // failed scrape of theirs is an overloaded host, not a frozen process (a rank in the middle of the waits
+          // whose scrape fails loses its wait series and looks like a root for a while).
           {
-            record: "ncclscope:hang_root_answered",
+            record: "ncclscope:hang_rank_answered",
             expr: |||
               group by (ncclscope_job, comm, global_rank) (
-                (
-                  ncclscope:hang_root
-                  * on (ncclscope_job, global_rank) group_left timestamp(up{ncclscope_job!=""%(selc)s})
-                  > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
-                )
-                and on (ncclscope_job, global_rank) up{ncclscope_job!=""%(selc)s} == 1
+                timestamp(ncclscope_comm_in_flight_operations%(sel)s)
+                > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
               )
             ||| % c,
           },
@@ -239,7 +236,7 @@
                     up{ncclscope_job!=""%(selc)s} == 0
                     or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
                   )
-                  unless on (ncclscope_job, comm, global_rank) max_over_time(ncclscope:hang_root_answered[%(hangCommMemory)s])
+                  unless on (ncclscope_job, comm, global_rank) max_over_time(ncclscope:hang_rank_answered[%(hangCommMemory)s])
                 )
                 and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (
                   ncclscope:hang_root
