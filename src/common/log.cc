@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "common/host.h"
+#include "common/safe_text.h"
 
 namespace ncclscope {
 namespace {
@@ -43,11 +44,15 @@ ncclscope_logger_t NcclLogger() { return g_logger.load(std::memory_order_acquire
 void ReloadStderrLogLevel() { g_stderr_level.store(StderrLevelFromEnv(), std::memory_order_relaxed); }
 
 void Log(LogLevel level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
-  char msg[1024];
+  char raw[1024];
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(msg, sizeof(msg), fmt, ap);
+  std::vsnprintf(raw, sizeof(raw), fmt, ap);
   va_end(ap);
+  // Every caller covered at once: a NIC name, job id or environment value read from outside may hold a newline
+  // (which would split NCCL's log line, and forge the next one) or a terminal escape.
+  char msg[2048];
+  EscapeControlBytes(raw, msg, sizeof(msg));
 
   if (ncclscope_logger_t logger = NcclLogger()) {
     // NCCL's WARN goes to every subsystem, as its own plugin macros do.

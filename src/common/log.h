@@ -1,6 +1,8 @@
 // Logging through the logger NCCL passes to init, with NCCL's subsystem flags (NET for the net half,
 // PROFILE for the profiler half). Before any init (tools, tests) messages go to stderr, filtered by
-// NCCL_DEBUG (WARN, INFO, TRACE) like NCCL's own. Thread-safe; the logger pointer is an atomic.
+// NCCL_DEBUG (WARN, INFO, TRACE) like NCCL's own. A message never carries a raw control character: each is
+// written as a C escape (\n, \t, \x1b), so text read from outside cannot split or forge a log line.
+// Thread-safe; the logger pointer is an atomic.
 #ifndef NCCLSCOPE_COMMON_LOG_H_
 #define NCCLSCOPE_COMMON_LOG_H_
 

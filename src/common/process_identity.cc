@@ -12,6 +12,7 @@
 #include "common/host.h"
 #include "common/log.h"
 #include "common/params.h"
+#include "common/safe_text.h"
 
 namespace ncclscope {
 namespace {
@@ -67,6 +68,23 @@ constexpr unsigned int kNvmlUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_
 // NVML numbers GPU instances from 0; a real GPU has at most a handful (7 on an A100/H100/H200).
 constexpr unsigned int kMaxGpuInstanceId = 1024;
 
+// `raw` as SafeLabelValue makes it, with one warning when that changed it. The job and host labels are the
+// identity's text from outside (environment, host name); made safe here, where they are read, every output
+// (exposition, textfile, file_sd, dumps) carries the same valid value.
+std::string SafeIdentityValue(const char* label, const char* from, const std::string& raw) {
+  SafeTextReport report;
+  std::string safe = SafeLabelValue(raw, kMaxIdentityValueBytes, &report);
+  if (report.replaced != 0 || report.cut) {
+    NCCLSCOPE_WARN(subsys::kInit,
+                   "the %s label (from %s) was not plain UTF-8 text of at most %zu bytes: %zu invalid byte "
+                   "sequence(s) or control character(s) replaced by U+FFFD%s; labelled '%s'",
+                   label, from, kMaxIdentityValueBytes, report.replaced,
+                   report.cut ? (", cut from " + std::to_string(raw.size()) + " bytes").c_str() : "",
+                   safe.c_str());
+  }
+  return safe;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> ProcessIdentity::Labels() const {
@@ -89,8 +107,8 @@ const std::vector<std::string>& IdentityLabelNames() {
 ProcessIdentity IdentityFromEnv(const std::function<const char*(const char*)>& getenv_fn, const std::string& job,
                                 const std::string& host) {
   ProcessIdentity id;
-  id.job = job;
-  id.host = host;
+  id.job = SafeIdentityValue("ncclscope_job", "NCCLSCOPE_JOB_ID, SLURM_JOB_ID or a launcher's job id", job);
+  id.host = SafeIdentityValue("host", "NCCLSCOPE_NODE_NAME, NODE_NAME or the host name", host);
   const long global = RankFrom(kGlobalRankVars, kMaxGlobalRank, getenv_fn, true);
   if (global >= 0) id.global_rank = std::to_string(global);
   const long local = RankFrom(kLocalRankVars, kMaxLocalRank, getenv_fn, true);

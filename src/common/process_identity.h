@@ -41,6 +41,9 @@ const std::vector<std::string>& IdentityLabelNames();
 const ProcessIdentity& Identity();
 
 // The environment part (job, host, ranks; no GPU), through `getenv_fn` (tests pass a fake environment).
+// `job` and `host` are taken as common/safe_text.h's SafeLabelValue makes them (valid UTF-8, no control
+// characters, at most kMaxIdentityValueBytes), with a warning when that changed them: the one place the
+// identity's text is made safe for every output.
 // A rank variable that is set but is not a non-negative decimal integer in range is skipped with a
 // warning naming it, and the next variable of the list is used.
 ProcessIdentity IdentityFromEnv(const std::function<const char*(const char*)>& getenv_fn, const std::string& job,

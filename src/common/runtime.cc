@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "common/params.h"
 #include "common/tsan_lock.h"
+#include "common/unknown_env.h"
 
 namespace ncclscope {
 namespace {
@@ -49,6 +50,7 @@ void Runtime::Acquire(const char* who) {
   ++cycles_;
   ReloadParams();
   ReloadStderrLogLevel();
+  WarnUnknownVariablesOnce();  // a typo in a variable's name would otherwise turn its feature off silently
   for (int i = 0; i < num_services_; ++i) StartService(services_[i]);
   NCCLSCOPE_INFO(subsys::kInit, "runtime started for %s (cycle %llu, %d services)", who,
                  static_cast<unsigned long long>(cycles_), num_services_);

@@ -32,6 +32,8 @@ class FlightRecorder {
   // Operations that arrived before the ring's window: their records are overwritten, or will be.
   uint64_t overwritten(uint64_t end) const { return end > static_cast<uint64_t>(depth_) ? end - depth_ : 0; }
   size_t memory_bytes() const { return sizeof(*this) + sizeof(Slot) * static_cast<size_t>(depth_); }
+  // What one record of the ring takes (a cache-line aligned slot): the cost of NCCLSCOPE_FR_DEPTH per communicator.
+  static constexpr size_t BytesPerRecord();
 
  private:
   static constexpr size_t kWords = (sizeof(OpRecord) + 7) / 8;
@@ -50,6 +52,8 @@ class FlightRecorder {
   const uint64_t mask_;  // depth - 1 for a power-of-two depth, else 0
   std::unique_ptr<Slot[]> slots_;
 };
+
+constexpr size_t FlightRecorder::BytesPerRecord() { return sizeof(Slot); }
 
 }  // namespace ncclscope
 

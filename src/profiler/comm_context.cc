@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "profiler/fr_budget.h"
 
 namespace ncclscope::profiler {
 
@@ -16,7 +17,7 @@ CommContext::CommContext(const CommInfo& info, const ContextConfig& cfg, bool is
       created_realtime_ns_(RealtimeNs()),
       events_pool_(OpPoolSize(cfg, is_process) + cfg.event_pool, OpPoolSize(cfg, is_process)),
       ops_pool_(OpPoolSize(cfg, is_process)),
-      fr_(is_process ? 1 : cfg.fr_depth),
+      fr_(is_process ? 1 : FlightRecorderBudget::Process().Reserve(cfg.fr_depth, cfg.fr_memory_bytes, info.comm_hash)),
       p2p_seq_(new std::atomic<uint32_t>[2 * static_cast<size_t>(info.nranks > 0 ? info.nranks : 1) + 2]) {
   size_t n = 2 * static_cast<size_t>(info.nranks > 0 ? info.nranks : 1) + 2;
   for (size_t i = 0; i < n; ++i) p2p_seq_[i].store(0, std::memory_order_relaxed);
@@ -25,7 +26,9 @@ CommContext::CommContext(const CommInfo& info, const ContextConfig& cfg, bool is
   }
 }
 
-CommContext::~CommContext() = default;
+CommContext::~CommContext() {
+  if (!is_process_) FlightRecorderBudget::Process().Release(fr_.depth());
+}
 
 size_t CommContext::memory_bytes() const {
   return sizeof(*this) + events_pool_.memory_bytes() + ops_pool_.memory_bytes() + fr_.memory_bytes() +

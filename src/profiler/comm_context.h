@@ -63,6 +63,7 @@ struct ContextConfig {
   uint32_t event_pool = 2048;
   uint32_t op_pool = 512;
   int fr_depth = 2048;
+  size_t fr_memory_bytes = size_t{64} << 20;   // NCCLSCOPE_FR_MEMORY: all of the process's recorders (fr_budget.h)
   int event_mask = kDefaultEventMask;
   StallPolicy stall;  // the cap is the stall watch's timeout (CheckStall's argument); Fill uses this one
 };

@@ -47,6 +47,7 @@ ProcessCounters g_process_counters;
 ContextConfig CurrentConfig() {
   ContextConfig cfg;
   cfg.fr_depth = static_cast<int>(Params().Int(ParamId::kFrDepth));
+  cfg.fr_memory_bytes = static_cast<size_t>(Params().Int(ParamId::kFrMemory));
   cfg.event_mask = EffectiveEventMask();
   cfg.stall.floor_ns = static_cast<uint64_t>(Params().Int(ParamId::kStallFloorMs)) * 1'000'000;
   cfg.stall.cap_ns = static_cast<uint64_t>(Params().Int(ParamId::kStallTimeoutS)) * 1'000'000'000;

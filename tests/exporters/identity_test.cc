@@ -23,6 +23,7 @@
 #include "common/params.h"
 #include "common/process_identity.h"
 #include "common/runtime.h"
+#include "common/safe_text.h"
 #include "exporters/prometheus/metric_families.h"
 #include "exporters/prometheus/metrics_endpoint.h"
 #include "exporters/prometheus/textfile_writer.h"
@@ -158,6 +159,26 @@ TEST(IdentityFromEnv, IdentityUsesTheNodeNameAndTheLauncherJobId) {
   ReloadParams();
   EXPECT_EQ(Identity().job, "rdzv-31");
   EXPECT_EQ(Identity().host, "gpu-node-17");
+}
+
+// The job and host labels are made safe where they are read (common/safe_text.h), so the exposition, the
+// textfile, file_sd and the dumps all carry the same valid value; the warning names what was changed.
+TEST(IdentityFromEnv, JobAndHostAreMadeSafeWhereTheyAreRead) {
+  ::ncclscope::testing::LogCapture::Clear();
+  SetNcclLogger(&::ncclscope::testing::LogCapture::Logger);
+  const ProcessIdentity id = IdentityFromEnv([](const char*) -> const char* { return nullptr; },
+                                             "job\xFF\n7", std::string(100 * 1024, 'h'));
+  SetNcclLogger(nullptr);
+  EXPECT_EQ(id.job, "job\xEF\xBF\xBD\xEF\xBF\xBD" "7");
+  EXPECT_EQ(id.host, std::string(kMaxIdentityValueBytes, 'h'));
+  const std::vector<std::string> warnings = ::ncclscope::testing::LogCapture::AllWarnings();
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("ncclscope_job label"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("2 invalid byte sequence(s) or control character(s)"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("cut from 102400 bytes"), std::string::npos) << warnings[1];
+  std::vector<std::string> none;
+  FromEnv({}, &none);
+  EXPECT_TRUE(none.empty()) << "plain values warn about nothing";
 }
 
 // MIG: the FAKE driver (fake_cuda.cc) plays a MIG instance of a GPU and the FAKE NVML (fake_nvml.cc) knows both.

@@ -3,7 +3,8 @@
 # and exits 0; an unknown option, a missing or extra argument, or a malformed number exits 2 with one line on
 # stderr naming the option (and the value) and "(try --help)"; loadcheck opens no metrics endpoint unless
 # --metrics asks for one. Every tool (those three, ncclscope-cleanup and ncclscope-analyze) prints
-# `ncclscope-<tool> VERSION` for --version; params --check exits 1 on a refused value; the --json of params
+# `ncclscope-<tool> VERSION` for --version; params --check exits 1 on a refused value or a misspelt NCCLSCOPE_*
+# variable (named with the nearest known one); the --json of params
 # and loadcheck parses (python3) and says what it should; loadcheck resolves a plugin name as NCCL does.
 set -u
 usage="usage: cli_test.sh SIM PARAMS LOADCHECK PLUGIN CLEANUP ANALYZE VERSION"
@@ -179,6 +180,19 @@ json_check 'd["valid"] is False and [(p["value"], p["source"], p["valid"]) for p
   "params --json: a refused value"
 json_check '"12x" in [p for p in d["parameters"] if p["name"] == "NCCLSCOPE_FR_DEPTH"][0]["problem"]' "params --json: the problem names the value"
 expect 2 err "ncclscope-params: unexpected argument '--check'" "$params" --json --check
+# A misspelt NCCLSCOPE_* variable turns its feature off: --check names it with the nearest known name and fails;
+# the variables the tools and tests read themselves (the sim's NCCLSCOPE_SIM_ROOT, NCCLSCOPE_TEST_KEEP) are known.
+NCCLSCOPE_DUMPDIR=/x NCCLSCOPE_PROM_PROT=1 expect 1 out \
+  "NCCLSCOPE_PROM_PROT (UNKNOWN: not an ncclscope variable; did you mean NCCLSCOPE_PROM_PORT?)" "$params" --check
+grep -qF "NCCLSCOPE_DUMPDIR (UNKNOWN: not an ncclscope variable; did you mean NCCLSCOPE_DUMP_DIR?)" "$work/out" &&
+  grep -qF "ncclscope-params: 2 unknown NCCLSCOPE_* variable(s)" "$work/err" &&
+  echo "ok: params --check: both typos named, and counted on stderr" || fail "params --check: the two typos"
+NCCLSCOPE_SIM_ROOT=127.0.0.1:1 NCCLSCOPE_TEST_KEEP=1 NCCLSCOPE_DUMP_DIR=/x expect 0 out "NCCLSCOPE_DUMP_DIR=/x (env)" \
+  "$params" --check
+grep -q "UNKNOWN" "$work/out" && fail "params --check: a known variable reported unknown" || echo "ok: known variables pass"
+NCCLSCOPE_PROM_PROT=1 expect 1 out '"unknown_variables"' "$params" --json
+json_check 'd["valid"] is False and d["unknown_variables"] == [{"name": "NCCLSCOPE_PROM_PROT", "nearest": "NCCLSCOPE_PROM_PORT"}]' \
+  "params --json: an unknown variable"
 
 # ncclscope-loadcheck --json, and plugin names resolved as NCCL resolves NCCL_NET_PLUGIN / NCCL_PROFILER_PLUGIN.
 libdir=$(dirname "$plugin")

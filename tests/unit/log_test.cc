@@ -50,6 +50,14 @@ TEST_F(LogTest, InfoCarriesTheSubsystemAndOurPrefix) {
   EXPECT_EQ(lines_[0].text, "ncclscope: hello 7");
 }
 
+// A value read from outside (a NIC name, the job id) cannot split NCCL's log line: control bytes are escaped.
+TEST_F(LogTest, ControlCharactersInAMessageAreEscaped) {
+  NCCLSCOPE_WARN(subsys::kNet, "NIC '%s' job '%s'", "eth0\nNCCL WARN forged", "j\x1b[2J");
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_EQ(lines_[0].text, "ncclscope: NIC 'eth0\\nNCCL WARN forged' job 'j\\x1b[2J'");
+  EXPECT_EQ(lines_[0].text.find('\n'), std::string::npos);
+}
+
 // The logger adds the one "ncclscope: " prefix; callers write none (log_prefix_test checks every call site).
 TEST_F(LogTest, ACapturedLineCarriesThePrefixOnce) {
   NCCLSCOPE_INFO(subsys::kInit, "version %s (NCCL %s)", NCCLSCOPE_VERSION, "2.28.9");

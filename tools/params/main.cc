@@ -1,12 +1,17 @@
 // ncclscope-params: prints the tunables table (the README's configuration section is generated from
 // it) or, with --check, parses the current environment and prints every value with its source; --json prints
-// that state for a program. A value the plugin would refuse makes --check and --json exit 1.
+// that state for a program. A value the plugin would refuse, or an NCCLSCOPE_* variable it does not know (a
+// typo that would leave a feature off), makes --check and --json exit 1.
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/params.h"
+#include "common/unknown_env.h"
 
 namespace {
 
@@ -18,8 +23,10 @@ constexpr const char* kUsage =
     "                                  valid (with the problem when not)\n"
     "       ncclscope-params --version print ncclscope-params <version>\n"
     "       ncclscope-params --help    this text\n"
+    "       --check and --json also name every NCCLSCOPE_* variable of the environment that is no tunable (a\n"
+    "       typo), with the nearest known name.\n"
     "Exit status: 0 done (every value valid); 1 with --check or --json, a value the plugin would refuse (it\n"
-    "keeps the default, and names it in a warning); 2 bad command line.\n";
+    "keeps the default, and names it in a warning) or an unknown NCCLSCOPE_* variable; 2 bad command line.\n";
 
 int UsageError(const std::string& what) {
   std::fprintf(stderr, "ncclscope-params: %s (try --help)\n", what.c_str());
@@ -49,8 +56,13 @@ int Check() {
     std::printf("%s=%s (%s)\n", spec.env, value.c_str(), source.c_str());
     invalid += !problem.empty();
   }
+  const std::vector<ncclscope::UnknownVariable> unknown = ncclscope::UnknownVariables(environ);
+  for (const ncclscope::UnknownVariable& v : unknown) {
+    std::printf("%s (UNKNOWN: not an ncclscope variable; did you mean %s?)\n", v.name.c_str(), v.nearest.c_str());
+  }
   if (invalid != 0) std::fprintf(stderr, "ncclscope-params: %d invalid value(s)\n", invalid);
-  return invalid != 0 ? 1 : 0;
+  if (!unknown.empty()) std::fprintf(stderr, "ncclscope-params: %zu unknown NCCLSCOPE_* variable(s)\n", unknown.size());
+  return invalid != 0 || !unknown.empty() ? 1 : 0;
 }
 
 int Json() {
@@ -73,8 +85,13 @@ int Json() {
     all_valid &= problem.empty();
     params.push_back(std::move(p));
   }
+  nlohmann::json unknown = nlohmann::json::array();
+  for (const ncclscope::UnknownVariable& v : ncclscope::UnknownVariables(environ)) {
+    unknown.push_back({{"name", v.name}, {"nearest", v.nearest}});
+  }
+  all_valid &= unknown.empty();
   nlohmann::json out = {{"tool", "ncclscope-params"}, {"version", NCCLSCOPE_VERSION}, {"valid", all_valid},
-                        {"parameters", std::move(params)}};
+                        {"parameters", std::move(params)}, {"unknown_variables", std::move(unknown)}};
   // Environment text may be any bytes: invalid UTF-8 is replaced rather than failing the dump.
   std::fputs((out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
   return all_valid ? 0 : 1;
