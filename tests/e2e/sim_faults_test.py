@@ -16,6 +16,8 @@
   - --kill 1@5 --hold-on-error 4 on 3 ranks: both survivors stay alive >= 3.5 s after the kill, say they hold,
     and the job exits 3; without --hold-on-error they end within 3 s (exit 3);
   - bad values and out-of-range ranks of the three options: exit 2 with one line naming them.
+The hangs run with a generous --timeout and end once the test has seen what it checks (SIGUSR1 to the launcher
+brings the timeout forward), so a loaded host delays them rather than failing them.
 Dumps are matched as ncclscope-comm-* (plain JSON or gzip; stall dumps in per-host folders) and read lightly.
 Usage: sim_faults_test.py SIM_BINARY PLUGIN_DIR"""
 import glob
@@ -23,6 +25,7 @@ import gzip
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -63,6 +66,29 @@ def first_json(text):
         return json.JSONDecoder().raw_decode(text.lstrip())[0]
     except ValueError:
         return None
+
+
+# The hangs below end when the test has seen what it checks (watch's `ready`, then SIGUSR1 to the launcher), within
+# this --timeout. A fixed 5 s --timeout was a deadline for them: on a loaded host (load 15-34 on 2 cores) the ranks
+# had not even reached the stuck operation by then, and rank 1 of --stuck-kernel had no stall dump at all.
+HANG_TIMEOUT = "60"
+
+
+def dumps_by_rank(folder):
+    """{rank: [first JSON document of each dump]} of the dumps readable so far (one being written is left for the next
+    look). The ranks of a hang end by signal, so these are stall dumps."""
+    out = {}
+    for path in glob.glob(os.path.join(folder, "**", "ncclscope-comm-*"), recursive=True):
+        try:
+            m = re.search(r"-rank(\d+)", os.path.basename(path))
+            opener = gzip.open if path.endswith(".gz") else open
+            with opener(path, "rt") as f:
+                j = first_json(f.read())
+        except (OSError, EOFError, ValueError):
+            continue
+        if m and j:
+            out.setdefault(int(m.group(1)), []).append(j)
+    return out
 
 
 def no_crash(p, what, ranks=4, sigkilled=()):
@@ -113,9 +139,12 @@ def proc_state(pid):
         return None
 
 
-def watch(args, dump, extra_env=None, limit=60):
-    """Runs the sim, polling its rank processes every 20 ms until the job ends. Returns (process with stdout and
-    stderr text, {rank: set of /proc states seen}, {rank: monotonic time last seen alive}, [(time, stderr line)])."""
+def watch(args, dump, extra_env=None, limit=60, ready=None):
+    """Runs the sim, polling its rank processes every 20 ms until the job ends. With `ready`, a hang: once
+    ready(states) is true the launcher gets SIGUSR1, which ends the job as at its --timeout (HANG_TIMEOUT, generous),
+    so that the test waits for what it checks however loaded the host, and no longer than that. Returns (process with
+    stdout and stderr text, {rank: set of /proc states seen}, {rank: monotonic time last seen alive},
+    [(time, stderr line)])."""
     p = subprocess.Popen([SIM] + args, env=sim_env(dump, extra_env), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     lines, out = [], []
@@ -125,6 +154,7 @@ def watch(args, dump, extra_env=None, limit=60):
         t.start()
     states, last_alive, pids = {}, {}, {}
     end = time.monotonic() + limit
+    signalled = False
     while p.poll() is None and time.monotonic() < end:
         pids.update(rank_pids(p.pid))
         for rank, pid in pids.items():
@@ -132,6 +162,9 @@ def watch(args, dump, extra_env=None, limit=60):
             if st is not None and st != "Z":
                 states.setdefault(rank, set()).add(st)
                 last_alive[rank] = time.monotonic()
+        if ready is not None and not signalled and ready(states):
+            p.send_signal(signal.SIGUSR1)
+            signalled = True
         time.sleep(0.02)
     if p.poll() is None:
         p.kill()
@@ -189,8 +222,9 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # --mismatch: rank 2 issues AllGather seq 0 where ranks 0, 1, 3 issue AllReduce seq 3, and everyone waits.
     d = os.path.join(tmp, "mismatch")
-    p = run(["--ranks", "4", "--ops", "allreduce", "--mismatch", "2@3", "--timeout", "5", "--expect-hang"], d,
-            {"NCCLSCOPE_STALL_TIMEOUT_S": "1"})
+    p, _, _, _ = watch(["--ranks", "4", "--ops", "allreduce", "--mismatch", "2@3", "--timeout", HANG_TIMEOUT,
+                        "--expect-hang"], d, {"NCCLSCOPE_STALL_TIMEOUT_S": "1"}, limit=90,
+                       ready=lambda _: sorted(dumps_by_rank(d)) == [0, 1, 2, 3])
     check(p.returncode == 0, f"--mismatch 2@3 --expect-hang exits 0 (got {p.returncode}: {p.stderr[-400:]})")
     check("rank 2: --mismatch: issues AllGather seq 0" in p.stderr and "the others issue AllReduce seq 3" in p.stderr,
           "stderr names the mismatch")
@@ -211,20 +245,27 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # --layout tp=2 --hang 1@3: rank 1 stops; 0 waits in TP; 2 and 3 wait in DP for 0 and 1.
     d = os.path.join(tmp, "layout-hang")
-    p = run(["--layout", "tp=2", "--ranks", "4", "--ops", "allreduce", "--hang", "1@3", "--timeout", "5",
-             "--expect-hang"], d, {"NCCLSCOPE_STALL_TIMEOUT_S": "1"})
+    # A stalled process also dumps its other communicators (stalled false there), so the chain can be followed.
+    def stalled_names():
+        try:
+            return sorted(n for _, _, text in dumps(d).values() if re.search(r'"stalled": ?true', text)
+                          for n in re.findall(r'"comm_name": ?"(sim-[a-z]+-\d)"', text)[:1])
+        except (OSError, EOFError):  # a dump being written: the next look reads it
+            return []
+    p, _, _, _ = watch(["--layout", "tp=2", "--ranks", "4", "--ops", "allreduce", "--hang", "1@3", "--timeout",
+                        HANG_TIMEOUT, "--expect-hang"], d, {"NCCLSCOPE_STALL_TIMEOUT_S": "1"}, limit=90,
+                       ready=lambda _: stalled_names() == ["sim-dp-0", "sim-dp-1", "sim-tp-0"])
     check(p.returncode == 0, f"--layout tp=2 --hang 1@3 --expect-hang exits 0 (got {p.returncode}: {p.stderr[-400:]})")
     check("rank 1: --hang: stops issuing at seq 3" in p.stderr, "stderr names the hang")
     no_crash(p, "--layout tp=2 --hang 1@3")
-    # A stalled process also dumps its other communicators (stalled false there), so the chain can be followed.
-    names = sorted(n for _, _, text in dumps(d).values() if re.search(r'"stalled": ?true', text)
-                   for n in re.findall(r'"comm_name": ?"(sim-[a-z]+-\d)"', text)[:1])
+    names = stalled_names()
     check(names == ["sim-dp-0", "sim-dp-1", "sim-tp-0"], f"stalls in TP group 0 and both DP groups ({names})")
 
     # --freeze 1@3: rank 1 stops its whole process; the launcher SIGKILLs it at the timeout.
     d = os.path.join(tmp, "freeze")
-    p, states, _, _ = watch(["--ranks", "3", "--ops", "allreduce", "--freeze", "1@3", "--timeout", "5",
-                             "--expect-hang"], d)
+    p, states, _, _ = watch(["--ranks", "3", "--ops", "allreduce", "--freeze", "1@3", "--timeout", HANG_TIMEOUT,
+                             "--expect-hang"], d, limit=90,
+                            ready=lambda states: "T" in states.get(1, set()) and 0 in states and 2 in states)
     check(p.returncode == 0, f"--freeze 1@3 --expect-hang exits 0 (got {p.returncode}: {p.stderr[-400:]})")
     check("rank 1: --freeze: stops the whole process (SIGSTOP) at seq 3" in p.stderr, "stderr names the freeze")
     check("T" in states.get(1, set()), f"rank 1 was seen stopped (State: T) while frozen ({states})")
@@ -238,26 +279,42 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # --stuck-kernel 1@3: rank 1 starts AllReduce seq 3, its kernel never ends and it posts nothing on the net.
     d = os.path.join(tmp, "stuck-kernel")
-    p = run(["--ranks", "3", "--ops", "allreduce", "--sizes", "64K:64K", "--stuck-kernel", "1@3", "--timeout", "5",
-             "--expect-hang"], d, {"NCCLSCOPE_STALL_TIMEOUT_S": "1", "NCCLSCOPE_PROM_TEXTFILE_INTERVAL_S": "1"})
+    def stuck_inflight():
+        return [(r.get("func"), r.get("seq"), r.get("state"), r.get("kernel_channels_done"))
+                for j in dumps_by_rank(d).get(1, []) for r in j.get("in_flight", [])]
+
+    def textfile_metrics():
+        metrics = {}
+        for prom in glob.glob(os.path.join(d, "prom", "*.prom")):
+            try:
+                text = open(prom).read()
+            except OSError:
+                continue
+            for name, labels, value in re.findall(r"^(ncclscope_\w+)\{([^}]*)\} (\S+)$", text, re.M):
+                rank = dict(re.findall(r'(\w+)="([^"]*)"', labels)).get("global_rank")
+                metrics.setdefault(rank, {})[name] = float(value)
+        ops = {r: m.get("ncclscope_comm_in_flight_operations") for r, m in metrics.items()}
+        reqs = {r: m.get("ncclscope_nic_requests_in_flight") for r, m in metrics.items()}
+        return ops, reqs
+
+    def stuck_seen(_):
+        ops, reqs = textfile_metrics()
+        return (stuck_inflight() == [("AllReduce", 3, "kernel_started", 0)] and ops == {"0": 1, "1": 1, "2": 1}
+                and reqs.get("1") == 0 and all((reqs.get(r) or 0) > 0 for r in ("0", "2")))
+    p, _, _, _ = watch(["--ranks", "3", "--ops", "allreduce", "--sizes", "64K:64K", "--stuck-kernel", "1@3",
+                        "--timeout", HANG_TIMEOUT, "--expect-hang"], d,
+                       {"NCCLSCOPE_STALL_TIMEOUT_S": "1", "NCCLSCOPE_PROM_TEXTFILE_INTERVAL_S": "1"}, limit=90,
+                       ready=stuck_seen)
     check(p.returncode == 0, f"--stuck-kernel 1@3 --expect-hang exits 0 (got {p.returncode}: {p.stderr[-400:]})")
     check("rank 1: --stuck-kernel: starts AllReduce seq 3 at seq 3 on sim-world" in p.stderr,
           "stderr names the stuck kernel")
     check(re.search(r"rank 1: killed by signal 15 \(Terminated\)  <- --stuck-kernel 1@3", p.stderr) is not None,
           "the summary marks rank 1 <- --stuck-kernel 1@3")
     no_crash(p, "--stuck-kernel 1@3", ranks=3)
-    stuck = [first_json(text) for _, rank, text in dumps(d).values() if rank == 1]
-    inflight = [(r.get("func"), r.get("seq"), r.get("state"), r.get("kernel_channels_done"))
-                for j in stuck if j for r in j.get("in_flight", [])]
+    inflight = stuck_inflight()
     check(inflight == [("AllReduce", 3, "kernel_started", 0)],
           f"rank 1's stall dump: AllReduce seq 3 in flight, kernel started, no channel done ({inflight})")
-    metrics = {}
-    for prom in glob.glob(os.path.join(d, "prom", "*.prom")):
-        for name, labels, value in re.findall(r"^(ncclscope_\w+)\{([^}]*)\} (\S+)$", open(prom).read(), re.M):
-            rank = dict(re.findall(r'(\w+)="([^"]*)"', labels)).get("global_rank")
-            metrics.setdefault(rank, {})[name] = float(value)
-    ops = {r: m.get("ncclscope_comm_in_flight_operations") for r, m in metrics.items()}
-    reqs = {r: m.get("ncclscope_nic_requests_in_flight") for r, m in metrics.items()}
+    ops, reqs = textfile_metrics()
     check(ops == {"0": 1, "1": 1, "2": 1}, f"every rank has the op in flight in its textfile ({ops})")
     check(reqs.get("1") == 0 and all((reqs.get(r) or 0) > 0 for r in ("0", "2")),
           f"rank 1 has no net request in flight, its peers have some ({reqs})")

@@ -433,10 +433,16 @@ TEST(NeutralApi, WaitSiteNamesHostKernelPeerAndFailedPeer) {
   };
   EXPECT_FALSE(wait().present) << "nothing in flight";
   EventDesc c = Coll(4, "AllReduce", 1024, 2);
+  const auto started = std::chrono::steady_clock::now();
   void* h = StartEvent(ctx, c);
   ASSERT_NE(h, nullptr);
   StopEvent(h);
-  EXPECT_FALSE(wait().present) << "in flight, but younger than the floor";
+  const bool present = wait().present;
+  // Checked only if it really is younger than the floor by our clock: a loaded host may deschedule this thread for
+  // 100 ms between the start and the snapshot.
+  if (std::chrono::steady_clock::now() - started < std::chrono::milliseconds(90)) {
+    EXPECT_FALSE(present) << "in flight, but younger than the floor";
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   WaitSite w = wait();
   ASSERT_TRUE(w.present);

@@ -31,10 +31,9 @@ if [ "$up" != "2" ]; then
   ls -l "$work/sd"; tail -20 "$work/sim.log"; tail -5 "$work/prometheus.log"; exit 1
 fi
 echo "Prometheus scrapes both ranks through file_sd"
-sleep 4
-rate=$(value 'sum(rate(ncclscope_nic_sent_bytes_total{job="ncclscope"}[3s]))')
+wait_for_traffic 60
 info=$(value 'count(ncclscope_build_info{job="ncclscope"})')
-echo "sum(rate(ncclscope_nic_sent_bytes_total[3s])) = ${rate:-none} B/s; build_info series: ${info:-none}"
+echo "sum(rate(ncclscope_nic_sent_bytes_total[10s])) = ${rate:-none} B/s; build_info series: ${info:-none}"
 python3 -c "import sys; sys.exit(0 if float('${rate:-0}') > 0 else 1)" || { echo "FAIL: no net traffic in Prometheus"; exit 1; }
 [ "$info" = "2" ] || { echo "FAIL: expected 2 ncclscope_build_info series"; exit 1; }
 # The identity labels come from the file_sd targets: one target per global rank, and the exposition adds none.
@@ -46,8 +45,10 @@ echo "ncclscope_process_info: ${ranks:-none} (global_rank, local_rank, host) set
 # (ncclscope:comm_name) must show this job's data (latency, bus bandwidth, oldest in flight, in flight,
 # operations, NIC throughput, dropped events, ranks). The panels built on the straggler and lag rules are
 # required by tests/prometheus/rules_live.sh.
+# Retried for up to 60 s (until_ok): the rate panels need two scrapes in their window and the in-flight one an
+# operation in flight when scraped, which a loaded host may not have at the first look.
 for d in "$(dirname "$0")"/../../dashboards/*.json; do
-  python3 "$(dirname "$0")/../dashboards/check_dashboard.py" "$d" --prometheus "http://127.0.0.1:$port" \
+  until_ok 60 python3 "$(dirname "$0")/../dashboards/check_dashboard.py" "$d" --prometheus "http://127.0.0.1:$port" \
     --require 6,7,8,10,11,12,15,16 || exit 1
 done
 echo "PASS: live Prometheus scrape"

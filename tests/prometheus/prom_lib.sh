@@ -45,3 +45,31 @@ prom_file_sd_setup() {
   start_prometheus "$work" || return 1
   pids+=("$prom_pid")
 }
+
+# until_ok SECONDS CMD…: runs CMD every 2 s until it succeeds or SECONDS have passed, printing its last output; the
+# status is CMD's last. For checks of live data a loaded host may not have yet (a rate needs two scrapes in its
+# window, an instant panel an operation in flight when it is scraped): they wait for their data with a generous
+# deadline instead of assuming it is there by a fixed time.
+until_ok() {
+  local limit=$((SECONDS + $1)) out rc; shift
+  while :; do
+    rc=0; out=$("$@" 2>&1) || rc=$?
+    if [ $rc -eq 0 ] || [ $SECONDS -ge $limit ]; then printf '%s\n' "$out"; return $rc; fi
+    sleep 2
+  done
+}
+
+# wait_for_traffic SECONDS: asks every second, for up to SECONDS, until the job's NIC send rate (job "ncclscope", a
+# 10 s window) is above zero; sets `rate` (empty or 0 if it never was). Needs the caller's `value` (one query's
+# value). It replaces a 4 s sleep and one look at a 3 s window: on a loaded host a rank serves its endpoint before
+# its connections carry data, and 1 s scrapes come late, so that the window once held no two samples with traffic
+# between them ("no net traffic in Prometheus").
+wait_for_traffic() {
+  local limit=$((SECONDS + $1))
+  rate=""
+  while [ $SECONDS -lt $limit ]; do
+    rate=$(value 'sum(rate(ncclscope_nic_sent_bytes_total{job="ncclscope"}[10s]))' 2>/dev/null || true)
+    python3 -c "import sys; sys.exit(0 if float('${rate:-0}') > 0 else 1)" && return 0
+    sleep 1
+  done
+}

@@ -141,7 +141,10 @@ for d in "$root"/dashboards/*.json; do
   done
   n=$(rows 'count(ncclscope_comm_info{ncclscope_job="rl-other"})' | awk '{print $1}')
   [ "$n" = "2" ] || fail "ncclscope_comm_info{ncclscope_job=\"rl-other\"} has ${n:-no} series, want 2 (one per rank)"
-  python3 "$root/tests/dashboards/check_dashboard.py" "$d" --prometheus "$url" \
+  # Retried for up to 60 s (until_ok), as the stages above wait for theirs: an instant panel (oldest in flight, in
+  # flight) needs an operation in flight when scraped and a rate panel two scrapes in its window, which a loaded host
+  # may not have at one look.
+  until_ok 60 python3 "$root/tests/dashboards/check_dashboard.py" "$d" --prometheus "$url" \
     --require 1,2,3,4,5,6,7,8,9,10,11,12,15,16 || fail "dashboard queries against the live jobs"
 done
 echo "[$((SECONDS - start)) s] done"

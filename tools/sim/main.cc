@@ -25,6 +25,12 @@ namespace {
 
 constexpr const char* kRootEnv = "NCCLSCOPE_SIM_ROOT";
 
+// SIGUSR1 to the launcher brings --timeout forward: the job is ended at once as at its timeout (same report, same
+// exit status). A test of a hang then waits for what it checks (stall dumps, a stopped rank) with a generous
+// --timeout and ends the job when it has seen it, instead of guessing a --timeout by which a loaded host has it.
+volatile sig_atomic_t g_timeout_now = 0;
+void TimeoutNow(int) { g_timeout_now = 1; }
+
 std::string Describe(int status) {
   if (WIFEXITED(status)) return "exited " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
@@ -44,6 +50,7 @@ int Launch(const Options& o) {
   std::vector<int> stopped(o.ranks, 0);  // the signal that stopped a rank (--freeze: SIGSTOP) until continued
   std::string port = addr.substr(addr.rfind(':') + 1);
   const pid_t launcher = getpid();
+  signal(SIGUSR1, TimeoutNow);  // before the ranks exist; their exec restores the default
   for (int r = 0; r < o.ranks; ++r) {
     pid_t pid = fork();
     if (pid == 0) {
@@ -105,10 +112,12 @@ int Launch(const Options& o) {
     }
     auto now = Clock::now();
     bool stuck_after_failure = first_failed >= 0 && now - failed_at > stuck_cutoff;
-    if (now > deadline || stuck_after_failure) {
-      timed_out = now > deadline;
+    if (now > deadline || g_timeout_now || stuck_after_failure) {
+      timed_out = now > deadline || g_timeout_now;
       double waited = std::chrono::duration<double>(now - start).count();
-      fprintf(stderr, "ncclscope-sim: %s after %.1f s: ending ranks", timed_out ? "TIMEOUT (job hung)" : "ranks stuck after a failure", waited);
+      fprintf(stderr, "ncclscope-sim: %s after %.1f s%s: ending ranks",
+              timed_out ? "TIMEOUT (job hung)" : "ranks stuck after a failure", waited,
+              g_timeout_now && now <= deadline ? " (SIGUSR1: --timeout brought forward)" : "");
       for (int r = 0; r < o.ranks; ++r) if (!ended[r]) fprintf(stderr, " %d", r);
       fprintf(stderr, "\n");
       // A stopped rank (--freeze) leaves SIGTERM pending until continued; SIGKILL ends it all the same.

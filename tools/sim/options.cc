@@ -122,6 +122,7 @@ const char* Usage() {
          "--freeze RANK@SEQ: before op SEQ rank RANK stops its whole process (raise(SIGSTOP)): every thread, the\n"
          "plugins' too, stops; its sockets stay open, so its peers see silence, not an error. The launcher ends it\n"
          "(SIGKILL) at --timeout.\n"
+         "SIGUSR1 to the launcher brings --timeout forward: the job ends at once as at its timeout.\n"
          "--stuck-kernel RANK@SEQ: a fake: a GPU kernel that never finishes cannot be produced without a GPU. At\n"
          "op SEQ rank RANK starts the op as NCCL does (API, Group, Coll/P2p at enqueue, ProxyOp, KernelCh starts\n"
          "with their GPU timer) but its kernel never ends: no KernelCh stop, and, as the kernel feeds the proxy,\n"
