@@ -135,6 +135,10 @@ class CommContext final : public CommSource {
   OpRecord ReadOp(const Op& op, uint64_t now_ns) const;  // inline, in comm_read_op.h
   // The in-flight operation started first, or null (comm_stall_check.cc, as are the two below).
   const Op* OldestInFlight() const;
+  // The in-flight time past which `op` (the oldest) counts as stalled: the adaptive threshold, but no more than the
+  // floor once a connection of this communicator has failed (that operation can never complete, however slow its
+  // kind usually is).
+  uint64_t StallThreshold(const OpRecord& op, uint64_t now_ns, const StallPolicy& policy) const;
   // Where the oldest in-flight operation waits, when it is past its threshold under `policy`.
   WaitSite FindWait(uint64_t now_ns, const StallPolicy& policy) const;
   // The peers of `op`'s unfinished ProxyOp events (one entry per direction with some pending); false when none.

@@ -29,8 +29,8 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
   StallPolicy policy = cfg_.stall;
   policy.cap_ns = timeout_ns;
   const OpRecord r = oldest != nullptr ? ReadOp(*oldest, now_ns) : OpRecord{};
-  const uint64_t threshold = stall_history_.Threshold(r.func, r.bytes, policy);
   const uint64_t oldest_start = r.start_ns;
+  const uint64_t threshold = oldest != nullptr ? StallThreshold(r, now_ns, policy) : 0;
   if (oldest == nullptr || oldest_start == 0 || now_ns < oldest_start || now_ns - oldest_start < threshold) {
     stalled_.store(false, std::memory_order_relaxed);
     return false;
@@ -61,6 +61,19 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
   return true;
 }
 
+uint64_t CommContext::StallThreshold(const OpRecord& op, uint64_t now_ns, const StallPolicy& policy) const {
+  const uint64_t threshold = stall_history_.Threshold(op.func, op.bytes, policy);
+  // The net links are read only in the rare case that could change the answer (past the floor, under a higher
+  // threshold): this runs for every communicator at every check.
+  if (threshold <= policy.floor_ns || op.start_ns == 0 || ElapsedNs(op.start_ns, now_ns) < policy.floor_ns) {
+    return threshold;
+  }
+  const CommNetLinks links = NetLinksOf(info_.comm_hash, now_ns);
+  const bool failed = std::any_of(links.pending.begin(), links.pending.end(),
+                                  [](const PendingNetLink& p) { return p.failed; });
+  return failed ? policy.floor_ns : threshold;
+}
+
 WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const {
   WaitSite w;
   const Op* oldest_op = OldestInFlight();
@@ -68,7 +81,7 @@ WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const
   const OpRecord oldest = ReadOp(*oldest_op, now_ns);
   if (oldest.start_ns == 0) return w;  // recycled since the scan
   const uint64_t age = ElapsedNs(oldest.start_ns, now_ns);
-  const uint64_t threshold = stall_history_.Threshold(oldest.func, oldest.bytes, policy);
+  const uint64_t threshold = StallThreshold(oldest, now_ns, policy);
   if (age < threshold) return w;
   w.present = true;
   w.kind = oldest.kind;

@@ -496,6 +496,62 @@ TEST(NeutralApi, WaitSiteNamesHostKernelPeerAndFailedPeer) {
   unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
 }
 
+// A failed connection of the communicator: its oldest operation can never complete, so it counts as stalled at the
+// floor, however slow operations of its kind usually are (a killed peer of a job whose collectives take seconds was
+// named only after 8 times their duration).
+TEST(NeutralApi, FailedConnectionStallsAtTheFloor) {
+  ASSERT_EQ(Runtime::Instance().users(), 0) << "the stall floor is read when the runtime starts";
+  unsetenv("NCCLSCOPE_DUMP_DIR");
+  setenv("NCCLSCOPE_STALL_FLOOR_MS", "100", 1);
+  constexpr uint64_t kHash = 0x3a176;
+  void* ctx = InitComm(kHash, 0, 4, "failed");
+  auto run_op = [&](uint64_t seq, std::chrono::milliseconds host_time) {  // in flight for host_time, then done
+    EventDesc c = Coll(seq, "AllReduce", 1024, 1);
+    void* h = StartEvent(ctx, c);
+    StopEvent(h);
+    EventDesc k;
+    k.type = EventType::kKernelCh;
+    k.parent = h;
+    k.has_ptimer = true;
+    k.ptimer = 1'000'000 * seq;
+    void* kh = StartEvent(ctx, k);
+    std::this_thread::sleep_for(host_time);
+    return kh;
+  };
+  void* done = run_op(1, std::chrono::milliseconds(60));  // its kind now takes 60 ms: the threshold is 8 x 60 ms
+  RecordEventState(done, StateUpdate{kStateKernelChStop, true, 61'000'000});  // 60 ms on the GPU timer too
+  StopEvent(done);
+  auto wait = [&] {
+    ProcessSnapshot snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
+    const CommSnapshot* s = Find(snap, kHash);
+    return s != nullptr ? s->wait : WaitSite{};
+  };
+  NetLink link;
+  link.nic = "eth9";
+  link.comm_id = kHash;
+  link.dir = NetDir::kSend;
+  RegisterNetLink(&link);
+  SetNetLinkPeer(&link, 7, "hostC");
+  link.Posted(MonotonicNs());
+  void* stuck = run_op(2, std::chrono::milliseconds(150));
+  const WaitSite early = wait();
+  EXPECT_FALSE(early.present) << "150 ms in flight, under its kind's threshold (about 480 ms), on a live link; "
+                              << "threshold " << early.threshold_ns << " ns, age " << early.age_ns << " ns";
+  link.Abandoned();
+  link.Failed(MonotonicNs());
+  const WaitSite w = wait();
+  ASSERT_TRUE(w.present) << "a failed connection: stalled past the floor";
+  EXPECT_EQ(w.threshold_ns, 100'000'000u);
+  ASSERT_EQ(w.peers.size(), 1u);
+  EXPECT_TRUE(w.peers[0].failed);
+  EXPECT_EQ(w.peers[0].peer_global_rank, 7);
+  UnregisterNetLink(&link);
+  RecordEventState(stuck, StateUpdate{kStateKernelChStop, true, 2'500'000});
+  StopEvent(stuck);
+  Finalize(ctx);
+  unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
+}
+
 // NCCL's own transports with ProxyOp events on: a stalled collective waits on the peers of its unfinished
 // ProxyOps, named by their rank in the communicator.
 TEST(NeutralApi, WaitSiteNamesTheUnfinishedProxyOpsPeers) {
