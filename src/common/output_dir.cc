@@ -163,8 +163,9 @@ Status OutputDir::EnsureOpen() {
 
 Status OutputDir::ReadyLocked() {
   struct stat st;
-  // A folder removed since we opened it (tests reuse names; users clean up) is opened afresh; so is one
-  // whose opening failed half-way (every descriptor must be there: a refused work folder is never used).
+  // A folder removed since we opened it (tests reuse names; users clean up) is opened afresh, at the place it
+  // was first resolved (PinnedDir); so is one whose opening failed half-way (every descriptor must be there: a
+  // refused work folder is never used).
   if (dir_fd_ >= 0 && work_fd_ >= 0 && lock_fd_ >= 0 && fstat(dir_fd_, &st) == 0 && st.st_nlink > 0) {
     return Status::Ok();
   }
@@ -182,9 +183,9 @@ void OutputDir::CloseLocked() {
 
 Status OutputDir::OpenLocked() {
   CloseLocked();
-  if (mkdir(path_.c_str(), 0777) != 0 && errno != EEXIST) return SystemError(Errno("cannot create " + path_, errno));
-  dir_fd_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd_ < 0) return SystemError(Errno("cannot open " + path_, errno));
+  Result<int> dir = pinned_.Open();
+  if (!dir.ok()) return dir.status();
+  dir_fd_ = *dir;
 
   const std::string work = ".ncclscope-work-" + std::to_string(geteuid());
   if (mkdirat(dir_fd_, work.c_str(), 0700) != 0 && errno != EEXIST) {
