@@ -5,14 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+
+#include "common/errno_text.h"
 
 namespace ncclscope {
-namespace {
-
-std::string Errno(const std::string& what, int err) { return what + ": " + std::strerror(err); }
-
-}  // namespace
 
 std::pair<std::string, std::string> SplitParent(const std::string& path) {
   std::string p = path;
@@ -31,18 +27,21 @@ Result<int> PinnedDir::Open() {
   if (parent_fd_ < 0) {
     auto [parent, name] = SplitParent(path_);
     parent_fd_ = open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (parent_fd_ < 0) return SystemError(Errno("cannot open " + parent + " (the parent of " + path_ + ")", errno));
+    if (parent_fd_ < 0) {
+      return SystemError(WithErrno("cannot open " + parent + " (the parent of " + path_ + ")", errno));
+    }
     name_ = std::move(name);
   }
   if (mkdirat(parent_fd_, name_.c_str(), 0777) != 0 && errno != EEXIST) {
-    return SystemError(Errno("cannot create " + path_, errno));
+    return SystemError(WithErrno("cannot create " + path_, errno));
   }
   // Once opened, a link at the name is refused (ELOOP/ENOTDIR): resolved once, never re-resolved elsewhere.
   const int nofollow = opened_ ? O_NOFOLLOW : 0;
   const int fd = openat(parent_fd_, name_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow);
   if (fd < 0) {
     const int err = errno;
-    return SystemError(Errno("cannot open " + path_ + (opened_ ? " where it was first opened (a link?)" : ""), err));
+    const char* where = opened_ ? " where it was first opened (a link?)" : "";
+    return SystemError(WithErrno("cannot open " + path_ + where, err));
   }
   opened_ = true;
   return fd;

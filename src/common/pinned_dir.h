@@ -23,7 +23,7 @@ class PinnedDir {
   PinnedDir& operator=(const PinnedDir&) = delete;
 
   // A new O_DIRECTORY | O_CLOEXEC descriptor of the folder (created with the umask's permissions if missing),
-  // owned by the caller. Until one succeeds, each call resolves the path afresh.
+  // owned by the caller. The parent is resolved by the first call that can open it, never again.
   Result<int> Open();
 
  private:

@@ -373,7 +373,8 @@ TEST_F(CommDumpTest, HookWritesStallDumpsAfterARandomDelayIntoTheHostFolder) {
   dump::CommDumpHook(snap, DumpReason::kStall);
   const uint64_t took = MonotonicNs() - t0;
   EXPECT_LT(took, 2'000'000'000ull);
-  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/" + HostName() + "/" + dump::CommDumpName(kHash, 1, DumpReason::kStall)));
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/" + HostName() + "/" +
+                                      dump::CommDumpName(kHash, 1, DumpReason::kStall)));
   dump::CommDumpHook(snap, DumpReason::kFinalize);
   EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/" + dump::CommDumpName(kHash, 1, DumpReason::kFinalize)));
 }

@@ -1,9 +1,10 @@
 // The per-communicator dump ("ncclscope.comm.v2", docs/dump-format.md): written when a communicator's
 // profiler context is finalized, when its stall watch fires and on request (the dump signal), as
 // ncclscope-comm-<hash as 16 hex>-rank<r>[-stall|-request].json.gz: two gzip members, the one-line summary then
-// the one-line flight recorder. One file per reason: a later dump replaces only the last one of its own reason. Finalize dumps go to NCCLSCOPE_DUMP_DIR, stall and request dumps to a folder per host
-// inside it (they come from every rank at once). Atomic and link-safe through common/output_dir.h; no file
-// at all when NCCLSCOPE_DUMP_DIR is empty. Knows nothing about NCCL: reads a CommSnapshot (and looks up
+// the one-line flight recorder. One file per reason: a later dump replaces only the last one of its own reason.
+// Finalize dumps go to NCCLSCOPE_DUMP_DIR, stall and request dumps to a folder per host inside it (they come
+// from every rank at once). Atomic and link-safe through common/output_dir.h; no file at all when
+// NCCLSCOPE_DUMP_DIR is empty. Knows nothing about NCCL: reads a CommSnapshot (and looks up
 // ncclGetVersion in the process, without loading anything).
 // All functions are thread-safe (they touch only their arguments and the file system).
 #ifndef NCCLSCOPE_EXPORTERS_DUMP_COMM_DUMP_H_
