@@ -15,6 +15,7 @@
 #include <set>
 #include <vector>
 
+#include "common/errno_text.h"
 #include "common/hex.h"
 #include "common/host.h"
 #include "common/log.h"
@@ -28,8 +29,6 @@ namespace {
 constexpr char kLockSuffix[] = ".lock";
 constexpr char kTmpSuffix[] = ".tmp";
 constexpr char kPendingLockSuffix[] = ".locking";
-
-std::string Errno(const std::string& what, int err) { return what + ": " + std::strerror(err); }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -163,8 +162,9 @@ Status OutputDir::EnsureOpen() {
 
 Status OutputDir::ReadyLocked() {
   struct stat st;
-  // A folder removed since we opened it (tests reuse names; users clean up) is opened afresh; so is one
-  // whose opening failed half-way (every descriptor must be there: a refused work folder is never used).
+  // A folder removed since we opened it (tests reuse names; users clean up) is opened afresh, at the place it
+  // was first resolved (PinnedDir); so is one whose opening failed half-way (every descriptor must be there: a
+  // refused work folder is never used).
   if (dir_fd_ >= 0 && work_fd_ >= 0 && lock_fd_ >= 0 && fstat(dir_fd_, &st) == 0 && st.st_nlink > 0) {
     return Status::Ok();
   }
@@ -182,23 +182,23 @@ void OutputDir::CloseLocked() {
 
 Status OutputDir::OpenLocked() {
   CloseLocked();
-  if (mkdir(path_.c_str(), 0777) != 0 && errno != EEXIST) return SystemError(Errno("cannot create " + path_, errno));
-  dir_fd_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd_ < 0) return SystemError(Errno("cannot open " + path_, errno));
+  Result<int> dir = pinned_.Open();
+  if (!dir.ok()) return dir.status();
+  dir_fd_ = *dir;
 
   const std::string work = ".ncclscope-work-" + std::to_string(geteuid());
   if (mkdirat(dir_fd_, work.c_str(), 0700) != 0 && errno != EEXIST) {
-    return SystemError(Errno("cannot create " + path_ + "/" + work, errno));
+    return SystemError(WithErrno("cannot create " + path_ + "/" + work, errno));
   }
   work_fd_ = openat(dir_fd_, work.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct stat st;
-  if (work_fd_ < 0) return SystemError(Errno("cannot open " + path_ + "/" + work + " (a link?)", errno));
+  if (work_fd_ < 0) return SystemError(WithErrno("cannot open " + path_ + "/" + work + " (a link?)", errno));
   if (fstat(work_fd_, &st) != 0 || st.st_uid != geteuid()) {
     return SystemError(path_ + "/" + work + " belongs to another user; not writing there");
   }
   // Ours but open to others (a default ACL on a shared project folder adds group bits): close it again.
   if ((st.st_mode & 0077) != 0 && fchmod(work_fd_, 0700) != 0) {
-    return SystemError(Errno(path_ + "/" + work + " is open to others and cannot be closed (chmod 0700)", errno));
+    return SystemError(WithErrno(path_ + "/" + work + " is open to others and cannot be closed (chmod 0700)", errno));
   }
 
   // Created under a temporary name, locked, then renamed: a sweeper never sees our lock file unlocked. A
@@ -219,7 +219,7 @@ Status OutputDir::OpenLocked() {
       close(fd);
     }
   }
-  if (lock_fd_ < 0) return SystemError(Errno("cannot take the owner lock in " + path_ + "/" + work, err));
+  if (lock_fd_ < 0) return SystemError(WithErrno("cannot take the owner lock in " + path_ + "/" + work, err));
   if (!owned_.empty()) (void)WriteAll(lock_fd_, owned_);
   SweepLocked();
   return Status::Ok();
@@ -350,7 +350,7 @@ void SweepWorkFolder(int dir_fd, int work_fd, const std::string& own_tag, int64_
 
 Status SweepStaleOutputs(const std::string& dir, int64_t grace_s, std::vector<std::string>* removed) {
   int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dir_fd < 0) return SystemError(Errno("cannot open " + dir, errno));
+  if (dir_fd < 0) return SystemError(WithErrno("cannot open " + dir, errno));
   std::vector<std::string> works;
   for (const std::string& name : ListNames(dir_fd)) {
     if (name.rfind(".ncclscope-work-", 0) == 0) works.push_back(name);
@@ -360,7 +360,7 @@ Status SweepStaleOutputs(const std::string& dir, int64_t grace_s, std::vector<st
     // The folder of the user its name says, never through a link.
     int work_fd = openat(dir_fd, work.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (work_fd < 0) {
-      status = SystemError(Errno("cannot open " + dir + "/" + work, errno));
+      status = SystemError(WithErrno("cannot open " + dir + "/" + work, errno));
       continue;
     }
     struct stat st;
@@ -392,12 +392,12 @@ Status OutputDir::WriteAtomicallyIn(const std::string& subdir, const std::string
   Status ready = ReadyLocked();
   if (!ready.ok()) return ReportWriteFailure(file, ready, subsys::kAll);
   if (mkdirat(dir_fd_, subdir.c_str(), 0777) != 0 && errno != EEXIST) {
-    return ReportWriteFailure(file, SystemError(Errno("cannot create " + path_ + "/" + subdir, errno)), subsys::kAll);
+    return ReportWriteFailure(file, SystemError(WithErrno("cannot create " + path_ + "/" + subdir, errno)), subsys::kAll);
   }
   // O_NOFOLLOW: a link planted at the folder's name is refused, never followed to where it points.
   int sub_fd = openat(dir_fd_, subdir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sub_fd < 0) {
-    return ReportWriteFailure(file, SystemError(Errno("cannot open " + path_ + "/" + subdir + " (a link?)", errno)),
+    return ReportWriteFailure(file, SystemError(WithErrno("cannot open " + path_ + "/" + subdir + " (a link?)", errno)),
                               subsys::kAll);
   }
   struct stat st;
@@ -418,10 +418,10 @@ Status OutputDir::WriteIntoLocked(int target_fd, const std::string& file, const 
   const int work_fd = work_fd_;
   const std::string tmp = tag_ + "-" + RandomHex() + kTmpSuffix;
   int fd = openat(work_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd < 0) return ReportWriteFailure(file, SystemError(Errno("cannot create a temporary file", errno)), subsys::kAll);
+  if (fd < 0) return ReportWriteFailure(file, SystemError(WithErrno("cannot create a temporary file", errno)), subsys::kAll);
   Status s = WriteAll(fd, text);
-  if (close(fd) != 0 && s.ok()) s = SystemError(Errno("close", errno));  // NFS reports write errors here
-  if (s.ok() && renameat(work_fd, tmp.c_str(), target_fd, name.c_str()) != 0) s = SystemError(Errno("rename", errno));
+  if (close(fd) != 0 && s.ok()) s = SystemError(WithErrno("close", errno));  // NFS reports write errors here
+  if (s.ok() && renameat(work_fd, tmp.c_str(), target_fd, name.c_str()) != 0) s = SystemError(WithErrno("rename", errno));
   if (!s.ok()) {
     unlinkat(work_fd, tmp.c_str(), 0);
     return ReportWriteFailure(file, s, subsys::kAll);
@@ -435,7 +435,7 @@ Result<int> OutputDir::CreateExclusive(const std::string& name) {
   AnnotatedLock lock(&mu_);
   NCCLSCOPE_RETURN_IF_ERROR(ReadyLocked());
   int fd = openat(dir_fd_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0666);
-  if (fd < 0) return SystemError(Errno("cannot create " + path_ + "/" + name, errno));
+  if (fd < 0) return SystemError(WithErrno("cannot create " + path_ + "/" + name, errno));
   return fd;
 }
 

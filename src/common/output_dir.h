@@ -1,5 +1,8 @@
 // OutputDir: the one way ncclscope writes files (dumps, traces, textfiles, file_sd targets, recordings), safe
 // in a directory other users can write to and on a full file system.
+//  - The folder is resolved once, at first use, and held open (PinnedDir): every file is created and renamed
+//    relative to that handle (openat/renameat), so a folder swapped for a link mid-job is never followed; one
+//    removed mid-job is re-created at the same place, never through a link at its name.
 //  - Temporary files are created exclusively (O_EXCL | O_NOFOLLOW) under unpredictable names in a private
 //    work folder, `.ncclscope-work-<uid>` (mode 0700, opened without following links, owner checked), and
 //    renamed over the final name: a symlink planted at any name we use is replaced or refused, never
@@ -28,6 +31,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "common/pinned_dir.h"
 #include "common/status.h"
 
 namespace ncclscope {
@@ -64,7 +68,7 @@ class OutputDir {
   const std::string& tag() const { return tag_; }
 
  private:
-  OutputDir(std::string path, std::string tag) : path_(std::move(path)), tag_(std::move(tag)) {}
+  OutputDir(std::string path, std::string tag) : path_(std::move(path)), tag_(std::move(tag)), pinned_(path_) {}
   // (re)opens the folder and the work folder, takes the lock, sweeps leftovers
   Status OpenLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Status EnsureOpen();
@@ -78,6 +82,7 @@ class OutputDir {
   absl::Mutex mu_;
   const std::string path_;
   const std::string tag_;
+  PinnedDir pinned_ ABSL_GUARDED_BY(mu_);  // where dir_fd_ is (re)opened: resolved once
   int dir_fd_ ABSL_GUARDED_BY(mu_) = -1;
   int work_fd_ ABSL_GUARDED_BY(mu_) = -1;
   int lock_fd_ ABSL_GUARDED_BY(mu_) = -1;

@@ -639,6 +639,28 @@ class InputTest(FileCase):
         comms = dumps.load_all([p2, p1])
         self.assertIs(comms["0x00000000000000aa"][0]["stalled"], False)
 
+    def test_a_stall_dump_and_a_later_request_dump_of_a_rank(self):
+        # The files the library writes for one rank (docs/dump-format.md): the stall dump, with the `wait` of
+        # AllReduce seq 4, then a request dump (SIGUSR2) without one. The request's snapshot is the state; the
+        # stall's wait is kept while seq 4 is still in flight there, dropped once it has completed.
+        os.mkdir(os.path.join(self.dir.name, "h0"))
+        stuck = [coll("AllReduce", 4, **NET_STUCK)]
+        stall = dump(0, nranks=1, completed=history(4), in_flight=stuck, stalled=True, snapshot_monotonic_ns=1,
+                     reason="stall", wait=wait("kernel"))
+        self.write_v2("h0/ncclscope-comm-aa-rank0-stall.json.gz", stall)
+        for later, kept in ((dump(0, nranks=1, completed=history(4), in_flight=stuck, snapshot_monotonic_ns=2,
+                                  reason="request", wait=None), True),
+                            (dump(0, nranks=1, completed=history(5), snapshot_monotonic_ns=3, reason="request"), False)):
+            self.write_v2("h0/ncclscope-comm-aa-rank0-request.json.gz", later)
+            [d] = dumps.load_all([self.dir.name])["0x00000000000000aa"].values()
+            self.assertEqual((d["reason"], d["snapshot_monotonic_ns"]), ("request", later["snapshot_monotonic_ns"]))
+            self.assertEqual(d.get("wait"), wait("kernel") if kept else None)
+            self.assertEqual(d.get("_wait_path", "").endswith("-stall.json.gz"), kept)
+
+    def write_v2(self, name, d):
+        with open(os.path.join(self.dir.name, name), "wb") as f:
+            f.write(v2_bytes(d))
+
     def test_json_and_exit_status(self):
         self.write("ncclscope-comm-aa-rank0.json", dump(0, nranks=2, completed=history(3)))
         rc, out, _ = self.run_main("--json", self.dir.name)

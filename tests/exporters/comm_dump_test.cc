@@ -292,7 +292,8 @@ TEST_F(CommDumpTest, StallDumpGoesToTheHostFolderWithTheNewestRecords) {
   CommSnapshot snap = MakeSnapshot(100);
   snap.stalled = true;
   const std::string path = WriteOrDie(snap, dir_.path(), DumpReason::kStall);
-  const std::string name = dump::CommDumpName(kHash, 1);
+  const std::string name = dump::CommDumpName(kHash, 1, DumpReason::kStall);
+  EXPECT_EQ(name, "ncclscope-comm-d00dfeed12345678-rank1-stall.json.gz");
   EXPECT_EQ(path, dir_.path() + "/" + HostName() + "/" + name);
   struct stat st;
   EXPECT_NE(stat((dir_.path() + "/" + name).c_str(), &st), 0) << "a stall dump never lands at the top";
@@ -314,12 +315,45 @@ TEST_F(CommDumpTest, StallDumpGoesToTheHostFolderWithTheNewestRecords) {
   json summary = json::parse(InflateFirstMember(ReadBinaryFile(path)));
   EXPECT_EQ(summary["flight_recorder"]["completed"], 5);
 
-  // A request dump keeps the whole recorder, in the same host folder (replacing the stall dump).
+  // A request dump keeps the whole recorder, in the same host folder.
   const std::string req = WriteOrDie(snap, dir_.path(), DumpReason::kRequest);
-  EXPECT_EQ(req, path);
+  EXPECT_EQ(req, dir_.path() + "/" + HostName() + "/ncclscope-comm-d00dfeed12345678-rank1-request.json.gz");
   json r = ReadDump(req);
   EXPECT_EQ(r["reason"], "request");
   EXPECT_EQ(r["flight_recorder"]["completed"].size(), 100u);
+}
+
+// Issue 42: a request dump (SIGUSR2) after a stall dump of the same communicator and rank replaced it, and
+// the stall's snapshot (its `wait`) was lost. Each reason has its own file; a later dump replaces only the
+// last one of its reason, so a communicator and rank never leave more than three files.
+TEST_F(CommDumpTest, ARequestDumpAfterAStallKeepsBothWithTheirReasons) {
+  CommSnapshot stalled = MakeSnapshot(20);
+  stalled.stalled = true;
+  stalled.wait.present = true;
+  stalled.wait.cls = WaitClass::kHost;
+  const std::string stall = WriteOrDie(stalled, dir_.path(), DumpReason::kStall);
+  const std::string request = WriteOrDie(MakeSnapshot(30), dir_.path(), DumpReason::kRequest);
+  ASSERT_NE(stall, request);
+  json s = ReadDump(stall), r = ReadDump(request);
+  ASSERT_TRUE(s.is_object() && r.is_object());
+  EXPECT_EQ(s["reason"], "stall");
+  EXPECT_EQ(s["stalled"], true);
+  EXPECT_EQ(s["wait"]["class"], "host") << "the stall's wait is still on disk";
+  EXPECT_EQ(r["reason"], "request");
+  EXPECT_EQ(r["arrivals"], 32);
+
+  // Again, with a finalize: still one file per reason, each its latest.
+  WriteOrDie(MakeSnapshot(40), dir_.path(), DumpReason::kRequest);
+  WriteOrDie(stalled, dir_.path(), DumpReason::kStall);
+  const std::string fin = WriteOrDie(MakeSnapshot(50), dir_.path(), DumpReason::kFinalize);
+  EXPECT_EQ(ReadDump(request)["arrivals"], 42) << "the latest request dump replaced the first";
+  EXPECT_EQ(ReadDump(stall)["reason"], "stall");
+  EXPECT_EQ(ReadDump(fin)["reason"], "finalize");
+  size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir_.path())) {
+    files += e.path().filename().string().rfind("ncclscope-comm-", 0) == 0;
+  }
+  EXPECT_EQ(files, 3u) << "finalize, stall and request: no more per communicator and rank";
 }
 
 TEST_F(CommDumpTest, StallCapZeroLeavesAnEmptyRecorder) {
@@ -339,9 +373,10 @@ TEST_F(CommDumpTest, HookWritesStallDumpsAfterARandomDelayIntoTheHostFolder) {
   dump::CommDumpHook(snap, DumpReason::kStall);
   const uint64_t took = MonotonicNs() - t0;
   EXPECT_LT(took, 2'000'000'000ull);
-  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/" + HostName() + "/" + dump::CommDumpName(kHash, 1)));
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/" + HostName() + "/" +
+                                      dump::CommDumpName(kHash, 1, DumpReason::kStall)));
   dump::CommDumpHook(snap, DumpReason::kFinalize);
-  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/" + dump::CommDumpName(kHash, 1)));
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/" + dump::CommDumpName(kHash, 1, DumpReason::kFinalize)));
 }
 
 TEST_F(CommDumpTest, LinkPlantedAtTheHostFolderIsNeverFollowed) {
@@ -353,6 +388,25 @@ TEST_F(CommDumpTest, LinkPlantedAtTheHostFolderIsNeverFollowed) {
   EXPECT_TRUE(std::filesystem::is_empty(victim.path())) << "a dump was written through the planted link";
   // Finalize dumps still go to the top.
   EXPECT_TRUE(dump::WriteCommDump(MakeSnapshot(10), dir_.path(), DumpReason::kFinalize, &path).ok());
+}
+
+// Issue 42: the dump directory is resolved once. Swapped for a link after the first dump (`mv dumps x;
+// ln -s elsewhere dumps`), the next dumps still land in the directory first opened, none in the link's target.
+TEST_F(CommDumpTest, ADumpDirSwappedForALinkAfterTheFirstDumpIsNotFollowed) {
+  ScopedTempDir victim("ncclscope-victim");
+  const std::string dumps = dir_.path() + "/dumps", moved = dir_.path() + "/dumps.first";
+  ScopedEnv env("NCCLSCOPE_DUMP_DIR", dumps);
+  ReloadParams();
+  dump::CommDumpHook(MakeSnapshot(10), DumpReason::kFinalize);
+  ASSERT_TRUE(std::filesystem::exists(dumps + "/" + dump::CommDumpName(kHash, 1, DumpReason::kFinalize)));
+  ASSERT_EQ(rename(dumps.c_str(), moved.c_str()), 0);
+  ASSERT_EQ(symlink(victim.path().c_str(), dumps.c_str()), 0);
+  dump::CommDumpHook(MakeSnapshot(10), DumpReason::kStall);
+  dump::CommDumpHook(MakeSnapshot(12), DumpReason::kFinalize);
+  EXPECT_TRUE(std::filesystem::is_empty(victim.path())) << "a dump followed the link";
+  EXPECT_EQ(ReadDump(moved + "/" + HostName() + "/" + dump::CommDumpName(kHash, 1, DumpReason::kStall))["reason"],
+            "stall");
+  EXPECT_EQ(ReadDump(moved + "/" + dump::CommDumpName(kHash, 1, DumpReason::kFinalize))["arrivals"], 14);
 }
 
 // NCCL loaded RTLD_LOCAL (as a framework's extension module pulls it in): found by name, without loading it.

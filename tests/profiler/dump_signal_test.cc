@@ -34,7 +34,7 @@ TEST(DumpSignal, SigusrTwoDumpsEveryLiveCommunicator) {
   ASSERT_TRUE(Init(args, &ctx).ok());
 
   // Request dumps go to the host's folder (docs/dump-format.md).
-  const std::string file = std::string(dir) + "/" + HostName() + "/ncclscope-comm-abcdef0123456789-rank2.json.gz";
+  const std::string file = std::string(dir) + "/" + HostName() + "/ncclscope-comm-abcdef0123456789-rank2-request.json.gz";
   struct stat st;
   ASSERT_NE(stat(file.c_str(), &st), 0) << "dump exists before any signal";
   ASSERT_EQ(kill(getpid(), SIGUSR2), 0);

@@ -281,7 +281,7 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   void* h = StartEvent(ctx, c);
   StopEvent(h);  // enqueued; its kernel never reports
   // Stall dumps go to the host's folder (docs/dump-format.md).
-  const std::string path = dir + "/" + HostName() + "/" + dump::CommDumpName(0x57a11, 3);
+  const std::string path = dir + "/" + HostName() + "/" + dump::CommDumpName(0x57a11, 3, DumpReason::kStall);
   auto t0 = std::chrono::steady_clock::now();
   while (!std::filesystem::exists(path) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -307,12 +307,12 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
     EXPECT_TRUE(j["wait"]["peers"].empty());
   }
   // Its trace is written next to it (the trace hook runs after the dump hook).
-  const std::string trace = dir + "/" + HostName() + "/" + dump::ChromeTraceName(0x57a11, 3);
+  const std::string trace = dir + "/" + HostName() + "/" + dump::ChromeTraceName(0x57a11, 3, DumpReason::kStall);
   while (!std::filesystem::exists(trace) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(std::filesystem::exists(trace)) << trace;
-  EXPECT_FALSE(std::filesystem::exists(dir + "/" + dump::ChromeTraceName(0x57a11, 3)));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/" + dump::ChromeTraceName(0x57a11, 3, DumpReason::kStall)));
   const CommSnapshot* s = nullptr;
   ProcessSnapshot snap = CommRegistry::Instance().Snapshot();
   s = Find(snap, 0x57a11);

@@ -46,9 +46,9 @@ def summary(path):
 
 
 def stall_dumps(dumps, rank):
-    """{path: summary} of rank's stall dumps (<dir>/<host>/ncclscope-comm-<hash>-rank<r>.json.gz)."""
+    """{path: summary} of rank's stall dumps (<dir>/<host>/ncclscope-comm-<hash>-rank<r>-stall.json.gz)."""
     out = {}
-    for p in glob.glob(os.path.join(dumps, "*", f"ncclscope-comm-*-rank{rank}.json.gz")):
+    for p in glob.glob(os.path.join(dumps, "*", f"ncclscope-comm-*-rank{rank}-stall.json.gz")):
         s = summary(p)
         if s.get("reason") == "stall":
             out[p] = s

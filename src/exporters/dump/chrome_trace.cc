@@ -100,8 +100,8 @@ std::map<TrackKey, std::vector<size_t>> AssignTracks(const std::vector<Slice>& s
 
 }  // namespace
 
-std::string ChromeTraceName(uint64_t comm_hash, int rank) {
-  return "ncclscope-trace-" + Hex16(comm_hash) + "-rank" + std::to_string(rank) + ".json";
+std::string ChromeTraceName(uint64_t comm_hash, int rank, DumpReason reason) {
+  return "ncclscope-trace-" + Hex16(comm_hash) + "-rank" + std::to_string(rank) + DumpReasonSuffix(reason) + ".json";
 }
 
 nlohmann::json CommSnapshotToChromeTrace(const CommSnapshot& s) {
@@ -158,7 +158,7 @@ void ChromeTraceHook(const CommSnapshot& snap, DumpReason reason) {
     if (reason == DumpReason::kFinalize && !Params().Bool(ParamId::kDumpOnFinalize)) return;
     // Next to its dump: stall and request traces in the host's subfolder, as their dumps. A failure is
     // reported once by the writer, naming the file.
-    const std::string name = ChromeTraceName(snap.comm_hash, snap.rank);
+    const std::string name = ChromeTraceName(snap.comm_hash, snap.rank, reason);
     const std::string sub = CommDumpSubdir(reason);
     const std::string bytes = CommSnapshotToChromeTrace(snap).dump() + "\n";
     (void)(sub.empty() ? WriteFileAtomically(dir, name, bytes) : WriteFileAtomicallyIn(dir, sub, name, bytes));

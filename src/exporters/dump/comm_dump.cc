@@ -49,8 +49,17 @@ std::string OneLine(const json& j) { return j.dump(-1, ' ', false, json::error_h
 
 }  // namespace
 
-std::string CommDumpName(uint64_t comm_hash, int rank) {
-  return "ncclscope-comm-" + Hex16(comm_hash) + "-rank" + std::to_string(rank) + ".json.gz";
+const char* DumpReasonSuffix(DumpReason reason) {
+  switch (reason) {
+    case DumpReason::kStall: return "-stall";
+    case DumpReason::kFinalize: return "";
+    default: return "-request";
+  }
+}
+
+std::string CommDumpName(uint64_t comm_hash, int rank, DumpReason reason) {
+  return "ncclscope-comm-" + Hex16(comm_hash) + "-rank" + std::to_string(rank) + DumpReasonSuffix(reason) +
+         ".json.gz";
 }
 
 const char* DumpReasonName(DumpReason reason) {
@@ -82,7 +91,7 @@ Result<std::string> CommDumpBytes(const CommSnapshot& snap, DumpReason reason) {
 }
 
 Status WriteCommDump(const CommSnapshot& snap, const std::string& dir, DumpReason reason, std::string* path) {
-  const std::string name = CommDumpName(snap.comm_hash, snap.rank);
+  const std::string name = CommDumpName(snap.comm_hash, snap.rank, reason);
   const std::string sub = CommDumpSubdir(reason);
   Result<std::string> bytes = CommDumpBytes(snap, reason);
   if (!bytes.ok()) return ReportWriteFailure(dir + "/" + name, bytes.status(), subsys::kProfile);

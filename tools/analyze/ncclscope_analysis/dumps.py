@@ -373,9 +373,29 @@ def _summaries(files, jobs):
     return out
 
 
+def _waits_on(w, rec):
+    """Whether the in-flight record `rec` is the operation the `wait` field `w` describes."""
+    return (rec.get("func") == w["func"] and rec.get("seq") == w["seq"]
+            and w.get("arrival", rec.get("arrival")) == rec.get("arrival"))
+
+
+def _newest(old, new):
+    """Of two dumps of one rank, the newer snapshot (a tie: the later file), keeping the older one's `wait` when
+    the newer has none while the operation it describes is still in flight there: a request dump (SIGUSR2) sent
+    after a stall may say less about where the rank waits than the stall dump did, never that it stopped
+    waiting. A wait on an operation that has completed since is dropped with the rest of the older dump."""
+    if new.get("snapshot_monotonic_ns", 0) < old.get("snapshot_monotonic_ns", 0):
+        old, new = new, old
+    w = old.get("wait")
+    if w and not new.get("wait") and any(_waits_on(w, rec) for rec in new.get("in_flight") or ()):
+        new = dict(new, wait=w, _wait_path=old["_path"])
+    return new
+
+
 def by_communicator(summaries):
     """{comm_hash: {rank: summary}}. Several dumps of one rank (stall, then signal, then finalize, or the same
-    file given twice): the latest snapshot wins. Ranks of one communicator must agree on its size."""
+    file given twice): the latest snapshot wins, with an older stall's `wait` kept as _newest() says. Ranks of
+    one communicator must agree on its size."""
     comms = {}
     for d in summaries:
         ranks = comms.setdefault(d["comm_hash"], {})
@@ -384,8 +404,7 @@ def by_communicator(summaries):
             raise BadInput(f"{d['_path']}: communicator {d['comm_hash']} has {d['nranks']} ranks here but "
                            f"{other['nranks']} in {other['_path']}")
         old = ranks.get(d["rank"])
-        if old is None or d.get("snapshot_monotonic_ns", 0) >= old.get("snapshot_monotonic_ns", 0):
-            ranks[d["rank"]] = d
+        ranks[d["rank"]] = d if old is None else _newest(old, d)
     return comms
 
 
