@@ -36,7 +36,21 @@ SLURM_JOB_ID=$job sleep 120 &
 wrapper=$!
 pids+=("$wrapper")
 
-# The ranks catch the signal once their communicator is up; until then the helper signals nothing (exit 1).
+# The ranks catch the signal once their communicator is up; until then the helper skips them (and signals nothing,
+# exit 1, while none does). Wait until all 3 of the job's ranks catch SIGUSR2 (bit 12 of SigCgt), so the helper's
+# one run finds them all: on a loaded host it found 2 of 3 once and stopped there.
+catching() {  # catching PID: how many child processes of PID catch SIGUSR2
+  local n=0 c mask
+  for c in $(ps -o pid= --ppid "$1"); do
+    mask=$(awk '/^SigCgt:/ {print $2}' "/proc/$c/status" 2>/dev/null)
+    [ -n "$mask" ] && (( 0x$mask & 0x800 )) && n=$((n + 1))
+  done
+  echo "$n"
+}
+for _ in $(seq 300); do
+  [ "$(catching "$job_sim")" -ge 3 ] && break
+  sleep 0.1
+done
 ok=0
 for _ in $(seq 150); do
   if "$tool" "$job" >"$work/tool.log" 2>&1; then ok=1; break; fi
