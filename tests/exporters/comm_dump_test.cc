@@ -323,7 +323,7 @@ TEST_F(CommDumpTest, StallDumpGoesToTheHostFolderWithTheNewestRecords) {
   EXPECT_EQ(r["flight_recorder"]["completed"].size(), 100u);
 }
 
-// Issue 42: a request dump (SIGUSR2) after a stall dump of the same communicator and rank replaced it, and
+// A request dump (SIGUSR2) after a stall dump of the same communicator and rank replaced it, and
 // the stall's snapshot (its `wait`) was lost. Each reason has its own file; a later dump replaces only the
 // last one of its reason, so a communicator and rank never leave more than three files.
 TEST_F(CommDumpTest, ARequestDumpAfterAStallKeepsBothWithTheirReasons) {
@@ -390,7 +390,7 @@ TEST_F(CommDumpTest, LinkPlantedAtTheHostFolderIsNeverFollowed) {
   EXPECT_TRUE(dump::WriteCommDump(MakeSnapshot(10), dir_.path(), DumpReason::kFinalize, &path).ok());
 }
 
-// Issue 42: the dump directory is resolved once. Swapped for a link after the first dump (`mv dumps x;
+// The dump directory is resolved once. Swapped for a link after the first dump (`mv dumps x;
 // ln -s elsewhere dumps`), the next dumps still land in the directory first opened, none in the link's target.
 TEST_F(CommDumpTest, ADumpDirSwappedForALinkAfterTheFirstDumpIsNotFollowed) {
   ScopedTempDir victim("ncclscope-victim");

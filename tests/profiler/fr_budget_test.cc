@@ -41,7 +41,7 @@ TEST(FlightRecorderBudget, CommunicatorsShareTheProcessBudgetAndGiveItBack) {
   const size_t rec = FlightRecorder::BytesPerRecord();
   const size_t before = FlightRecorderBudget::Process().used_bytes();
   ContextConfig cfg;
-  cfg.fr_depth = 1 << 20;  // the value: ~201 MB a communicator
+  cfg.fr_depth = 1 << 20;  // a value seen in the field: ~201 MB a communicator
   cfg.fr_memory_bytes = before + 4096 * rec;  // room for 4096 records
   std::vector<std::unique_ptr<CommContext>> comms;
   std::vector<int> depths;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Identity values that are not plain text (issue 42.3) through a 2-rank ncclscope-sim job. Every identity
+"""Identity values that are not plain text through a 2-rank ncclscope-sim job. Every identity
 variable holds invalid UTF-8, control characters (a newline that would forge a log line) and, for the launcher
 fallbacks, 100 KB. Checked, for two jobs (one where NCCLSCOPE_JOB_ID and NCCLSCOPE_NODE_NAME win, one where only
 the fallbacks TORCHELASTIC_RUN_ID and NODE_NAME are set):
