@@ -39,9 +39,11 @@ CommNetLinks NetLinksOf(uint64_t comm_id, uint64_t now_ns) {
   CommNetLinks out;
   AnnotatedLock lock(&links_mu);
   if (links == nullptr || comm_id == 0) return out;
+  uint64_t latest_progress_ns = 0;
   for (const NetLink* l : *links) {
     if (l->comm_id != comm_id) continue;
     out.carried = true;
+    latest_progress_ns = std::max(latest_progress_ns, l->progress_ns.load(std::memory_order_relaxed));
     const int64_t n = l->in_flight.load(std::memory_order_relaxed);
     const uint64_t failed_ns = l->failed_ns.load(std::memory_order_relaxed);
     if (n <= 0 && failed_ns == 0) continue;
@@ -60,6 +62,7 @@ CommNetLinks NetLinksOf(uint64_t comm_id, uint64_t now_ns) {
     it->waiting_ns = std::max(it->waiting_ns, waiting);
     it->failed |= failed_ns != 0;
   }
+  out.quiet_ns = ElapsedNs(latest_progress_ns, now_ns);
   std::sort(out.pending.begin(), out.pending.end(), [](const PendingNetLink& a, const PendingNetLink& b) {
     return std::tie(b.waiting_ns, a.peer_global_rank, a.dir) < std::tie(a.waiting_ns, b.peer_global_rank, b.dir);
   });

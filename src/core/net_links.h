@@ -55,6 +55,9 @@ struct PendingNetLink {
 struct CommNetLinks {
   bool carried = false;  // the net half has (or had open) a connection of this communicator
   std::vector<PendingNetLink> pending;
+  // Since the latest progress (a completion, or a post that woke an idle connection) of any of the
+  // communicator's connections: how long the whole communicator's network has been still.
+  uint64_t quiet_ns = 0;
 };
 CommNetLinks NetLinksOf(uint64_t comm_id, uint64_t now_ns);
 

@@ -1,5 +1,6 @@
 // The stall check the stall watch runs on every live communicator, and where a stalled operation waits.
 #include <algorithm>
+#include <optional>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -30,7 +31,8 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
   policy.cap_ns = timeout_ns;
   const OpRecord r = oldest != nullptr ? ReadOp(*oldest, now_ns) : OpRecord{};
   const uint64_t oldest_start = r.start_ns;
-  const uint64_t threshold = oldest != nullptr ? StallThreshold(r, now_ns, policy) : 0;
+  std::optional<CommNetLinks> links;
+  const uint64_t threshold = oldest != nullptr ? StallThreshold(r, now_ns, policy, &links) : 0;
   if (oldest == nullptr || oldest_start == 0 || now_ns < oldest_start || now_ns - oldest_start < threshold) {
     stalled_.store(false, std::memory_order_relaxed);
     return false;
@@ -61,17 +63,27 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
   return true;
 }
 
-uint64_t CommContext::StallThreshold(const OpRecord& op, uint64_t now_ns, const StallPolicy& policy) const {
+uint64_t CommContext::StallThreshold(const OpRecord& op, uint64_t now_ns, const StallPolicy& policy,
+                                     std::optional<CommNetLinks>* links) const {
   const uint64_t threshold = stall_history_.Threshold(op.func, op.bytes, policy);
   // The net links are read only in the rare case that could change the answer (past the floor, under a higher
   // threshold): this runs for every communicator at every check.
-  if (threshold <= policy.floor_ns || op.start_ns == 0 || ElapsedNs(op.start_ns, now_ns) < policy.floor_ns) {
-    return threshold;
+  if (threshold <= policy.floor_ns || op.start_ns == 0) return threshold;
+  const uint64_t age = ElapsedNs(op.start_ns, now_ns);
+  if (age < policy.floor_ns) return threshold;
+  *links = NetLinksOf(info_.comm_hash, now_ns);
+  const std::vector<PendingNetLink>& pending = (*links)->pending;
+  // A failed connection: the operation can never complete.
+  if (std::any_of(pending.begin(), pending.end(), [](const PendingNetLink& p) { return p.failed; })) {
+    return policy.floor_ns;
   }
-  const CommNetLinks links = NetLinksOf(info_.comm_hash, now_ns);
-  const bool failed = std::any_of(links.pending.begin(), links.pending.end(),
-                                  [](const PendingNetLink& p) { return p.failed; });
-  return failed ? policy.floor_ns : threshold;
+  // Requests wait and none of the communicator's connections has moved for the floor: a peer stopped, whatever
+  // the size. A healthy large operation completes chunks all along, so its history (seconds at 4 MiB on a slow
+  // fabric) need not be waited out. Stalled from the age at which the stillness reached the floor.
+  if (!pending.empty() && (*links)->quiet_ns >= policy.floor_ns) {
+    return std::min(threshold, std::max(policy.floor_ns, age - (*links)->quiet_ns + policy.floor_ns));
+  }
+  return threshold;
 }
 
 WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const {
@@ -81,7 +93,8 @@ WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const
   const OpRecord oldest = ReadOp(*oldest_op, now_ns);
   if (oldest.start_ns == 0) return w;  // recycled since the scan
   const uint64_t age = ElapsedNs(oldest.start_ns, now_ns);
-  const uint64_t threshold = StallThreshold(oldest, now_ns, policy);
+  std::optional<CommNetLinks> read_links;
+  const uint64_t threshold = StallThreshold(oldest, now_ns, policy, &read_links);
   if (age < threshold) return w;
   w.present = true;
   w.kind = oldest.kind;
@@ -95,7 +108,7 @@ WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const
     w.cls = WaitClass::kHost;
     return w;
   }
-  CommNetLinks links = NetLinksOf(info_.comm_hash, now_ns);
+  CommNetLinks links = read_links ? std::move(*read_links) : NetLinksOf(info_.comm_hash, now_ns);
   if (!links.pending.empty()) {
     w.cls = WaitClass::kPeer;
     for (PendingNetLink& p : links.pending) {

@@ -69,6 +69,13 @@ const CommSnapshot* Find(const ProcessSnapshot& s, uint64_t hash) {
   return nullptr;
 }
 
+// Where the communicator's oldest operation waits, as a scrape would see it now.
+WaitSite WaitOf(uint64_t hash) {
+  ProcessSnapshot snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
+  const CommSnapshot* s = Find(snap, hash);
+  return s != nullptr ? s->wait : WaitSite{};
+}
+
 TEST(NeutralApi, SeveralCommsFromOneThreadLikeCommInitAll) {
   unsetenv("NCCLSCOPE_DUMP_DIR");
   void* ctx[4];
@@ -426,11 +433,7 @@ TEST(NeutralApi, WaitSiteNamesHostKernelPeerAndFailedPeer) {
   constexpr uint64_t kHash = 0x3a175;
   void* ctx = InitComm(kHash, 0, 4, "wait");
   for (uint64_t seq = 1; seq <= 3; ++seq) AllReduce(ctx, seq, 1024, 2, 1'000'000 * seq, 1'000);
-  auto wait = [&] {
-    ProcessSnapshot snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
-    const CommSnapshot* s = Find(snap, kHash);
-    return s != nullptr ? s->wait : WaitSite{};
-  };
+  auto wait = [] { return WaitOf(kHash); };
   EXPECT_FALSE(wait().present) << "nothing in flight";
   EventDesc c = Coll(4, "AllReduce", 1024, 2);
   const auto started = std::chrono::steady_clock::now();
@@ -496,6 +499,37 @@ TEST(NeutralApi, WaitSiteNamesHostKernelPeerAndFailedPeer) {
   unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
 }
 
+// An all-reduce whose kind takes 60 ms (threshold 8 x 60 ms), in flight on one send connection of the
+// communicator, the host thread sleeping for `host_time` while the connection completes a request every 10 ms.
+void* RunMovingOp(void* ctx, uint64_t seq, std::chrono::milliseconds host_time, NetLink* link) {
+  EventDesc c = Coll(seq, "AllReduce", 1024, 1);
+  void* h = StartEvent(ctx, c);
+  StopEvent(h);
+  EventDesc k;
+  k.type = EventType::kKernelCh;
+  k.parent = h;
+  k.has_ptimer = true;
+  k.ptimer = 1'000'000 * seq;
+  void* kh = StartEvent(ctx, k);
+  const auto until = std::chrono::steady_clock::now() + host_time;
+  while (std::chrono::steady_clock::now() < until) {
+    if (link != nullptr) {
+      link->Completed(MonotonicNs());
+      link->Posted(MonotonicNs());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return kh;
+}
+
+void* InitWithSlowKind(uint64_t hash, const char* name) {
+  void* ctx = InitComm(hash, 0, 4, name);
+  void* done = RunMovingOp(ctx, 1, std::chrono::milliseconds(60), nullptr);
+  RecordEventState(done, StateUpdate{kStateKernelChStop, true, 61'000'000});  // 60 ms on the GPU timer too
+  StopEvent(done);
+  return ctx;
+}
+
 // A failed connection of the communicator: its oldest operation can never complete, so it counts as stalled at the
 // floor, however slow operations of its kind usually are (a killed peer of a job whose collectives take seconds was
 // named only after 8 times their duration).
@@ -504,28 +538,7 @@ TEST(NeutralApi, FailedConnectionStallsAtTheFloor) {
   unsetenv("NCCLSCOPE_DUMP_DIR");
   setenv("NCCLSCOPE_STALL_FLOOR_MS", "100", 1);
   constexpr uint64_t kHash = 0x3a176;
-  void* ctx = InitComm(kHash, 0, 4, "failed");
-  auto run_op = [&](uint64_t seq, std::chrono::milliseconds host_time) {  // in flight for host_time, then done
-    EventDesc c = Coll(seq, "AllReduce", 1024, 1);
-    void* h = StartEvent(ctx, c);
-    StopEvent(h);
-    EventDesc k;
-    k.type = EventType::kKernelCh;
-    k.parent = h;
-    k.has_ptimer = true;
-    k.ptimer = 1'000'000 * seq;
-    void* kh = StartEvent(ctx, k);
-    std::this_thread::sleep_for(host_time);
-    return kh;
-  };
-  void* done = run_op(1, std::chrono::milliseconds(60));  // its kind now takes 60 ms: the threshold is 8 x 60 ms
-  RecordEventState(done, StateUpdate{kStateKernelChStop, true, 61'000'000});  // 60 ms on the GPU timer too
-  StopEvent(done);
-  auto wait = [&] {
-    ProcessSnapshot snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
-    const CommSnapshot* s = Find(snap, kHash);
-    return s != nullptr ? s->wait : WaitSite{};
-  };
+  void* ctx = InitWithSlowKind(kHash, "failed");
   NetLink link;
   link.nic = "eth9";
   link.comm_id = kHash;
@@ -533,18 +546,62 @@ TEST(NeutralApi, FailedConnectionStallsAtTheFloor) {
   RegisterNetLink(&link);
   SetNetLinkPeer(&link, 7, "hostC");
   link.Posted(MonotonicNs());
-  void* stuck = run_op(2, std::chrono::milliseconds(150));
-  const WaitSite early = wait();
-  EXPECT_FALSE(early.present) << "150 ms in flight, under its kind's threshold (about 480 ms), on a live link; "
+  void* stuck = RunMovingOp(ctx, 2, std::chrono::milliseconds(150), &link);
+  const WaitSite early = WaitOf(kHash);
+  EXPECT_FALSE(early.present) << "150 ms in flight, under its kind's threshold (about 480 ms), on a moving link; "
                               << "threshold " << early.threshold_ns << " ns, age " << early.age_ns << " ns";
   link.Abandoned();
   link.Failed(MonotonicNs());
-  const WaitSite w = wait();
+  const WaitSite w = WaitOf(kHash);
   ASSERT_TRUE(w.present) << "a failed connection: stalled past the floor";
   EXPECT_EQ(w.threshold_ns, 100'000'000u);
   ASSERT_EQ(w.peers.size(), 1u);
   EXPECT_TRUE(w.peers[0].failed);
   EXPECT_EQ(w.peers[0].peer_global_rank, 7);
+  UnregisterNetLink(&link);
+  RecordEventState(stuck, StateUpdate{kStateKernelChStop, true, 2'500'000});
+  StopEvent(stuck);
+  Finalize(ctx);
+  unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
+}
+
+// Requests wait and no connection of the communicator has moved for the floor: a peer stopped. The operation
+// counts as stalled from the age at which the stillness reached the floor, not after 8 times its kind's duration
+// (a frozen peer of a 16-rank job of 4 MiB all-reduces, seconds each, was named only after tens of seconds).
+TEST(NeutralApi, StillConnectionsStallAtTheFloor) {
+  ASSERT_EQ(Runtime::Instance().users(), 0) << "the stall floor is read when the runtime starts";
+  unsetenv("NCCLSCOPE_DUMP_DIR");
+  setenv("NCCLSCOPE_STALL_FLOOR_MS", "100", 1);
+  constexpr uint64_t kHash = 0x3a177;
+  void* ctx = InitWithSlowKind(kHash, "still");
+  NetLink link;
+  link.nic = "eth9";
+  link.comm_id = kHash;
+  link.dir = NetDir::kRecv;
+  RegisterNetLink(&link);
+  SetNetLinkPeer(&link, 6, "hostD");
+  link.Posted(MonotonicNs());
+  const auto started = std::chrono::steady_clock::now();
+  void* stuck = RunMovingOp(ctx, 2, std::chrono::milliseconds(150), &link);
+  const WaitSite moving = WaitOf(kHash);
+  EXPECT_FALSE(moving.present) << "past the floor but its connection completes requests all along; threshold "
+                               << moving.threshold_ns << " ns, age " << moving.age_ns << " ns";
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the connection stops: 150 ms without progress
+  const WaitSite w = WaitOf(kHash);
+  const auto age = std::chrono::steady_clock::now() - started;
+  ASSERT_TRUE(w.present) << "still for longer than the floor";
+  EXPECT_GE(w.threshold_ns, 100'000'000u);
+  EXPECT_LT(w.threshold_ns, 480'000'000u) << "sooner than its kind's threshold";
+  EXPECT_LE(w.threshold_ns, static_cast<uint64_t>(std::chrono::nanoseconds(age).count()));
+  EXPECT_EQ(w.cls, WaitClass::kPeer);
+  ASSERT_EQ(w.peers.size(), 1u);
+  EXPECT_EQ(w.peers[0].peer_global_rank, 6);
+  EXPECT_FALSE(w.peers[0].failed);
+  link.Completed(MonotonicNs());  // it moves again: back under its kind's threshold
+  link.Posted(MonotonicNs());
+  const bool present_again = WaitOf(kHash).present;
+  // Checked only while younger than its kind's threshold by our clock: a loaded host may deschedule this thread.
+  if (std::chrono::steady_clock::now() - started < std::chrono::milliseconds(450)) EXPECT_FALSE(present_again);
   UnregisterNetLink(&link);
   RecordEventState(stuck, StateUpdate{kStateKernelChStop, true, 2'500'000});
   StopEvent(stuck);
