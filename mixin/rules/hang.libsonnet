@@ -81,12 +81,13 @@
             ||| % c,
             labels: {'via': 'rank'},
           },
-          // The ranks some stalled rank waits on directly (global_rank: the rank waited on).
+          // The ranks some stalled rank waits on directly (global_rank, host: the rank waited on).
           {
             record: "ncclscope:hang_waited_on",
             expr: |||
-              label_replace(group by (ncclscope_job, comm, culprit_global_rank) (ncclscope:hang_wait_edge),
-                "global_rank", "$1", "culprit_global_rank", "(.*)")
+              label_replace(label_replace(
+                group by (ncclscope_job, comm, culprit_global_rank, culprit_host) (ncclscope:hang_wait_edge),
+                "global_rank", "$1", "culprit_global_rank", "(.*)"), "host", "$1", "culprit_host", "(.*)")
             ||| % c,
           },
           // Peers whose connection already failed under a stalled rank's request (global_rank: the peer).
@@ -121,12 +122,7 @@
           // communicator, but the wait edges and its file_sd target carry its identity.
           {
             record: "ncclscope:hang_root",
-            expr: |||
-              label_replace(label_replace(
-                group by (ncclscope_job, comm, culprit_global_rank, culprit_host) (ncclscope:hang_wait_edge),
-                "global_rank", "$1", "culprit_global_rank", "(.*)"), "host", "$1", "culprit_host", "(.*)")
-              unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
-            |||,
+            expr: "ncclscope:hang_waited_on unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim",
           },
           // A root whose connection failed under a waiting rank's request: its process is gone (a connection does not
           // fail because a host is slow), whatever other root an overloaded host shows.
@@ -220,32 +216,31 @@
               )
             ||| % c,
           },
-          // A root that has not answered since the stall began and does not answer now: its latest scrape failed, or
-          // the one under way is overdue (hangScrapeOverdueSeconds; a frozen rank is named before its scrape times
-          // out). Only where it is the communicator's one such root and no other class named a culprit: on a host so
-          // overloaded that many ranks miss their scrapes, none of them is guessed (the two-scrape rule above and
-          // the per-rank alerts remain).
+          // The roots that do not answer now: their latest scrape failed, or the one under way is overdue
+          // (hangScrapeOverdueSeconds; a frozen rank is named before its scrape times out).
+          {
+            record: "ncclscope:hang_root_silent",
+            expr: |||
+              ncclscope:hang_root
+              and on (ncclscope_job, global_rank)
+              (
+                up{ncclscope_job!=""%(selc)s} == 0
+                or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
+              )
+            ||| % c,
+          },
+          // A silent root that has not answered since the stall began either, where it is the communicator's one
+          // silent root and no other class named a culprit: on a host so overloaded that many ranks miss their
+          // scrapes, none of them is guessed (the two-scrape rule above and the per-rank alerts remain).
           {
             record: "ncclscope:hang_culprit",
             expr: |||
               (
                 (
-                  ncclscope:hang_root
-                  and on (ncclscope_job, global_rank)
-                  (
-                    up{ncclscope_job!=""%(selc)s} == 0
-                    or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
-                  )
+                  ncclscope:hang_root_silent
                   unless on (ncclscope_job, comm, global_rank) max_over_time(ncclscope:hang_rank_answered[%(hangCommMemory)s])
                 )
-                and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (
-                  ncclscope:hang_root
-                  and on (ncclscope_job, global_rank)
-                  (
-                    up{ncclscope_job!=""%(selc)s} == 0
-                    or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
-                  )
-                ) == 1)
+                and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (ncclscope:hang_root_silent) == 1)
               )
               * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{via!="silent_edge"}
