@@ -150,6 +150,7 @@ class MatrixJob:
         self.alerts = {}  # frozenset(labels) -> (labels, activeAt, first seen)
         self.right_seen = None
         self.analyzer = None
+        self.blind_polls = []  # alert queries Prometheus did not answer while this job was watched
 
     def observe(self, alerts, now):
         for labels, active in alerts:
@@ -184,7 +185,8 @@ class MatrixJob:
                             "active_at": a[1], "seen_at": a[2], "before_onset": onset is None or a[1] < onset}
                            for a in seen],
                 "named_right": named_right, "onset_to_alert_s": round(delay, 1) if delay is not None else None,
-                "in_time": delay is not None and delay <= within, "analyzer": self.analyzer}
+                "in_time": delay is not None and delay <= within, "analyzer": self.analyzer,
+                "blind_polls": self.blind_polls}
 
 
 def dump_files(d):
@@ -229,12 +231,20 @@ def analyze(mj):
 
 
 def run_batch(batch, prom, within):
-    """Watches the batch's alerts until every job is done, then has each job dump and analyses it."""
+    """Watches the batch's alerts until every job is done, then has each job dump and analyses it. A query
+    Prometheus does not answer (an overloaded host) is counted on the jobs, not fatal: the next poll still sees
+    the alerts' activeAt, and the record says how much of the watch was blind."""
     while True:
         now = time.time()
-        alerts = firing(prom)
+        try:
+            alerts = firing(prom)
+        except (OSError, ValueError) as e:
+            for mj in batch:
+                mj.blind_polls.append(f"{now - mj.start:.0f} s: {e}")
+            alerts = None
         for mj in batch:
-            mj.observe(alerts.get(mj.name, []), now)
+            if alerts is not None:
+                mj.observe(alerts.get(mj.name, []), now)
         if all(mj.done(now, within) for mj in batch):
             break
         time.sleep(0.5)
@@ -253,8 +263,10 @@ def describe(rec):
     delay = f"{rec['onset_to_alert_s']:5.1f} s" if rec["onset_to_alert_s"] is not None else "    - "
     ok = "ok " if rec["named_right"] and rec["in_time"] else "BAD"
     an = rec["analyzer"]
+    blind = f"; {len(rec['blind_polls'])} alert queries unanswered" if rec.get("blind_polls") else ""
     return (f"{ok} {rec['job']:34s} healthy {rec['healthy_s']} s, onset->alert {delay}, alerts: {named}; "
-            f"analyzer {'agrees' if an['agree'] else 'DISAGREES'}: {', '.join(an['named']) or an.get('error') or '-'}")
+            f"analyzer {'agrees' if an['agree'] else 'DISAGREES'}: {', '.join(an['named']) or an.get('error') or '-'}"
+            f"{blind}")
 
 
 def cells(records):
@@ -277,7 +289,7 @@ def cell_summary(recs, within, analyzer_must_agree):
 def table(records, within, analyzer_must_agree):
     lines = ["| class | ranks | size | straggler | named right (k/n) | class named | onset→alert s median / max "
              "| analyzer agrees (k/n) |", "|---|---|---|---|---|---|---|---|"]
-    for (cls, ranks, size, straggle), recs in cells(records).items():
+    for (cls, ranks, size, straggle), recs in sorted(cells(records).items(), key=lambda kv: kv[0][1:] + kv[0][:1]):
         s = cell_summary(recs, within, analyzer_must_agree)
         t = f"{s['median_s']:.1f} / {s['max_s']:.1f}" if s["median_s"] is not None else "—"
         lines.append(f"| {cls} | {ranks} | {size_text(size)} | {f'{straggle} ms' if straggle else 'none'} "
@@ -302,9 +314,9 @@ def plan(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("sim")
-    ap.add_argument("libdir")
-    ap.add_argument("rules", help="directory whose *.yml rule files Prometheus loads")
+    ap.add_argument("sim", nargs="?")
+    ap.add_argument("libdir", nargs="?")
+    ap.add_argument("rules", nargs="?", help="directory whose *.yml rule files Prometheus loads")
     ap.add_argument("--classes", default=",".join(CLASSES))
     ap.add_argument("--ranks", default="3,8,16")
     ap.add_argument("--sizes", default="8,64K,4M")
@@ -318,7 +330,14 @@ def main():
     ap.add_argument("--table", action="store_true")
     ap.add_argument("--json", help="write the records and cells to this file")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, dumps)")
+    ap.add_argument("--table-from", nargs="+", metavar="JSON",
+                    help="no jobs: the table and verdict of the records in these --json files (runs done apart)")
     args = ap.parse_args()
+    if args.table_from:
+        records = [r for path in args.table_from for r in json.load(open(path))["records"]]
+        return report(records, args)
+    if not (args.sim and args.libdir and args.rules):
+        ap.error("sim, libdir and rules are needed to run jobs")
     if not shutil.which("prometheus"):
         print("SKIP: the prometheus server is not installed (scripts/install-deps.sh installs it)")
         return SKIP
@@ -344,21 +363,35 @@ def main():
             for mj in jobs:
                 records.append(mj.record(args.within))
                 print(describe(records[-1]), flush=True)
+            if args.json:  # after every batch: a run cut short keeps what it measured
+                write_json(args.json, records, args.within, args.analyzer_must_agree)
     finally:
         prom.stop()
         if args.keep:
             print(f"work directory kept: {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
-    summary = {f"{c}|{n}|{b}|{s}": cell_summary(recs, args.within, args.analyzer_must_agree)
-               for (c, n, b, s), recs in cells(records).items()}
+    print(f"{len(records)} jobs in {len(batches)} batches, {time.time() - t0:.0f} s")
+    return report(records, args)
+
+
+def summarize(records, within, analyzer_must_agree):
+    return {f"{c}|{n}|{b}|{s}": cell_summary(recs, within, analyzer_must_agree)
+            for (c, n, b, s), recs in cells(records).items()}
+
+
+def write_json(path, records, within, analyzer_must_agree):
+    with open(path, "w") as f:
+        json.dump({"within_s": within, "records": records,
+                   "cells": summarize(records, within, analyzer_must_agree)}, f, indent=1)
+
+
+def report(records, args):
+    """The table (--table), and a FAIL line per cell where a job was not named right, alone and in time."""
+    summary = summarize(records, args.within, args.analyzer_must_agree)
     failed = [k for k, v in summary.items() if not v["ok"]]
     if args.table:
         print("\n" + table(records, args.within, args.analyzer_must_agree) + "\n")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"within_s": args.within, "records": records, "cells": summary}, f, indent=1)
-    print(f"{len(records)} jobs in {len(batches)} batches, {time.time() - t0:.0f} s")
     for k in failed:
         print(f"FAIL: cell {k} (class|ranks|size|straggle ms): {summary[k]}")
     if not failed:
