@@ -1,9 +1,14 @@
 // The metrics endpoint follows the runtime: it serves /metrics (valid for promtool) while a user exists, is
-// gone after the last release, and a child forked without exec does not keep its port bound.
+// gone after the last release, and a child forked without exec does not keep its port bound. A port held by
+// another process (a real listening socket) moves the endpoint to a kernel-chosen port, named in a warning and
+// in the file_sd target; any other bind failure leaves it off.
 #include "exporters/prometheus/metrics_endpoint.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,7 +16,9 @@
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -175,6 +182,137 @@ TEST_F(MetricsEndpointTest, EmptyOrInvalidBindAddressTurnsTheEndpointOffAndSaysW
     for (const std::string& w : warnings) named = named || w.find(expected) != std::string::npos;
     EXPECT_TRUE(named) << "no warning naming " << expected << "; got " << ::testing::PrintToString(warnings);
   }
+}
+
+// A listening socket on 127.0.0.1:port (0: any), as another job's endpoint holds it; -1 when the port is taken.
+int Listen(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 4) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int PortOf(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  return ntohs(addr.sin_port);
+}
+
+// Every file_sd target file under `dir`, concatenated.
+std::string SdTargets(const std::string& dir) {
+  std::string all;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.path().extension() != ".json") continue;
+    std::stringstream text;
+    text << std::ifstream(e.path()).rdbuf();
+    all += text.str();
+  }
+  return all;
+}
+
+// Starts the endpoint with the current environment; returns its port (0: off) and the warnings logged.
+int StartCapturing(std::vector<std::string>* warnings) {
+  testing::LogCapture::Clear();
+  SetNcclLogger(&testing::LogCapture::Logger);
+  Runtime::Instance().Acquire("taken port");
+  const int port = MetricsEndpoint::Instance().port();
+  SetNcclLogger(nullptr);
+  *warnings = testing::LogCapture::AllWarnings();
+  return port;
+}
+
+std::string Joined(const std::vector<std::string>& lines) {
+  std::string all;
+  for (const std::string& l : lines) all += l + "\n";
+  return all;
+}
+
+// Two jobs on one node with the same base port: the second job's rank used to warn "no free port" and serve
+// nothing, so Prometheus showed nothing of that job (no up == 0, no rank-down or hang alert).
+TEST_F(MetricsEndpointTest, ATakenPortFallsBackToAKernelChosenPortAnnouncedInFileSd) {
+  const int held = Listen(0);
+  ASSERT_GE(held, 0);
+  const int wanted = PortOf(held);
+  char dir[] = "/tmp/ncclscope-taken-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  setenv("NCCLSCOPE_SD_DIR", dir, 1);
+  setenv("NCCLSCOPE_PROM_PORT", std::to_string(wanted - 2).c_str(), 1);
+  setenv("LOCAL_RANK", "2", 1);
+  std::vector<std::string> warnings;
+  const int port = StartCapturing(&warnings);
+  EXPECT_GT(port, 0) << Joined(warnings);
+  EXPECT_NE(port, wanted);
+  int status = 0;
+  HttpGet(port, "/metrics", &status);
+  EXPECT_EQ(status, 200);
+  const std::string expected = "metrics endpoint: port " + std::to_string(wanted) + " (NCCLSCOPE_PROM_PORT " +
+                               std::to_string(wanted - 2) + " + local rank 2) at 127.0.0.1 in use by another " +
+                               "process (another job on this host?); serving on port " + std::to_string(port) +
+                               " instead, announced in this rank's file_sd target (NCCLSCOPE_SD_DIR)";
+  EXPECT_NE(Joined(warnings).find(expected), std::string::npos) << Joined(warnings);
+  EXPECT_NE(SdTargets(dir).find("\"127.0.0.1:" + std::to_string(port) + "\""), std::string::npos)
+      << SdTargets(dir);
+  Runtime::Instance().Release("taken port");
+  unsetenv("LOCAL_RANK");
+  unsetenv("NCCLSCOPE_SD_DIR");
+  close(held);
+  std::filesystem::remove_all(dir);
+}
+
+// Without a local rank the 16 ports from the base are tried first; only when all are in use is the port the
+// kernel's, and the warning says so without file_sd to announce it.
+TEST_F(MetricsEndpointTest, SixteenTakenPortsWithoutALocalRankFallBackToo) {
+  unsetenv("LOCAL_RANK");
+  std::vector<int> held;
+  int base = 0;
+  for (int attempt = 0; attempt < 50 && held.size() < 16; ++attempt) {  // 16 consecutive free ports
+    for (int fd : held) close(fd);
+    held.clear();
+    const int first = Listen(0);
+    ASSERT_GE(first, 0);
+    base = PortOf(first);
+    held.push_back(first);
+    if (base > 65535 - 15) continue;
+    for (int p = base + 1; p < base + 16; ++p) {
+      const int fd = Listen(p);
+      if (fd < 0) break;
+      held.push_back(fd);
+    }
+  }
+  ASSERT_EQ(held.size(), 16u) << "no 16 consecutive free ports";
+  setenv("NCCLSCOPE_PROM_PORT", std::to_string(base).c_str(), 1);
+  std::vector<std::string> warnings;
+  const int port = StartCapturing(&warnings);
+  EXPECT_TRUE(port > 0 && (port < base || port >= base + 16)) << port << "\n" << Joined(warnings);
+  const std::string expected = "ports " + std::to_string(base) + "-" + std::to_string(base + 15) +
+                               " (NCCLSCOPE_PROM_PORT " + std::to_string(base) + ", no local rank) at 127.0.0.1 " +
+                               "in use by another process (another job on this host?); serving on port " +
+                               std::to_string(port) + " instead, which no file_sd target announces";
+  EXPECT_NE(Joined(warnings).find(expected), std::string::npos) << Joined(warnings);
+  Runtime::Instance().Release("taken port");
+  for (int fd : held) close(fd);
+}
+
+// Only a port in use moves the endpoint: an address this host does not have (TEST-NET-1) keeps it off.
+TEST_F(MetricsEndpointTest, ABindFailureOtherThanAPortInUseStaysOff) {
+  setenv("NCCLSCOPE_PROM_BIND", "192.0.2.1", 1);
+  setenv("NCCLSCOPE_PROM_PORT", "9850", 1);
+  setenv("LOCAL_RANK", "0", 1);
+  std::vector<std::string> warnings;
+  EXPECT_EQ(StartCapturing(&warnings), 0);
+  Runtime::Instance().Release("taken port");
+  unsetenv("LOCAL_RANK");
+  EXPECT_NE(Joined(warnings).find("metrics endpoint disabled: no free port at 192.0.2.1:9850 + LOCAL_RANK"),
+            std::string::npos)
+      << Joined(warnings);
+  EXPECT_EQ(Joined(warnings).find("instead"), std::string::npos) << Joined(warnings);
 }
 
 TEST(LocalRank, ReadFromLauncherVariables) {

@@ -13,9 +13,11 @@ source "$(dirname "$0")/prom_lib.sh"
 prom_file_sd_setup lifecycle || exit 1
 
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-run_job() {  # run_job JOB_ID ITERS LOG
+# run_job JOB_ID ITERS LOG. exec: `$!` is then the launcher itself, whose ranks die with it; killing the subshell
+# at exit left the long job running for its million iterations.
+run_job() {
   NCCLSCOPE_JOB_ID=$1 NCCLSCOPE_OUTPUT_GRACE_S=$grace NCCLSCOPE_SD_DIR="$work/sd" NCCLSCOPE_PROM_PORT=0 \
-    NCCLSCOPE_PROM_BIND=127.0.0.1 NCCLSCOPE_SOCKET_IFNAME=lo \
+    NCCLSCOPE_PROM_BIND=127.0.0.1 NCCLSCOPE_SOCKET_IFNAME=lo exec \
     "$sim" --ranks 2 --comms 1 --ops allreduce --sizes 64K:64K --iters "$2" --straggle 1:1 >"$3" 2>&1
 }
 run_job long 1000000 "$work/long.log" &

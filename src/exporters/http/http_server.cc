@@ -511,6 +511,7 @@ class EventLoop {
 
 Status HttpServer::Start(const std::string& address, int port, Handler handler, const Options& options) {
   if (thread_.joinable()) return InternalError("metrics server already started");
+  address_in_use_ = false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -522,6 +523,7 @@ Status HttpServer::Start(const std::string& address, int port, Handler handler, 
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, SOMAXCONN) != 0) {
+    address_in_use_ = errno == EADDRINUSE;
     Status s = SystemError("bind " + address + ":" + std::to_string(port) + ": " + strerror(errno));
     close(fd);
     return s;

@@ -70,6 +70,9 @@ class HttpServer {
 
   int port() const { return port_; }
   int listen_fd() const { return listen_fd_; }
+  // Whether the last Start() failed because another socket holds the address and port (EADDRINUSE): the one
+  // failure that another port cures.
+  bool address_in_use() const { return address_in_use_; }
 
  private:
   void Serve();
@@ -80,6 +83,7 @@ class HttpServer {
   int listen_fd_ = -1;
   int stop_fd_ = -1;
   int port_ = 0;
+  bool address_in_use_ = false;
 };
 
 }  // namespace ncclscope

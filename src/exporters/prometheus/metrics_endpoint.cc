@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -100,12 +101,40 @@ void MetricsEndpoint::Start() {
   const char* scheme = options.tls != nullptr ? "https" : "http";
   const int local_rank = LocalRankFromEnv();
   bool bound = false;
+  bool taken = false;  // every port tried was in use (EADDRINUSE); any other failure keeps the endpoint off
   if (base == 0) {
     bound = TryBind(bind, 0, options);
   } else if (local_rank >= 0) {
-    bound = base + local_rank <= 65535 && TryBind(bind, base + local_rank, options);
+    const int wanted = base + local_rank;
+    bound = wanted <= 65535 && TryBind(bind, wanted, options);
+    taken = !bound && wanted <= 65535 && server_.address_in_use();
   } else {
-    for (int p = base; !bound && p < base + 16 && p <= 65535; ++p) bound = TryBind(bind, p, options);
+    taken = true;
+    for (int p = base; !bound && p < base + 16 && p <= 65535; ++p) {
+      bound = TryBind(bind, p, options);
+      taken = taken && (bound || server_.address_in_use());
+    }
+  }
+  if (!bound && taken) {
+    // A second job on the node (or anything else) has our port. Without an endpoint the job would vanish from
+    // Prometheus: no up == 0, no rank-down or hang alert. A kernel-chosen port keeps it visible wherever targets
+    // are discovered through file_sd; a static scrape config cannot know it, hence the warning.
+    bound = TryBind(bind, 0, options);
+    if (bound) {
+      const std::string wanted =
+          local_rank >= 0 ? "port " + std::to_string(base + local_rank) + " (NCCLSCOPE_PROM_PORT " +
+                                std::to_string(base) + " + local rank " + std::to_string(local_rank) + ")"
+                          : "ports " + std::to_string(base) + "-" + std::to_string(std::min(base + 15, 65535)) +
+                                " (NCCLSCOPE_PROM_PORT " + std::to_string(base) + ", no local rank)";
+      NCCLSCOPE_WARN(subsys::kInit,
+                     "metrics endpoint: %s at %s in use by another process (another job on this host?); "
+                     "serving on port %d instead, %s",
+                     wanted.c_str(), bind.c_str(), server_.port(),
+                     params.Str(ParamId::kSdDir).empty()
+                         ? "which no file_sd target announces (NCCLSCOPE_SD_DIR unset): a static scrape config "
+                           "will not find it"
+                         : "announced in this rank's file_sd target (NCCLSCOPE_SD_DIR)");
+    }
   }
   if (!bound) {
     NCCLSCOPE_WARN(subsys::kInit,

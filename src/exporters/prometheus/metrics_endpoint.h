@@ -3,9 +3,10 @@
 // prometheus-cpp's text serializer.
 // It is a runtime Service: started with the first init of a load cycle, stopped (server threads joined)
 // by the last finalize. Port = NCCLSCOPE_PROM_PORT + local rank (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
-// SLURM_LOCALID, MPI_LOCALRANKID); without a local rank the next 15 ports are tried. A port that cannot
-// be bound, or a NCCLSCOPE_PROM_BIND that is not an IPv4 address, is a warning and no endpoint, never an
-// error for the job. NCCLSCOPE_PROM_WEB_CONFIG adds TLS and basic auth (web_config.h); a file that
+// SLURM_LOCALID, MPI_LOCALRANKID); without a local rank the next 15 ports are tried. A port in use (a
+// second job on the node) falls back to a kernel-chosen port, named in one warning and in the file_sd
+// target, so that the job never goes dark in Prometheus. Any other bind failure, or a NCCLSCOPE_PROM_BIND
+// that is not an IPv4 address, is a warning and no endpoint, never an error for the job. NCCLSCOPE_PROM_WEB_CONFIG adds TLS and basic auth (web_config.h); a file that
 // cannot be used is a warning and no endpoint, never plain HTTP in its place. Thread-safe through the
 // runtime's serialisation.
 #ifndef NCCLSCOPE_EXPORTERS_PROMETHEUS_METRICS_ENDPOINT_H_
