@@ -44,6 +44,7 @@ local dur(seconds) =
     // in Alertmanager (deploy/alertmanager) whatever its group_wait.
     nicErrorsFor: dur(std.max(30, 3 * self.scrapeIntervalSeconds)),
     droppedEventsWindow: '10m',  // NcclscopeCommDroppedEvents, NcclscopeProfilerDroppedEvents
+    hangBlindFor: '10m',  // NcclscopeHangDetectionBlind: communicators that cannot show a hang, this long
 
     // Where each alert's runbook_url points: this URL plus '#' and the alert name in lower case (docs/runbook.md
     // has one anchor per alert). Point it at your copy: a wiki, or the file in your repository browser.

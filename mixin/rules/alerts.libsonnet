@@ -205,6 +205,28 @@ local words(d) =
               ]),
             },
           },
+          // Communicators on which a hang cannot be seen: no KernelCh events (ncclscope's default mask on NCCL 2.31)
+          // and no ncclscope connection, so their operations look done once enqueued. One alert per job.
+          {
+            alert: "NcclscopeHangDetectionBlind",
+            expr: 'count by (ncclscope_job) (ncclscope_comm_completion_seen{by="none"%(selc)s} == 1) > 0' % c,
+            'for': c.hangBlindFor,
+            labels: {'severity': 'info'},
+            annotations: {
+              summary: std.join(' ', [
+                "ncclscope cannot see a hang on {{ $value | printf \"%.0f\" }} communicator rank(s) of job",
+                "{{ $labels.ncclscope_job }}",
+              ]),
+              description: std.join(' ', [
+                "{{ $value | printf \"%.0f\" }} communicator rank(s) of job {{ $labels.ncclscope_job }} have no",
+                "KernelCh events in their event mask and no ncclscope connection (NCCL's own transports, or",
+                "ranks on one node): their operations count as done once enqueued, so a hang there raises",
+                "neither NcclscopeHang nor NcclscopeCommStalled. Next step: to see every hang, set",
+                "NCCLSCOPE_EVENT_MASK=0x46 for this job (KernelCh costs GPU time on NCCL 2.31:",
+                "docs/stall-detection.md); otherwise silence this alert for the job, knowingly.",
+              ]),
+            },
+          },
           // ncclscope dropped profiler events that belonged to no communicator it knows.
           {
             alert: "NcclscopeProfilerDroppedEvents",

@@ -170,7 +170,8 @@
             labels: {'class': 'mismatch'},
           },
           // A rank a stalled rank waits on, with nothing in flight in that communicator as scraped after the stall
-          // began (a rank between two operations just before it is not a culprit): it never issued the operation.
+          // began (a rank between two operations just before it is not a culprit), and not stalled itself (without
+          // KernelCh a stalled rank shows nothing in flight either): it never issued the operation.
           // (Where nobody says whom they wait on, the group ncclscope.hang.progress below compares the ranks' progress.)
           {
             record: "ncclscope:hang_culprit",
@@ -179,6 +180,7 @@
                 (
                   (ncclscope_comm_in_flight_operations%(sel)s == 0) + 1
                   and on (ncclscope_job, comm, global_rank) ncclscope:hang_waited_on
+                  unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
                   and on (ncclscope_job, comm, rank)
                   (
                     timestamp(ncclscope_comm_in_flight_operations%(sel)s)

@@ -1,5 +1,7 @@
 #include "core/flight_recorder.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 namespace ncclscope {
@@ -40,23 +42,35 @@ void FlightRecorder::Append(const OpRecord& rec, uint64_t index) {
   s.seq.store(writing + 1, std::memory_order_release);
 }
 
+bool FlightRecorder::Read(uint64_t index, OpRecord* out) const {
+  const Slot& s = SlotFor(index);
+  uint64_t words[kWords];
+  uint64_t before = s.seq.load(std::memory_order_acquire);
+  if (before != 2 * index + 2) return false;  // in flight, being written, or already overwritten
+  // Acquire loads keep the second read of seq after them.
+  for (size_t i = 0; i < kWords; ++i) words[i] = s.words[i].load(std::memory_order_acquire);
+  if (s.seq.load(std::memory_order_relaxed) != before) return false;
+  std::memcpy(out, words, sizeof(*out));
+  return true;
+}
+
 std::vector<OpRecord> FlightRecorder::Snapshot(uint64_t end) const {
   const uint64_t begin = overwritten(end);  // the window's first operation
   std::vector<OpRecord> out;
   out.reserve(end - begin);
+  OpRecord rec;
   for (uint64_t index = begin; index < end; ++index) {
-    const Slot& s = SlotFor(index);
-    uint64_t words[kWords];
-    uint64_t before = s.seq.load(std::memory_order_acquire);
-    if (before != 2 * index + 2) continue;  // in flight, being written, or already overwritten
-    // Acquire loads keep the second read of seq after them.
-    for (size_t i = 0; i < kWords; ++i) words[i] = s.words[i].load(std::memory_order_acquire);
-    if (s.seq.load(std::memory_order_relaxed) != before) continue;
-    OpRecord rec;
-    std::memcpy(&rec, words, sizeof(rec));
-    out.push_back(rec);
+    if (Read(index, &rec)) out.push_back(rec);
   }
   return out;
+}
+
+bool FlightRecorder::Newest(uint64_t end, OpRecord* out) const {
+  const uint64_t begin = std::max(overwritten(end), end > 8 ? end - 8 : 0);
+  for (uint64_t index = end; index > begin; --index) {
+    if (Read(index - 1, out)) return true;
+  }
+  return false;
 }
 
 }  // namespace ncclscope

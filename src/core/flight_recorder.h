@@ -28,6 +28,8 @@ class FlightRecorder {
 
   // The completed records among the operations [end - depth, end), by arrival; `end` is how many have arrived.
   std::vector<OpRecord> Snapshot(uint64_t end) const;
+  // The newest completed record among the last 8 operations before `end`; false when none of them is.
+  bool Newest(uint64_t end, OpRecord* out) const;
   int depth() const { return depth_; }
   // Operations that arrived before the ring's window: their records are overwritten, or will be.
   uint64_t overwritten(uint64_t end) const { return end > static_cast<uint64_t>(depth_) ? end - depth_ : 0; }
@@ -42,6 +44,8 @@ class FlightRecorder {
     std::atomic<uint64_t> words[kWords];
   };
 
+  // Copies record `index` if its slot holds it, published and stable.
+  bool Read(uint64_t index, OpRecord* out) const;
   // The slot of record `index`: a mask when the depth is a power of two (the default), as a 64-bit division
   // costs more than the rest of the index arithmetic on the event path.
   Slot& SlotFor(uint64_t index) const {

@@ -116,8 +116,22 @@ struct WaitPeer {
 
 inline constexpr size_t kMaxWaitPeers = 8;  // per communicator: the longest-waiting ones
 
+// How the profiler sees an operation finish, which decides whether a hang can be seen at all.
+enum class CompletionSeen : uint8_t {
+  kKernel = 0,   // KernelCh events: the GPU says when each channel is done
+  kNetwork = 1,  // KernelCh off: operations "complete" at enqueue; a stall shows as the net half's still connections
+  kNone = 2,     // KernelCh off and the net half carries none of this communicator's traffic: a hang is not seen
+};
+inline const char* CompletionSeenName(CompletionSeen c) {
+  constexpr const char* kNames[] = {"kernel", "network", "none"};
+  return kNames[static_cast<int>(c)];
+}
+
 struct WaitSite {
   bool present = false;  // the oldest in-flight operation is past its threshold
+  // No operation is seen in flight (KernelCh off): the communicator's connections are still while requests wait.
+  // kind, func, seq and arrival are then those of the latest operation issued, the one it waits in or a later one.
+  bool network_only = false;
   WaitClass cls = WaitClass::kLaunched;
   OpKind kind = OpKind::kColl;
   Func func = Func::kOther;
@@ -141,6 +155,7 @@ struct CommSnapshot {
   uint64_t snapshot_monotonic_ns = 0;
   bool finalized = false;
   bool stalled = false;
+  CompletionSeen completion = CompletionSeen::kKernel;
   uint64_t arrivals = 0;
   int in_flight_count = 0;
   uint64_t oldest_in_flight_age_ns = 0;

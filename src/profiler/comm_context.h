@@ -145,6 +145,13 @@ class CommContext final : public CommSource {
                           std::optional<CommNetLinks>* links) const;
   // Where the oldest in-flight operation waits, when it is past its threshold under `policy`.
   WaitSite FindWait(uint64_t now_ns, const StallPolicy& policy) const;
+  // Without KernelCh an operation completes at enqueue and none is seen in flight: the communicator counts as
+  // stalled when its connections have requests pending and none has moved for the floor (or one failed).
+  WaitSite NetworkOnlyWait(uint64_t now_ns, const StallPolicy& policy) const;
+  // How this communicator's operations are seen to finish (KernelCh, or only the net half's connections, or not).
+  CompletionSeen Completion(uint64_t now_ns) const;
+  // One WaitPeer per pending connection, the longest waiting first, at most kMaxWaitPeers.
+  static void AddLinkPeers(CommNetLinks* links, std::vector<WaitPeer>* peers);
   // The peers of `op`'s unfinished ProxyOp events (one entry per direction with some pending); false when none.
   static bool AddProxyPeers(const Op& op, uint64_t age_ns, std::vector<WaitPeer>* peers);
 

@@ -113,6 +113,7 @@ void CommContext::Fill(CommSnapshot* out, SnapshotScope scope) const {
     if (r.start_ns != 0 && now > r.start_ns) out->oldest_in_flight_age_ns = std::max(out->oldest_in_flight_age_ns, now - r.start_ns);
   }
   out->wait = FindWait(now, cfg_.stall);
+  out->completion = is_process_ ? CompletionSeen::kKernel : Completion(now);
   int64_t off = gpu_offset_.load(std::memory_order_relaxed);
   out->has_gpu_offset = off != INT64_MAX;
   out->gpu_to_host_offset_ns = out->has_gpu_offset ? off : 0;

@@ -26,21 +26,20 @@ const Op* CommContext::OldestInFlight() const {
 }
 
 bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) {
-  const Op* oldest = OldestInFlight();
   StallPolicy policy = cfg_.stall;
   policy.cap_ns = timeout_ns;
-  const OpRecord r = oldest != nullptr ? ReadOp(*oldest, now_ns) : OpRecord{};
-  const uint64_t oldest_start = r.start_ns;
-  std::optional<CommNetLinks> links;
-  const uint64_t threshold = oldest != nullptr ? StallThreshold(r, now_ns, policy, &links) : 0;
-  if (oldest == nullptr || oldest_start == 0 || now_ns < oldest_start || now_ns - oldest_start < threshold) {
+  const WaitSite stall = FindWait(now_ns, policy);
+  if (!stall.present) {
     stalled_.store(false, std::memory_order_relaxed);
     return false;
   }
-  if (stalled_arrival_.load(std::memory_order_relaxed) == r.arrival && stalled_.load(std::memory_order_relaxed)) {
-    return false;  // already reported this operation
+  // One report per stalled operation; a network-only stall is one report however many operations the host issues
+  // behind it.
+  const uint64_t key = stall.network_only ? UINT64_MAX - 1 : stall.arrival;
+  if (stalled_arrival_.load(std::memory_order_relaxed) == key && stalled_.load(std::memory_order_relaxed)) {
+    return false;
   }
-  stalled_arrival_.store(r.arrival, std::memory_order_relaxed);
+  stalled_arrival_.store(key, std::memory_order_relaxed);
   stalled_.store(true, std::memory_order_relaxed);
   Fill(out);
   const WaitSite& w = out->wait;
@@ -54,12 +53,22 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
              (p.peer_host.empty() ? "" : " on " + p.peer_host) + (p.nic.empty() ? "" : " via " + p.nic) +
              (p.failed ? " (failed)" : "");
   }
+  if (stall.network_only) {
+    NCCLSCOPE_WARN(subsys::kProfile,
+                   "communicator 0x%016llx (%s) rank %d stalled: its connections moved nothing for %.1f s with "
+                   "requests pending (no KernelCh events: the latest operation issued is %s seq %llu); waits on %s",
+                   static_cast<unsigned long long>(info_.comm_hash), info_.has_name ? info_.name.c_str() : "-",
+                   info_.rank, static_cast<double>(stall.age_ns) / 1e9, FuncName(stall.func),
+                   static_cast<unsigned long long>(stall.seq), where.c_str());
+    return true;
+  }
   NCCLSCOPE_WARN(subsys::kProfile,
                  "communicator 0x%016llx (%s) rank %d stalled: %s seq %llu in flight for %.1f s (threshold %.1f s); "
                  "waits on %s",
                  static_cast<unsigned long long>(info_.comm_hash), info_.has_name ? info_.name.c_str() : "-",
-                 info_.rank, FuncName(r.func), static_cast<unsigned long long>(r.seq),
-                 static_cast<double>(now_ns - oldest_start) / 1e9, static_cast<double>(threshold) / 1e9, where.c_str());
+                 info_.rank, FuncName(stall.func), static_cast<unsigned long long>(stall.seq),
+                 static_cast<double>(stall.age_ns) / 1e9, static_cast<double>(stall.threshold_ns) / 1e9,
+                 where.c_str());
   return true;
 }
 
@@ -89,7 +98,7 @@ uint64_t CommContext::StallThreshold(const OpRecord& op, uint64_t now_ns, const 
 WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const {
   WaitSite w;
   const Op* oldest_op = OldestInFlight();
-  if (oldest_op == nullptr) return w;
+  if (oldest_op == nullptr) return (cfg_.event_mask & kMaskKernelCh) != 0 ? w : NetworkOnlyWait(now_ns, policy);
   const OpRecord oldest = ReadOp(*oldest_op, now_ns);
   if (oldest.start_ns == 0) return w;  // recycled since the scan
   const uint64_t age = ElapsedNs(oldest.start_ns, now_ns);
@@ -111,11 +120,7 @@ WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const
   CommNetLinks links = read_links ? std::move(*read_links) : NetLinksOf(info_.comm_hash, now_ns);
   if (!links.pending.empty()) {
     w.cls = WaitClass::kPeer;
-    for (PendingNetLink& p : links.pending) {
-      if (w.peers.size() == kMaxWaitPeers) break;
-      w.peers.push_back({p.peer_global_rank, -1, std::move(p.peer_host), std::move(p.nic), p.dir == NetDir::kSend,
-                         p.requests, p.waiting_ns, p.failed});
-    }
+    AddLinkPeers(&links, &w.peers);
   } else if (AddProxyPeers(*oldest_op, age, &w.peers)) {
     w.cls = WaitClass::kPeer;  // NCCL's own transports, with ProxyOp events on: whom the unfinished ones serve
   } else if (oldest.kind == OpKind::kP2p && oldest.peer_or_root >= 0) {
@@ -127,6 +132,41 @@ WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const
     w.cls = links.carried || oldest.proxy_ops_started > 0 ? WaitClass::kKernel : WaitClass::kLaunched;
   }
   return w;
+}
+
+WaitSite CommContext::NetworkOnlyWait(uint64_t now_ns, const StallPolicy& policy) const {
+  WaitSite w;
+  CommNetLinks links = NetLinksOf(info_.comm_hash, now_ns);
+  const bool failed = std::any_of(links.pending.begin(), links.pending.end(),
+                                  [](const PendingNetLink& p) { return p.failed; });
+  if (links.pending.empty() || (!failed && links.quiet_ns < policy.floor_ns)) return w;
+  w.present = true;
+  w.network_only = true;
+  w.cls = WaitClass::kPeer;
+  OpRecord latest;
+  if (fr_.Newest(arrival_.load(std::memory_order_relaxed), &latest)) {
+    w.kind = latest.kind;
+    w.func = latest.func;
+    w.seq = latest.seq;
+    w.arrival = latest.arrival;
+  }
+  w.age_ns = links.quiet_ns;  // the stall began when the connections went still, as far as this rank can tell
+  w.threshold_ns = policy.floor_ns;
+  AddLinkPeers(&links, &w.peers);
+  return w;
+}
+
+CompletionSeen CommContext::Completion(uint64_t now_ns) const {
+  if ((cfg_.event_mask & kMaskKernelCh) != 0) return CompletionSeen::kKernel;
+  return NetLinksOf(info_.comm_hash, now_ns).carried ? CompletionSeen::kNetwork : CompletionSeen::kNone;
+}
+
+void CommContext::AddLinkPeers(CommNetLinks* links, std::vector<WaitPeer>* peers) {
+  for (PendingNetLink& p : links->pending) {
+    if (peers->size() == kMaxWaitPeers) break;
+    peers->push_back({p.peer_global_rank, -1, std::move(p.peer_host), std::move(p.nic), p.dir == NetDir::kSend,
+                      p.requests, p.waiting_ns, p.failed});
+  }
 }
 
 bool CommContext::AddProxyPeers(const Op& op, uint64_t age_ns, std::vector<WaitPeer>* peers) {

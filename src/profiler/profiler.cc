@@ -141,7 +141,16 @@ Status Init(const InitArgs& args, void** context) {
     info.nranks = args.nranks > 0 ? args.nranks : 1;
     info.rank = args.rank;
     info.abi = args.abi != nullptr ? args.abi : "neutral";
-    ctx = new CommContext(info, CurrentConfig(), /*is_process=*/false);
+    const ContextConfig cfg = CurrentConfig();
+    if ((cfg.event_mask & kMaskKernelCh) == 0) {
+      NCCLSCOPE_LOG_ONCE(NCCLSCOPE_WARN, subsys::kInit,
+                         "event mask 0x%x has no KernelCh: an operation counts as done once enqueued, so a hang is "
+                         "seen only where ncclscope's net half carries the communicator (its connections go still); "
+                         "ncclscope_comm_completion_seen{by=\"none\"} marks the communicators where it is not. "
+                         "NCCLSCOPE_EVENT_MASK=0x46 sees every hang (GPU cost: docs/stall-detection.md)",
+                         cfg.event_mask);
+    }
+    ctx = new CommContext(info, cfg, /*is_process=*/false);
   } catch (...) {
     Runtime::Instance().Release("profiler");
     throw;

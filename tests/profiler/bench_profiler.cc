@@ -4,6 +4,7 @@
 //   StartStop: startEvent+stopEvent of a Coll that completes at stop (flight recorder + aggregates)
 //   Record:    recordEventState(KernelChStop) on a live KernelCh handle
 //   Collective32: one 32-channel collective at the default mask (Coll + 32 × KernelCh start/record/stop)
+//   CollectiveNoKernelCh: the same without KernelCh (Coll start/stop only), as under NCCL 2.31's default
 //   Harness: StartStop and Collective32 through a table of empty functions, called the same way: what NCCL's
 //     side of the calls costs (building descriptors, indirect calls). The profiler's own cost is the difference.
 //   Snapshot: one process snapshot of 9 communicators with full flight recorders, as the stall watch and
@@ -183,6 +184,28 @@ void BM_Collective32(benchmark::State& state, bool shared, bool harness = false)
   Report(state, per_op);
 }
 
+// The same collective without KernelCh events (NCCL 2.31's default mask in ncclscope, 0x6): Coll start/stop only,
+// the operation done at its stop. What a collective costs the host there, against BM_Collective32's 98 calls.
+void BM_CollectiveNoKernelCh(benchmark::State& state) {
+  constexpr int kOpsPerSample = 8;
+  void* ctx = ContextFor(state, false);
+  std::vector<double> per_op;
+  per_op.reserve(1 << 20);
+  uint64_t seq = 0;
+  for (auto _ : state) {
+    uint64_t t0 = NowNs();
+    for (int i = 0; i < kOpsPerSample; ++i) {
+      auto d = CollDescr(++seq, 0);  // no channel announced: no KernelCh vote, as under a mask without it
+      void* coll = nullptr;
+      ncclProfiler_v5.startEvent(ctx, &coll, &d);
+      ncclProfiler_v5.stopEvent(coll);
+    }
+    if (per_op.size() < per_op.capacity()) per_op.push_back(static_cast<double>(NowNs() - t0) / kOpsPerSample);
+  }
+  state.SetItemsProcessed(state.iterations() * kOpsPerSample);
+  Report(state, per_op);
+}
+
 void BM_Snapshot(benchmark::State& state, ncclscope::SnapshotScope scope) {
   static bool filled = false;
   if (!filled) {  // every recorder full: the 9 contexts' depth in completed collectives each
@@ -219,6 +242,7 @@ BENCHMARK_CAPTURE(BM_Record, shared_with_reader, true)->Threads(8)->UseRealTime(
 BENCHMARK_CAPTURE(BM_Collective32, separate, false)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Collective32, shared_with_reader, true)->Threads(8)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Collective32, harness, false, true)->Threads(1)->UseRealTime();
+BENCHMARK(BM_CollectiveNoKernelCh)->Threads(1)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Snapshot, full, ncclscope::SnapshotScope::kFull)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Snapshot, without_recorder, ncclscope::SnapshotScope::kWithoutRecorder)
     ->UseRealTime()->Unit(benchmark::kMicrosecond);

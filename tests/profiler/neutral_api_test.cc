@@ -601,7 +601,9 @@ TEST(NeutralApi, StillConnectionsStallAtTheFloor) {
   link.Posted(MonotonicNs());
   const bool present_again = WaitOf(kHash).present;
   // Checked only while younger than its kind's threshold by our clock: a loaded host may deschedule this thread.
-  if (std::chrono::steady_clock::now() - started < std::chrono::milliseconds(450)) EXPECT_FALSE(present_again);
+  if (std::chrono::steady_clock::now() - started < std::chrono::milliseconds(450)) {
+    EXPECT_FALSE(present_again);
+  }
   UnregisterNetLink(&link);
   RecordEventState(stuck, StateUpdate{kStateKernelChStop, true, 2'500'000});
   StopEvent(stuck);
@@ -660,6 +662,64 @@ TEST(NeutralApi, WaitSiteNamesTheUnfinishedProxyOpsPeers) {
   EXPECT_EQ(s->wait.cls, WaitClass::kKernel) << "every ProxyOp finished, the kernel did not";
   RecordEventState(kh, StateUpdate{kStateKernelChStop, true, 2'500'000});
   StopEvent(kh);
+  Finalize(ctx);
+  unsetenv("NCCLSCOPE_EVENT_MASK");
+  unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
+}
+
+// Without KernelCh (NCCL 2.31's default mask in ncclscope, 0x6) an operation is done at its Coll stop, so none is
+// ever in flight. A hang still shows where ncclscope's net half carries the communicator: its connections go still
+// with requests pending. Where it carries none, the snapshot says a hang cannot be seen.
+TEST(NeutralApi, WithoutKernelChStillConnectionsStallAndBlindCommsSaySo) {
+  ASSERT_EQ(Runtime::Instance().users(), 0) << "the mask and floor are read when the runtime starts";
+  unsetenv("NCCLSCOPE_DUMP_DIR");
+  setenv("NCCLSCOPE_STALL_FLOOR_MS", "100", 1);
+  setenv("NCCLSCOPE_EVENT_MASK", "0x6", 1);  // Coll, P2p
+  constexpr uint64_t kHash = 0x6a11, kBlindHash = 0x6a12;
+  void* ctx = InitComm(kHash, 0, 2, "no-kernelch");
+  void* blind = InitComm(kBlindHash, 0, 2, "blind");
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    EventDesc c = Coll(seq, "AllReduce", 1024, 2);
+    void* h = StartEvent(ctx, c);
+    ASSERT_NE(h, nullptr);
+    StopEvent(h);  // done: no KernelCh vote to wait for
+  }
+  auto completion_of = [](uint64_t hash) {
+    ProcessSnapshot snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
+    const CommSnapshot* s = Find(snap, hash);
+    return s != nullptr ? s->completion : CompletionSeen::kKernel;
+  };
+  EXPECT_EQ(completion_of(kHash), CompletionSeen::kNone) << "no connection of it yet";
+  NetLink link;
+  link.nic = "eth9";
+  link.comm_id = kHash;
+  link.dir = NetDir::kRecv;
+  RegisterNetLink(&link);
+  SetNetLinkPeer(&link, 1, "hostE");
+  EXPECT_EQ(completion_of(kHash), CompletionSeen::kNetwork);
+  EXPECT_EQ(completion_of(kBlindHash), CompletionSeen::kNone);
+  link.Posted(MonotonicNs());
+  const auto posted = std::chrono::steady_clock::now();
+  const bool early = WaitOf(kHash).present;
+  if (std::chrono::steady_clock::now() - posted < std::chrono::milliseconds(90)) {
+    EXPECT_FALSE(early) << "still for less than the floor";
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  const WaitSite w = WaitOf(kHash);
+  ASSERT_TRUE(w.present) << "requests pending, no connection moved for the floor";
+  EXPECT_TRUE(w.network_only);
+  EXPECT_EQ(w.cls, WaitClass::kPeer);
+  EXPECT_EQ(w.func, Func::kAllReduce);
+  EXPECT_EQ(w.seq, 3u) << "the latest operation issued";
+  EXPECT_GE(w.age_ns, 100'000'000u);
+  ASSERT_EQ(w.peers.size(), 1u);
+  EXPECT_EQ(w.peers[0].peer_global_rank, 1);
+  EXPECT_EQ(w.peers[0].peer_host, "hostE");
+  EXPECT_FALSE(WaitOf(kBlindHash).present);
+  link.Completed(MonotonicNs());  // it moved: nothing pending, not stalled
+  EXPECT_FALSE(WaitOf(kHash).present);
+  UnregisterNetLink(&link);
+  Finalize(blind);
   Finalize(ctx);
   unsetenv("NCCLSCOPE_EVENT_MASK");
   unsetenv("NCCLSCOPE_STALL_FLOOR_MS");

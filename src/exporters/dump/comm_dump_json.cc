@@ -126,7 +126,7 @@ json WaitJson(const WaitSite& w) {
   }
   return {{"class", WaitClassName(w.cls)}, {"kind", OpKindName(w.kind)}, {"func", FuncName(w.func)},
           {"seq", w.seq}, {"arrival", w.arrival}, {"age_ns", w.age_ns}, {"threshold_ns", w.threshold_ns},
-          {"peers", peers}};
+          {"network_only", w.network_only}, {"peers", peers}};
 }
 
 json RecordToJson(const OpRecord& r, bool in_flight, uint64_t now_ns) {
@@ -194,6 +194,7 @@ json SummaryJson(const CommSnapshot& s, const DumpContext& ctx) {
   j["identity"] = ctx.identity;
   j["finalized"] = s.finalized;
   j["stalled"] = s.stalled;
+  j["completion_seen"] = CompletionSeenName(s.completion);
   j["created_realtime_ns"] = s.created_realtime_ns;
   j["snapshot_monotonic_ns"] = s.snapshot_monotonic_ns;
   j["arrivals"] = s.arrivals;

@@ -148,6 +148,9 @@ void EmitLastSeq(const CommView& v, MetricFamily* f) {
 // does not finish ("kernel") or it cannot tell ("launched"). At most kMaxWaitPeers per communicator and
 // kMaxWaitSeries per scrape, so a job-wide hang cannot blow up the series count.
 constexpr size_t kMaxWaitSeries = 64;
+void EmitCompletionSeen(const CommView& v, MetricFamily* f) {
+  prom::AddGauge(f, 1, v.With({{"by", CompletionSeenName(v.c->completion)}}));
+}
 void EmitWait(const CommView& v, MetricFamily* f) {
   const WaitSite& w = v.c->wait;
   if (!w.present || v.c->finalized) return;
@@ -262,6 +265,11 @@ const CommRow kCommRows[] = {
      [](const CommSnapshot& c) { return Seconds(c.oldest_in_flight_age_ns); }, nullptr},
     {"ncclscope_comm_stalled", "1 when the stall watch flagged this communicator", kGauge, kBasic,
      [](const CommSnapshot& c) { return c.stalled ? 1.0 : 0.0; }, nullptr},
+    {"ncclscope_comm_completion_seen",
+     "How this rank sees its operations finish (value 1): by=\"kernel\" (KernelCh events), \"network\" (KernelCh off: "
+     "a stall shows only as ncclscope's still connections), \"none\" (KernelCh off and no ncclscope connection: a "
+     "hang is not seen)",
+     kGauge, kBasic, nullptr, EmitCompletionSeen},
     {"ncclscope_comm_wait_seconds",
      "Stalled communicators only: where the oldest operation waits (class host, peer, kernel or launched; for peer, "
      "whom and on which NIC) and for how long",

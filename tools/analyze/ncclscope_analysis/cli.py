@@ -10,15 +10,16 @@ import sys
 import traceback
 
 from .dumps import BadInput, default_jobs, flight_recorder, load_all
-from .report import analyze, print_text, to_json
+from .report import analyze, job_status, print_text, to_json
 from .trace import chrome_trace
 from .version import version
 
-HEALTHY, PROBLEM, BAD_INPUT, INTERNAL_ERROR, OUTPUT_ERROR = 0, 1, 2, 3, 4
+HEALTHY, PROBLEM, BAD_INPUT, INTERNAL_ERROR, OUTPUT_ERROR, CANNOT_TELL = 0, 1, 2, 3, 4, 5
 EXIT_STATUS = ("Exit status: 0 healthy; 1 a problem found (hang, missing rank, straggler); 2 bad input or usage "
                "(the file is named, with the field, or why it cannot be read); 3 internal error (a bug: "
                "NCCLSCOPE_ANALYZE_DEBUG=1 shows the traceback); 4 the report or trace could not be written (disk "
-               "full, closed pipe).")
+               "full, closed pipe); 5 no problem found, but some communicator could not show a hang (no KernelCh events "
+               "and no ncclscope connection: operations looked done once enqueued).")
 
 
 class OutputError(Exception):
@@ -115,7 +116,7 @@ def _run(argv):
         out = io.StringIO()
         print_text(report, out)
         _emit(out.getvalue())
-    return HEALTHY if all(e["status"] == "healthy" for e in report["entries"]) else PROBLEM
+    return {"healthy": HEALTHY, "cannot_tell": CANNOT_TELL}.get(job_status(report), PROBLEM)
 
 
 def main(argv=None):

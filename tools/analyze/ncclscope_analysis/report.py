@@ -63,8 +63,23 @@ def analyze_comm(comm, ranks, live_globals=frozenset(), live_procs=frozenset()):
             p2p_straggler = stragglers.diagnose(ranks, "p2p")
             if p2p_straggler and p2p_straggler["is_straggler"]:
                 findings.append(stragglers.finding(p2p_straggler, ranks))
+    status = _status(_problems({"findings": findings}))
+    completion = completion_seen(ranks)
+    if status == "healthy" and completion == "none":
+        status = CANNOT_TELL
     return {"comm_hash": comm, "summary": summarize(ranks), "findings": findings, "straggler": straggler,
-            "p2p_straggler": p2p_straggler, "status": _status(_problems({"findings": findings})), "_ranks": ranks}
+            "p2p_straggler": p2p_straggler, "status": status, "completion_seen": completion, "_ranks": ranks}
+
+
+CANNOT_TELL = "cannot_tell"
+_SEEN_ORDER = ("kernel", "network", "none")
+
+
+def completion_seen(ranks):
+    """How the ranks saw their operations finish, the least of them: "none" where a rank had no KernelCh events and
+    no ncclscope connection in the communicator, so a hung operation looked done at enqueue. Dumps from before the
+    field: "kernel"."""
+    return max((d.get("completion_seen") or "kernel" for d in ranks.values()), key=_SEEN_ORDER.index)
 
 
 def _status(problems):
@@ -228,6 +243,10 @@ def analyze(comms):
 def comm_verdict(entry):
     s = entry["summary"]
     problems = _problems(entry)
+    if entry["status"] == CANNOT_TELL:
+        return (f"{_comm_label(entry)}: cannot tell, {len(s['ranks_found'])}/{s['nranks']} ranks: no KernelCh events "
+                f"and no ncclscope connection, so every operation looked done once enqueued and a hang here would "
+                f"look healthy (NCCLSCOPE_EVENT_MASK=0x46 sees it)")
     if not problems:
         busy = [f for f in entry["findings"] if f["kind"] == "in_flight"]
         return (f"{_comm_label(entry)}: healthy, {len(s['ranks_found'])}/{s['nranks']} ranks, {s['ops_per_rank']} "
@@ -250,9 +269,13 @@ def _unlisted_text(entry, finding, more):
 
 def job_verdict(result):
     entries = result["entries"]
-    bad = [e for e in entries if e["status"] != "healthy"]
+    bad = [e for e in entries if e["status"] not in ("healthy", CANNOT_TELL)]
     if not bad:
         nranks = sum(len(e["_ranks"]) for e in entries)
+        blind = [e for e in entries if e["status"] == CANNOT_TELL]
+        if blind:
+            return (f"cannot tell: {len(blind)} of {len(entries)} communicator(s) could not show a hang (no KernelCh "
+                    f"events and no ncclscope connection); {nranks} rank dumps, no rank missing, stuck or late")
         return f"healthy: {len(entries)} communicator(s), {nranks} rank dumps, no rank missing, stuck or late"
     stuck = [e for e in bad if any(f["kind"] == "stuck" for f in _problems(e))]
     parts = [f"link between rank {c['where'][0]['rank']} and rank {c['peer']['rank']} of comm "
@@ -331,9 +354,14 @@ def _public(v):
     return v
 
 
+def job_status(result):
+    """"problem" where any communicator has one, else "cannot_tell" where any could not show a hang, else
+    "healthy"."""
+    statuses = {e["status"] for e in result["entries"]}
+    return "healthy" if statuses <= {"healthy"} else CANNOT_TELL if statuses <= {"healthy", CANNOT_TELL} else "problem"
+
+
 def to_json(result):
-    entries = result["entries"]
-    ok = all(e["status"] == "healthy" for e in entries)
-    return {"schema": REPORT_SCHEMA, "status": "healthy" if ok else "problem", "verdict": job_verdict(result),
+    return {"schema": REPORT_SCHEMA, "status": job_status(result), "verdict": job_verdict(result),
             "culprits": _public(result["culprits"]), "victims": result["victims"],
-            "communicators": _public(entries)}
+            "communicators": _public(result["entries"])}

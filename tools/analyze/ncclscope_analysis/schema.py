@@ -72,7 +72,8 @@ WAIT_PEER = obj({"peer_global_rank": INT_OR_NULL, "peer_host": STR_OR_NULL, "pee
                  "direction": enum("send", "recv"), "requests": _I, "waiting_ns": _I, "failed": BOOL},
                 required=("peer_global_rank", "direction"))
 WAIT = or_null(obj({"class": enum("host", "peer", "kernel", "launched"), "kind": enum("coll", "p2p"), "func": STR,
-                    "seq": _I, "arrival": _I, "age_ns": _I, "threshold_ns": _I, "peers": array(WAIT_PEER)},
+                    "seq": _I, "arrival": _I, "age_ns": _I, "threshold_ns": _I, "network_only": BOOL,
+                    "peers": array(WAIT_PEER)},
                    required=("class", "kind", "func", "seq", "age_ns", "threshold_ns", "peers")))
 RECORD = obj({  # one flight-recorder operation, completed or in flight
     "kind": STR, "func": STR, "seq": _I, "arrival": _I, "count": _I, "bytes": _I, "type_size": _I, "algo": STR,
@@ -92,7 +93,8 @@ FLIGHT_RECORDER = obj({"depth": _I, "overwritten": _I, "completed": array(RECORD
                       required=("completed", "in_flight"))
 _COMMON = {
     "schema": STR, "comm_hash": STR, "comm_name": STR_OR_NULL, "rank": _I, "nranks": _I, "nnodes": _I, "pid": _I,
-    "abi": STR, "finalized": BOOL, "stalled": BOOL, "created_realtime_ns": _I, "snapshot_monotonic_ns": _I,
+    "abi": STR, "finalized": BOOL, "stalled": BOOL, "completion_seen": enum("kernel", "network", "none"),
+    "created_realtime_ns": _I, "snapshot_monotonic_ns": _I,
     "arrivals": _I, "memory_bytes": _I, "in_flight_count": _I, "oldest_in_flight_age_ns": _I,
     "gpu_to_host_offset_ns": _I, "ops": array(OP), "aggregates": array(AGGREGATE), "dropped": int_map(),
     "events": int_map(), "host": STR, "job_id": STR, "reason": STR, "wait": WAIT,
