@@ -28,7 +28,8 @@ With a straggler, rank 0 (never the culprit) sleeps --straggle MS before each op
 The jobs of one batch run at once (--parallel, default every selected class of one shape), each with its own
 NCCLSCOPE_JOB_ID and NCCLSCOPE_DUMP_DIR. Prints one line per job, --table prints the markdown table
 (class | ranks | size | straggler | named right | class named | onset→alert | analyzer agrees), --json FILE
-writes every job's record and the cells. Exit 1 if any cell fails, 77 (SKIP) without prometheus.
+writes every job's record and the cells, --rotate K adds K cells of the whole matrix, a different slice each day
+(--rotate-day reruns one). Exit 1 if any cell fails, 77 (SKIP) without prometheus.
 
   python3 tests/prometheus/hang_matrix.py build/bin/ncclscope-sim build/lib rules --classes freeze,kill \\
       --ranks 3 --sizes 64K --straggle none --table
@@ -298,6 +299,18 @@ def table(records, within, analyzer_must_agree):
     return "\n".join(lines)
 
 
+def rotating_cells(k, day, chosen):
+    """K more cells of the whole default matrix (every class × 3, 8, 16 ranks × 8 B, 64 KiB, 4 MiB × no straggler,
+    50 ms), one run each, a different slice every day (DAY: days since the epoch, UTC), so that CI covers the whole
+    matrix over the weeks at the cost of K jobs a run. Cells already chosen are skipped."""
+    full = [(c, n, b, s) for n in (3, 8, 16) for b in (8, 64 << 10, 4 << 20) for s in (0, 50) for c in CLASSES]
+    start = (day * k) % len(full)
+    picked = [cell for cell in (full[(start + i) % len(full)] for i in range(len(full))) if cell not in chosen][:k]
+    print(f"rotating cells of day {day} (slice from {start} of {len(full)}): "
+          + ", ".join(f"{c} n{n} {size_text(b)} s{s}" for c, n, b, s in picked), flush=True)
+    return [(c, n, b, s, 1) for c, n, b, s in picked]
+
+
 def plan(args):
     """Every job of the matrix in order (run, ranks, size, straggler, class), cut into batches of --parallel."""
     classes = args.classes.split(",")
@@ -308,6 +321,8 @@ def plan(args):
     shapes = itertools.product(range(1, args.runs + 1), [int(r) for r in args.ranks.split(",")],
                                [parse_size(s) for s in args.sizes.split(",")], straggles, classes)
     cells_ = [(c, n, b, s, run) for run, n, b, s, c in shapes]
+    if args.rotate:
+        cells_ += rotating_cells(args.rotate, args.rotate_day, {(c, n, b, s) for c, n, b, s, _ in cells_})
     k = args.parallel or len(classes)
     return [cells_[i:i + k] for i in range(0, len(cells_), k)]
 
@@ -326,6 +341,10 @@ def main():
     ap.add_argument("--within", type=float, default=15.0, help="seconds from onset to alert allowed (15)")
     ap.add_argument("--healthy", type=float, default=15.0, help="seconds of healthy operations before the fault")
     ap.add_argument("--seq", type=int, default=0, help="fault sequence number (default: from --healthy)")
+    ap.add_argument("--rotate", type=int, default=0, metavar="K",
+                    help="add K cells of the whole matrix, a different slice each day (CI's rotating subset)")
+    ap.add_argument("--rotate-day", type=int, default=int(time.time() // 86400),
+                    help="the day whose slice --rotate takes (default: today, days since the epoch, UTC)")
     ap.add_argument("--analyzer-must-agree", action="store_true", help="a cell fails where the analyzer disagrees")
     ap.add_argument("--table", action="store_true")
     ap.add_argument("--json", help="write the records and cells to this file")
