@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The portable plugin and tools (cmake/portable_link.cmake) run on an older glibc: a root is made from Debian 11's
 # (bullseye: glibc 2.31, libpthread and libdl still separate, no libstdc++) libc6, zlib1g and busybox-static, the
-# built plugin, ncclscope-loadcheck and ncclscope-sim are copied in, and, chrooted there, loadcheck loads the plugin
-# and the sim runs a 2-rank job over TCP with ncclscope as net and profiler plugin, found by name. In that root
+# built plugin, ncclscope-loadcheck, ncclscope-sim and the portable probe (tests/abi/portable_probe.c) are copied
+# in, and, chrooted there, the probe checks constructors and exceptions, loadcheck loads the plugin and the sim
+# runs a 2-rank job over TCP with ncclscope as net and profiler plugin, found by name. In that root
 # every library the programs load is bullseye's: its dynamic loader, libc, libpthread, libdl and zlib.
 #
 # Usage: old_glibc_test.sh BUILD_DIR
@@ -20,8 +21,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || fail "the test chroots into a $suite root and needs root (run ctest as root)"
 chroot=$(command -v chroot) || fail "no chroot command (coreutils)"
 unshare=$(command -v unshare) || fail "no unshare command (util-linux)"
-for f in lib/libnccl-net-ncclscope.so bin/ncclscope-loadcheck bin/ncclscope-sim; do
-  [ -f "$build/$f" ] || fail "$build/$f is not built (ninja ncclscope_plugin ncclscope-loadcheck ncclscope-sim)"
+for f in lib/libnccl-net-ncclscope.so bin/ncclscope-loadcheck bin/ncclscope-sim bin/portable_probe \
+         lib/libportable_probe_module.so; do
+  [ -f "$build/$f" ] || fail "$build/$f is not built (ninja ncclscope_plugin ncclscope-loadcheck ncclscope-sim portable_probe)"
 done
 
 echo "=== Debian $suite: libc6, zlib1g, busybox-static ==="
@@ -60,9 +62,14 @@ echo "glibc $glibc in the root; no libstdc++: $(find "$root" -name 'libstdc++*' 
 
 cp "$build/lib/libnccl-net-ncclscope.so" "$root/usr/lib/"
 ln -s libnccl-net-ncclscope.so "$root/usr/lib/libnccl-profiler-ncclscope.so"
-cp "$build/bin/ncclscope-loadcheck" "$build/bin/ncclscope-sim" "$root/usr/bin/"
+cp "$build/bin/ncclscope-loadcheck" "$build/bin/ncclscope-sim" "$build/bin/portable_probe" "$root/usr/bin/"
+cp "$build/lib/libportable_probe_module.so" "$root/usr/lib/"
 
 in_root() { env -i PATH=/usr/bin:/bin HOME=/tmp NCCLSCOPE_SOCKET_IFNAME=lo NCCLSCOPE_PROM_PORT=-1 "$@"; }
+
+echo "=== chroot ($suite, glibc $glibc): portable_probe (constructors; exceptions inside a portable module) ==="
+in_root "$chroot" "$root" /usr/bin/portable_probe /usr/lib/libportable_probe_module.so ||
+  fail "portable_probe failed on glibc $glibc"
 
 echo "=== chroot ($suite, glibc $glibc): ncclscope-loadcheck /usr/lib/libnccl-net-ncclscope.so ==="
 in_root "$chroot" "$root" /usr/bin/ncclscope-loadcheck /usr/lib/libnccl-net-ncclscope.so >"$work/loadcheck.log" 2>&1 ||
