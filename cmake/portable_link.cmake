@@ -52,6 +52,8 @@ function(ncclscope_portable_link target)
   if(_type STREQUAL "EXECUTABLE")
     target_sources(${target} PRIVATE $<TARGET_OBJECTS:ncclscope_glibc_floor_exe>)
   endif()
-  target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc
+  # --undefined=__cxa_pure_virtual: vtables refer to it weakly, which pulls nothing out of libstdc++.a; without
+  # it the symbol would stay an undefined weak import, bound to whatever libstdc++ the job has loaded, or to null.
+  target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc LINKER:--undefined=__cxa_pure_virtual
                       "SHELL:-Wl,--push-state,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 -Wl,--pop-state")
 endfunction()
