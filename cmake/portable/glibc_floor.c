@@ -4,8 +4,9 @@
  *
  * The linker binds every call to the newest version of a glibc symbol that the build host's libc has: pthread_* and
  * dl* to GLIBC_2.34 (when libpthread and libdl moved into libc), stat and friends to 2.33 (when they became real
- * symbols), and the static libstdc++ and libgcc of gcc 12 add __libc_single_threaded (2.32), _dl_find_object (2.35)
- * and arc4random (2.36). A `.symver` in our own sources would only move our own calls; these hidden definitions move
+ * symbols), getrandom, getentropy and explicit_bzero to 2.25, and gcc 12's libstdc++ and libgcc add
+ * __libc_single_threaded (2.32), _dl_find_object (2.35) and arc4random (2.36). What stays is at most GLIBC_2.17
+ * (clock_gettime). A `.symver` in our own sources would only move our own calls; these hidden definitions move
  * every caller in the link, libstdc++.a, libgcc_eh.a and abseil included, since a definition in an object file wins
  * over the shared libc. Each one either calls the symbol's oldest version (glibc keeps them all, so this is the same
  * code a program built on an old glibc calls) or, for what old glibc lacks, does the job itself.
