@@ -66,9 +66,19 @@ set(CPACK_THREADS 0)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-# Depends: what the installed binaries NEED, as dpkg-shlibdeps reads them (libc6, libstdc++6, libgcc-s1, zlib1g:
-# abseil is linked in), plus python3 for ncclscope-analyze.
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3")
+# Depends: what the installed binaries NEED (abseil is linked in), plus python3 for ncclscope-analyze.
+if(NCCLSCOPE_PORTABLE_LINK)
+  # libstdc++ and libgcc are linked in too, and glibc is needed from NCCLSCOPE_GLIBC_FLOOR on
+  # (cmake/portable_link.cmake). Written out, not read by dpkg-shlibdeps: Debian 12's symbols file of libc6 asks
+  # for 2.34 for sysconf@GLIBC_2.2.5 (a new caller may pass 2.34's _SC_SIGSTKSZ; ours pass only _SC_PAGESIZE),
+  # which would keep the package off Debian 11 and Ubuntu 20.04, where it runs (tests/package/old_glibc_test.sh).
+  # package_deb_bare_root checks that the installed files need nothing else.
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= ${NCCLSCOPE_GLIBC_FLOOR}), zlib1g (>= 1:1.2.0), python3")
+else()
+  # As dpkg-shlibdeps reads them: libc6, libstdc++6, libgcc-s1, zlib1g.
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3")
+endif()
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)

@@ -74,10 +74,13 @@ TEST(Dependencies, NeededEntriesAreTheDocumentedOnes) {
       RunCommand(std::string("readelf -d ") + NCCLSCOPE_PLUGIN_PATH + " | sed -n 's/.*Shared library: \\[\\(.*\\)\\]/\\1/p'"));
   ASSERT_FALSE(needed.empty());
   for (const std::string& lib : needed) {
-    // abseil is linked in (NCCLSCOPE_STATIC_ABSEIL) except in builds that chose Debian's shared one.
-    bool allowed = (!NCCLSCOPE_ABSEIL_STATIC && lib.rfind("libabsl_", 0) == 0) || lib == "libz.so.1" ||
-                   lib == "libstdc++.so.6" || lib == "libm.so.6" ||
-                   lib == "libgcc_s.so.1" || lib == "libc.so.6" || lib.rfind("ld-linux", 0) == 0 ||
+    // abseil is linked in (NCCLSCOPE_STATIC_ABSEIL) except in builds that chose Debian's shared one; so are
+    // libstdc++ and libgcc in a portable link (NCCLSCOPE_PORTABLE_LINK), which names libpthread and libdl instead,
+    // where old glibc keeps pthread_* and dl*.
+    bool toolchain = NCCLSCOPE_PORTABLE_LINK ? (lib == "libpthread.so.0" || lib == "libdl.so.2")
+                                             : (lib == "libstdc++.so.6" || lib == "libgcc_s.so.1");
+    bool allowed = (!NCCLSCOPE_ABSEIL_STATIC && lib.rfind("libabsl_", 0) == 0) || lib == "libz.so.1" || toolchain ||
+                   lib == "libm.so.6" || lib == "libc.so.6" || lib.rfind("ld-linux", 0) == 0 ||
                    lib.rfind("libasan", 0) == 0 || lib.rfind("libubsan", 0) == 0 || lib.rfind("libtsan", 0) == 0;
     EXPECT_TRUE(allowed) << "undocumented run-time dependency: " << lib;
     EXPECT_EQ(lib.find("ibverbs"), std::string::npos) << "libibverbs must be dlopen'ed, not linked";

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# The .deb loads and runs where only glibc, libstdc++, libgcc and zlib are: cpack builds the package from this
-# build; a bare Debian root is made from Debian's own packages of those libraries and a shell (busybox-static),
-# with no abseil, prometheus-cpp or nlohmann-json; the .deb is unpacked into it; then, chrooted there, the
+# The .deb loads and runs where only glibc, libstdc++, libgcc and zlib are (only glibc and zlib in a portable
+# build, cmake/portable_link.cmake): cpack builds the package from this build; a bare Debian root is made from
+# Debian's own packages of those libraries and a shell (busybox-static), with no abseil, prometheus-cpp or
+# nlohmann-json; the .deb is unpacked into it; then, chrooted there, the
 # installed ncclscope-loadcheck loads the installed plugin and the installed ncclscope-sim runs a 2-rank job
 # through it. The job's dumps are read by the installed ncclscope-analyze, and the .tar.gz is checked to run
 # from wherever it is unpacked.
 #
-# Usage: package_test.sh BUILD_DIR
-# Downloads the five Debian packages once into BUILD_DIR/package-test/debs (a rerun is offline); fails, saying
+# Usage: package_test.sh BUILD_DIR [GLIBC_FLOOR]
+# GLIBC_FLOOR: given for a portable build; the Depends line must then ask for libc6 (>= GLIBC_FLOOR), name neither
+# libstdc++6 nor libgcc-s1, the root holds neither, and the installed plugin and tools pass tests/abi/glibc_floor.sh.
+# Downloads the Debian packages once into BUILD_DIR/package-test/debs (a rerun is offline); fails, saying
 # so, where Debian's archive cannot be reached. Needs root (chroot).
 set -euo pipefail
-build=$(cd "${1:?usage: package_test.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: package_test.sh BUILD_DIR [GLIBC_FLOOR]}" && pwd)
+floor=${2:-}
+here=$(cd "$(dirname "$0")" && pwd)
 work=$build/package-test
 root=$work/root
 debs=$work/debs
@@ -31,15 +36,25 @@ dpkg-deb -f "$deb" Package Version Depends
 # The Depends line must name what the installed files need and nothing of abseil, prometheus-cpp or json.
 depends=$(dpkg-deb -f "$deb" Depends)
 names=$(tr ',' '\n' <<<"$depends" | sed 's/^ *//; s/ .*//')
-expected="libc6 libstdc++6 libgcc-s1 zlib1g python3"
+if [ -n "$floor" ]; then
+  expected="libc6 zlib1g python3"
+  libc=$(tr ',' '\n' <<<"$depends" | sed -n 's/^ *libc6 (>= \(.*\))$/\1/p')
+  [ "$libc" = "$floor" ] || fail "Depends asks for libc6 (>= ${libc:-?}), not the floor $floor: $depends"
+else
+  expected="libc6 libstdc++6 libgcc-s1 zlib1g python3"
+fi
 for p in $expected; do
   grep -qxF "$p" <<<"$names" || fail "Depends lacks $p: $depends"
 done
-extra=$(grep -vxF -e libc6 -e libstdc++6 -e libgcc-s1 -e zlib1g -e python3 <<<"$names" || true)
+extra=$(grep -vxF -f <(tr ' ' '\n' <<<"$expected") <<<"$names" || true)
 [ -z "$extra" ] || fail "Depends names more than $expected: $extra"
 
-echo "=== a bare Debian root: libc6, libgcc-s1, libstdc++6, zlib1g, busybox-static ==="
-packages=(libc6 libgcc-s1 libstdc++6 zlib1g busybox-static)
+if [ -n "$floor" ]; then
+  packages=(libc6 zlib1g busybox-static)
+else
+  packages=(libc6 libgcc-s1 libstdc++6 zlib1g busybox-static)
+fi
+echo "=== a bare Debian root: ${packages[*]} ==="
 mkdir -p "$debs"
 missing=()
 for p in "${packages[@]}"; do
@@ -60,7 +75,9 @@ ls "$debs"
 rm -rf "$root"
 mkdir -p "$root/tmp"
 chmod 1777 "$root/tmp"
-for f in "$debs"/*.deb; do dpkg -x "$f" "$root"; done
+for p in "${packages[@]}"; do
+  for f in "$debs/${p}"_*.deb; do dpkg -x "$f" "$root"; done  # only these: $debs may hold more from other builds
+done
 dpkg -x "$deb" "$root"
 # A shell and its tools: busybox's applets as links (what busybox --install would make, without needing /proc).
 for applet in $("$root/bin/busybox" --list); do
@@ -85,8 +102,19 @@ done
 echo "=== readelf -d /$plugin (installed) ==="
 needed=$(readelf -d "$root/$plugin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 echo "$needed" | sed 's/^/NEEDED /'
-bad=$(grep -vE '^(libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libz\.so\.1|ld-linux-x86-64\.so\.2)$' <<<"$needed" || true)
+bad=$(grep -vE '^(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libz\.so\.1|ld-linux-x86-64\.so\.2)$' <<<"$needed" || true)
 [ -z "$bad" ] || fail "the installed plugin needs more than glibc, libstdc++, libgcc_s and zlib: $bad"
+if [ -n "$floor" ]; then
+  # The portable Depends line is written out (cmake/install.cmake): every installed program needs only glibc and zlib.
+  for f in "$root/$plugin" "$root"/usr/bin/ncclscope-{sim,loadcheck,params,cleanup}; do
+    other=$(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+            grep -vE '^(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|libz\.so\.1|ld-linux-x86-64\.so\.2)$' || true)
+    [ -z "$other" ] || fail "${f#"$root"} needs $other, which the Depends line does not name"
+  done
+  echo "=== the installed plugin and tools need glibc <= $floor and no libstdc++ (glibc_floor.sh) ==="
+  "$here/../abi/glibc_floor.sh" "$floor" "$root/$plugin" "$root"/usr/bin/ncclscope-{sim,loadcheck,params,cleanup} ||
+    fail "the installed files need more than glibc $floor"
+fi
 exported=$(nm -D --defined-only "$root/$plugin" | awk '{print $NF}' | grep -vE '^(_init|_fini|_edata|_end|__bss_start)$' |
            grep -vE '^ncclNetPlugin_v[0-9]+$|^ncclProfiler_v[0-9]+$' || true)
 [ -z "$exported" ] || fail "the installed plugin exports more than NCCL's tables: $exported"
