@@ -11,7 +11,8 @@ marker file per process. Checks, on the emulated job with NCCLSCOPE_TRANSPORT an
   - the same host without it: `auto` takes TCP (on a host without RDMA devices; declines with them), the init
     line saying why; ncclscope's own file under the name (a symlink) is the same: never wrapped, one INFO line;
   - one NCCL would run but ncclscope cannot wrap (only ncclNetPlugin_v7): init declines with one line that
-    names it and what to set, and the job does not run over ncclscope's TCP.
+    names it and what to set, and the job does not run over ncclscope's TCP;
+  - one whose own init fails: ncclscope's init fails with its error (NCCL would move on, as without ncclscope).
 Usage: net_auto_wrap_test.py SIM LIB_DIR FAKE_CLUSTER_DIR"""
 import glob
 import json
@@ -160,6 +161,18 @@ with tempfile.TemporaryDirectory() as tmp:
                     r"NCCL_NET_PLUGIN instead of ncclscope", p.stderr) is not None,
           "unwrappable: one line names the file, why, and what to set")
     check("transport TCP" not in p.stderr, "unwrappable: ncclscope's TCP is not taken")
+
+    # 5. One that loads but whose init fails (its fabric absent on this host): ncclscope's init fails with its
+    #    error, and NCCL moves on as it would had it loaded that plugin itself.
+    failing = os.path.join(tmp, "failing")
+    os.makedirs(failing)
+    shutil.copy(os.path.join(LIB_DIR, "libnccl-net-inner-failinit.so"), os.path.join(failing, "libnccl-net.so"))
+    p, res, out = run(tmp, "failing-init", failing + ":" + LIB_DIR)
+    check(p.returncode != 0, f"failing-init: ncclscope's init fails (rc {p.returncode})")
+    check("inner-failinit: no fabric provider found" in p.stderr, "failing-init: the plugin's own line is logged")
+    check(re.search(r"init failed in the wrapped plugin .*" + re.escape(failing) + r"/libnccl-net\.so.*"
+                    r"ncclSystemError \(2\)", p.stderr) is not None, "failing-init: ncclscope's line names it and its error")
+    check("transport TCP" not in p.stderr, "failing-init: ncclscope's TCP is not taken")
 
 print(f"{len(FAILED)} failure(s)")
 sys.exit(1 if FAILED else 0)
