@@ -134,7 +134,7 @@ if halves:
         check(rc != 0, f"train.sbatch with {given} goes on instead of stopping with a message")
 
 # No page copies the old recipe that put the net half in every job.
-for page in ("README.md", "docs/slurm.md", "docs/kubernetes.md"):
+for page in ("README.md", "docs/slurm.md", "docs/kubernetes.md", "docs/install.md", "docs/endpoint-security.md"):
     check("NCCL_NET_PLUGIN=ncclscope NCCL_PROFILER_PLUGIN=ncclscope" not in read(page),
           f"{page} still sets the net half for every cluster")
 
