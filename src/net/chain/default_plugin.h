@@ -1,5 +1,5 @@
 // The net plugin NCCL loads by itself when NCCL_NET_PLUGIN is unset: `libnccl-net.so`, the one name NCCL tries
-// then (every NCCL with net ABI v8 and later, up to 2.30: nccl-abi.md §1.1), found as the loader finds it
+// then (NCCL 2.28 and 2.30 alike, nccl-abi.md §1.1), found as the loader finds it
 // (LD_LIBRARY_PATH first, then its cache and the system folders). A job whose NCCL_NET_PLUGIN names ncclscope
 // stops NCCL from trying it, so `auto` wraps it instead (transport_registry.h): the cluster's own transport keeps
 // the job's data. ncclscope's own file under that name (a link to it, or another name of the same inode) is not
