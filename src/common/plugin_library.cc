@@ -11,9 +11,17 @@
 namespace ncclscope {
 namespace {
 
-// The file a bare name's dlopen would open first from LD_LIBRARY_PATH ("" when none there: the loader's other
-// places, ld.so.cache and the system folders, hold regular files). An empty element is the current folder.
-std::string InLibraryPath(const std::string& name) {
+// The library ncclscope itself was loaded from.
+const void* OurBase() {
+  Dl_info self{};
+  return dladdr(reinterpret_cast<void*>(&CheckNotOurs), &self) != 0 ? self.dli_fbase : nullptr;
+}
+
+}  // namespace
+
+// ld.so.cache and the system folders hold regular files, so only LD_LIBRARY_PATH is searched here. An empty
+// element is the current folder.
+std::string FindInLibraryPath(const std::string& name) {
   const char* path = std::getenv("LD_LIBRARY_PATH");
   if (path == nullptr) return "";
   for (std::string rest = path;;) {
@@ -26,13 +34,11 @@ std::string InLibraryPath(const std::string& name) {
   }
 }
 
-// The library ncclscope itself was loaded from.
-const void* OurBase() {
+std::string OurLibraryFile() {
   Dl_info self{};
-  return dladdr(reinterpret_cast<void*>(&CheckNotOurs), &self) != 0 ? self.dli_fbase : nullptr;
+  if (dladdr(reinterpret_cast<void*>(&CheckNotOurs), &self) == 0 || self.dli_fname == nullptr) return "";
+  return self.dli_fname;
 }
-
-}  // namespace
 
 void* OpenPluginLibrary(const char* kind, const std::string& value, std::string* where) {
   std::string tried;
@@ -41,7 +47,7 @@ void* OpenPluginLibrary(const char* kind, const std::string& value, std::string*
     names.insert(names.begin(), std::string("libnccl-") + kind + "-" + value + ".so");
   }
   for (const std::string& name : names) {
-    const std::string file = name.find('/') != std::string::npos ? name : InLibraryPath(name);
+    const std::string file = name.find('/') != std::string::npos ? name : FindInLibraryPath(name);
     Status regular = file.empty() ? Status::Ok() : CheckRegularFile(file);
     if (!regular.ok()) {
       tried += (tried.empty() ? "" : "; ") + regular.message();

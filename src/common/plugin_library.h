@@ -17,6 +17,13 @@ namespace ncclscope {
 // returns null and sets *where to every name tried with dlerror's reason (or why it was not opened).
 void* OpenPluginLibrary(const char* kind, const std::string& value, std::string* where);
 
+// The file a bare name's dlopen would open first from LD_LIBRARY_PATH, or "" when none there (the loader's other
+// places, its cache and the system folders, are left to dlopen).
+std::string FindInLibraryPath(const std::string& name);
+
+// The file ncclscope's own object was loaded from ("" when the loader cannot say).
+std::string OurLibraryFile();
+
 // A plugin table (its name, then function pointers: `bytes` of pointer-sized slots) found as `symbol` in the
 // library loaded from `where`. InvalidUsage when the table or any slot lies inside ncclscope's own object:
 // wrapping ncclscope in itself (or a copy of our table) re-enters us. dladdr only: nothing is dereferenced but

@@ -4,7 +4,8 @@ PodMonitor selects the example pod and keeps exactly its ncclscope ports (Promet
 those ports are NCCLSCOPE_PROM_PORT's default base plus the local rank; the pod takes the ConfigMap it names,
 the node name from spec.nodeName and the job from a pod label; every NCCLSCOPE_* variable named anywhere in
 deploy/ or in docs/kubernetes.md and docs/slurm.md is a declared parameter (src/common/param_list.inc); the
-Slurm scripts pass `bash -n`. Exit 77 (a ctest skip) when PyYAML is missing, saying so."""
+recipes set the profiler half only, the net half being a choice per cluster (the ConfigMap's comments, the batch
+script's NET_HALF, run for each value); the Slurm scripts pass `bash -n`. Exit 77 (a ctest skip) when PyYAML is missing, saying so."""
 import glob
 import os
 import re
@@ -81,8 +82,12 @@ if keeps:
 
 data = config.get("data", {})
 check(all(isinstance(v, str) for v in data.values()), "ConfigMap data values must be strings")
-check(data.get("NCCL_NET_PLUGIN") == "ncclscope" and data.get("NCCL_PROFILER_PLUGIN") == "ncclscope",
-      "ConfigMap: NCCL_NET_PLUGIN / NCCL_PROFILER_PLUGIN")
+# The recipes lead with the profiler half; the net half, in NCCL's data path, is a choice stated per cluster.
+check(data.get("NCCL_PROFILER_PLUGIN") == "ncclscope", "ConfigMap: NCCL_PROFILER_PLUGIN is not ncclscope")
+check("NCCL_NET_PLUGIN" not in data, "ConfigMap: the net half is set by default, not chosen per cluster")
+config_text = read("deploy/kubernetes/configmap.yaml")
+for choice in ('NCCLSCOPE_NET_CHAIN: "', "declines", 'NCCLSCOPE_TRANSPORT: "tcp"'):
+    check(choice in config_text, f"ConfigMap: the net-half choices do not mention {choice!r}")
 check(int(data.get("NCCLSCOPE_PROM_PORT", base_port)) == base_port, "ConfigMap's port differs from the pod's ports")
 refs = [e["configMapRef"]["name"] for e in container.get("envFrom", []) if "configMapRef" in e]
 check(config["metadata"]["name"] in refs, f"the pod takes ConfigMaps {refs}, not {config['metadata']['name']}")
@@ -102,6 +107,36 @@ for page in ("docs/kubernetes.md", "docs/slurm.md"):
 for path, text in texts.items():
     for name in sorted(set(re.findall(r"\bNCCLSCOPE_[A-Z0-9_]*[A-Z0-9]\b", text))):
         check(name in declared, f"{os.path.relpath(path, ROOT)} names {name}, which is no ncclscope parameter")
+
+# The batch script's two halves, run as written for each NET_HALF: the environment the ranks would get.
+sbatch = read("deploy/slurm/train.sbatch")
+halves = re.search(r"^# --- ncclscope's two halves.*?^# --- end of ncclscope's two halves ---$", sbatch, re.S | re.M)
+check(halves is not None, "train.sbatch: no marked block of ncclscope's two halves")
+if halves:
+    def env_of(**given):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL", "NET_"))}
+        env.update(given, NCCL_NET="AWS Libfabric")
+        r = subprocess.run(["bash", "-c", "set -u\n" + halves.group(0) + "\nenv"], env=env, capture_output=True,
+                           text=True)
+        got = dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
+        return r.returncode, {k: v for k, v in got.items() if k.startswith("NCCL")}
+    for given, want in [({}, {"NCCL_PROFILER_PLUGIN": "ncclscope", "NCCL_NET": "AWS Libfabric"}),
+                        ({"NET_HALF": "off"}, {"NCCL_PROFILER_PLUGIN": "ncclscope", "NCCL_NET": "AWS Libfabric"}),
+                        ({"NET_HALF": "wrap", "NET_CHAIN": "ofi"},
+                         {"NCCL_PROFILER_PLUGIN": "ncclscope", "NCCL_NET_PLUGIN": "ncclscope",
+                          "NCCLSCOPE_NET_CHAIN": "ofi"}),
+                        ({"NET_HALF": "tcp"}, {"NCCL_PROFILER_PLUGIN": "ncclscope", "NCCL_NET_PLUGIN": "ncclscope",
+                                               "NCCLSCOPE_TRANSPORT": "tcp", "NCCL_NET": "AWS Libfabric"})]:
+        rc, got = env_of(**given)
+        check(rc == 0 and got == want, f"train.sbatch with {given}: rc {rc}, NCCL environment {got}, want {want}")
+    for given in ({"NET_HALF": "wrap"}, {"NET_HALF": "ib"}):
+        rc, _ = env_of(**given)
+        check(rc != 0, f"train.sbatch with {given} goes on instead of stopping with a message")
+
+# No page copies the old recipe that put the net half in every job.
+for page in ("README.md", "docs/slurm.md", "docs/kubernetes.md", "docs/install.md", "docs/endpoint-security.md"):
+    check("NCCL_NET_PLUGIN=ncclscope NCCL_PROFILER_PLUGIN=ncclscope" not in read(page),
+          f"{page} still sets the net half for every cluster")
 
 for script in glob.glob(os.path.join(ROOT, "deploy/slurm/*.sbatch")):
     r = subprocess.run(["bash", "-n", script], capture_output=True, text=True)

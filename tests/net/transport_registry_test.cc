@@ -3,13 +3,18 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <climits>
+#include <fstream>
 
 #include <string>
 #include <vector>
 
 #include "common/params.h"
 #include "net/api/transport_registry.h"
+#include "net/chain/default_plugin.h"
 #include "net/verbs/verbs_probe.h"
 
 namespace ncclscope::net {
@@ -127,8 +132,80 @@ TEST_F(AutoChoice, GoesThroughTheTableInOrder) {
   pigeon_lofts = 0;
   c = ChooseTransport(declining, "auto", {});
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->reason, "auto: no loft found, no RDMA device found");
+  EXPECT_EQ(c->reason,
+            "auto: no loft found, no net plugin to wrap (NCCLSCOPE_NET_CHAIN unset, no libnccl-net.so to wrap), no "
+            "RDMA device found");
   pigeon_lofts = 1;
+}
+
+// The plugin NCCL would load by itself (libnccl-net.so), put on LD_LIBRARY_PATH in a folder of the test's.
+class DefaultPlugin : public AutoChoice {
+ protected:
+  void SetUp() override {
+    AutoChoice::SetUp();
+    char tmpl[] = "/tmp/ncclscope-default-plugin-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    file_ = dir_ + "/" + chain::kDefaultNetPluginName;
+    if (const char* old = getenv("LD_LIBRARY_PATH")) old_ = old, had_ = true;
+    setenv("LD_LIBRARY_PATH", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    unlink(file_.c_str());
+    rmdir(dir_.c_str());
+    if (had_) {
+      setenv("LD_LIBRARY_PATH", old_.c_str(), 1);
+    } else {
+      unsetenv("LD_LIBRARY_PATH");
+    }
+    AutoChoice::TearDown();
+  }
+  std::string dir_, file_, old_;
+  bool had_ = false;
+};
+
+TEST_F(DefaultPlugin, AnInstalledPluginIsWrappedByAuto) {
+  ASSERT_EQ(symlink(NCCLSCOPE_PLUGIN_PATH, file_.c_str()), 0);  // a real plugin, another file than this test's
+  const chain::DefaultNetPlugin d = chain::FindDefaultNetPlugin();
+  EXPECT_EQ(d.file, file_);
+  EXPECT_EQ(d.skipped, "");
+  auto c = ChooseTransport(BuiltinTransports(), "auto", {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_STREQ(c->entry->name, "chain");
+  EXPECT_EQ(c->reason, "auto: wrapping " + file_ + ", the net plugin NCCL loads by itself when NCCL_NET_PLUGIN is unset");
+  // A transport named keeps priority.
+  c = ChooseTransport(BuiltinTransports(), "tcp", {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_STREQ(c->entry->name, "tcp");
+}
+
+TEST_F(DefaultPlugin, OurOwnFileUnderTheNameIsNotWrapped) {
+  // The code under test is linked into this executable: it is "ncclscope itself" here, by inode.
+  char self[PATH_MAX] = {};
+  ASSERT_GT(readlink("/proc/self/exe", self, sizeof(self) - 1), 0);
+  ASSERT_EQ(symlink(self, file_.c_str()), 0);
+  const chain::DefaultNetPlugin d = chain::FindDefaultNetPlugin();
+  EXPECT_EQ(d.file, "");
+  EXPECT_EQ(d.skipped, file_ + " is ncclscope itself");
+  auto c = ChooseTransport(BuiltinTransports(), "auto", {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_STREQ(c->entry->name, "tcp");
+}
+
+TEST_F(DefaultPlugin, AFileNcclCouldNotLoadIsPassedOver) {
+  std::ofstream(file_) << "not a library\n";
+  chain::DefaultNetPlugin d = chain::FindDefaultNetPlugin();
+  EXPECT_EQ(d.file, "");
+  EXPECT_NE(d.skipped.find(file_ + " does not load ("), std::string::npos) << d.skipped;
+  auto c = ChooseTransport(BuiltinTransports(), "auto", {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_STREQ(c->entry->name, "tcp");
+  // A FIFO is never handed to dlopen (which would block on it).
+  unlink(file_.c_str());
+  ASSERT_EQ(mkfifo(file_.c_str(), 0600), 0);
+  d = chain::FindDefaultNetPlugin();
+  EXPECT_EQ(d.file, "");
+  EXPECT_NE(d.skipped.find("FIFO"), std::string::npos) << d.skipped;
 }
 
 // NCCLSCOPE_TRANSPORT's values in the parameter list (what ncclscope-params prints and the parser accepts)

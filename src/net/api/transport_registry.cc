@@ -23,7 +23,9 @@ const TransportTable kBuiltin = {
      .probe = &chain::ProbeChain,
      .present = &chain::ConfiguredChain,
      .disabled = &NeverDisabled,
-     .in_auto = AutoRule::kTakeIfPresent},
+     .in_auto = AutoRule::kTakeIfPresent,
+     .absent = "no net plugin to wrap (NCCLSCOPE_NET_CHAIN unset, no libnccl-net.so to wrap)",
+     .wrappable = &chain::WrappableChain},
     {.name = "ib",
      .devices = "RDMA device",
      .get = &Verbs,
@@ -94,8 +96,12 @@ Result<TransportChoice> ChooseAuto(const TransportTable& table, const ChoiceInpu
       }
       case AutoRule::kTakeIfPresent: {
         const std::vector<std::string> names = e.present();
-        if (!names.empty()) return TransportChoice{&e, "auto: " + names.front()};
-        continue;  // not configured: nothing to say
+        if (names.empty()) {
+          if (e.absent != nullptr) passed += std::string(passed.empty() ? "" : ", ") + e.absent;
+          continue;
+        }
+        if (e.wrappable != nullptr) NCCLSCOPE_RETURN_IF_ERROR(e.wrappable());
+        return TransportChoice{&e, "auto: " + names.front()};
       }
     }
   }

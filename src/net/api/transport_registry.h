@@ -8,10 +8,13 @@
 //  - a transport's name (`tcp`, `ib`): that transport, if its probe finds a usable device; otherwise init
 //    fails, naming what was seen and what the user can do instead.
 //  - `auto`: the entries in table order, each by its AutoRule. Today: with NCCLSCOPE_NET_CHAIN set, the
-//    chain transport wraps the plugin it names, on every host. Otherwise: on a host with RDMA devices, usable
-//    or not, init declines, so that NCCL's own heavily tuned IB transport carries the data until ours is
-//    measured on real NICs (an RDMA job is never moved onto our TCP silently); elsewhere TCP.
-//    NCCL_IB_DISABLE=1 switches the verbs entry off, so `auto` takes TCP.
+//    chain transport wraps the plugin it names, on every host. Otherwise, where the net plugin NCCL would load
+//    by itself (libnccl-net.so on the loader's path, not ncclscope's own file) is installed, the chain wraps
+//    that one: naming ncclscope in NCCL_NET_PLUGIN stops NCCL from loading it, and the cluster's own transport
+//    must keep the job's data (one it cannot wrap, an older table, declines, saying so). Otherwise: on a host
+//    with RDMA devices, usable or not, init declines, so that NCCL's own heavily tuned IB transport carries the
+//    data until ours is measured on real NICs (an RDMA job is never moved onto our TCP silently); elsewhere
+//    TCP. NCCL_IB_DISABLE=1 switches the verbs entry off, so `auto` takes TCP.
 // Thread-safe: the tables are immutable; probes are reentrant.
 #ifndef NCCLSCOPE_NET_API_TRANSPORT_REGISTRY_H_
 #define NCCLSCOPE_NET_API_TRANSPORT_REGISTRY_H_
@@ -49,6 +52,10 @@ struct TransportEntry {
   // Why the user's environment switches it off ("NCCL_IB_DISABLE=1"), or nullptr.
   const char* (*disabled)(const ChoiceInputs&);
   AutoRule in_auto;
+  // kTakeIfPresent only. What `auto` says when present() finds nothing (nullptr: nothing), and a check of what
+  // it found (nullptr: none): a failure is returned as it is (Declined: NCCL moves on, and the line says why).
+  const char* absent = nullptr;
+  Status (*wrappable)() = nullptr;
 };
 
 // A table of transports, in the order `auto` considers them.

@@ -5,6 +5,7 @@
 #include "common/params.h"
 #include "core/net_stats.h"
 #include "net/chain/chain_comm.h"
+#include "net/chain/default_plugin.h"
 
 namespace ncclscope::net::chain {
 namespace {
@@ -47,19 +48,47 @@ class ChainListenComm final : public ListenComm {
 
 std::string Configured() { return Params().Str(ParamId::kNetChain); }
 
+// What the chain wraps: the plugin NCCLSCOPE_NET_CHAIN names, else the one NCCL would load by itself
+// (default_plugin.h). `label` names where it came from, for messages.
+struct Target {
+  std::string value, label;
+  bool found = false;  // not named: the default plugin
+};
+
+Target ChainTarget() {
+  if (std::string v = Configured(); !v.empty()) return {v, "NCCLSCOPE_NET_CHAIN=" + v};
+  DefaultNetPlugin d = FindDefaultNetPlugin();
+  if (!d.skipped.empty()) {
+    NCCLSCOPE_LOG_ONCE(NCCLSCOPE_INFO, subsys::kInit | subsys::kNet,
+                       "auto: not wrapping %s: %s", kDefaultNetPluginName, d.skipped.c_str());
+  }
+  if (d.file.empty()) return {};
+  return {d.file, std::string(kDefaultNetPluginName) + " (" + d.file + ")", true};
+}
+
 }  // namespace
 
 Status ChainTransport::Open() {
   if (inner_ != nullptr) return Status::Ok();
-  const std::string value = Configured();
-  if (value.empty()) return InvalidUsage("NCCLSCOPE_NET_CHAIN is not set: it names the net plugin to wrap");
-  Result<std::unique_ptr<InnerPlugin>> loaded = LoadInnerPlugin(value);
-  if (!loaded.ok()) {
-    return Status(loaded.status().code(), "NCCLSCOPE_NET_CHAIN=" + value + ": " + loaded.status().message());
+  const Target target = ChainTarget();
+  if (target.value.empty()) {
+    return InvalidUsage(std::string("NCCLSCOPE_NET_CHAIN is not set and no ") + kDefaultNetPluginName +
+                        " is on the loader's path: nothing names the net plugin to wrap");
   }
+  Result<std::unique_ptr<InnerPlugin>> loaded = LoadInnerPlugin(target.value);
+  if (!loaded.ok()) return Status(loaded.status().code(), target.label + ": " + loaded.status().message());
   inner_ = std::move(*loaded);
-  NCCLSCOPE_INFO(subsys::kInit | subsys::kNet, "wrapping net plugin '%s' (ncclNetPlugin_v%d) from %s",
-                 inner_->name().c_str(), inner_->version(), inner_->path().c_str());
+  if (target.found) {
+    // The one line that says where the job's data goes when nobody named the plugin.
+    NCCLSCOPE_INFO(subsys::kInit | subsys::kNet,
+                   "auto: wrapping net plugin '%s' (ncclNetPlugin_v%d) from %s, the plugin NCCL loads by itself "
+                   "when NCCL_NET_PLUGIN is unset: it carries the data, ncclscope counts it "
+                   "(NCCLSCOPE_TRANSPORT=tcp or ib makes ncclscope carry it instead)",
+                   inner_->name().c_str(), inner_->version(), inner_->path().c_str());
+  } else {
+    NCCLSCOPE_INFO(subsys::kInit | subsys::kNet, "wrapping net plugin '%s' (ncclNetPlugin_v%d) from %s",
+                   inner_->name().c_str(), inner_->version(), inner_->path().c_str());
+  }
   return Status::Ok();
 }
 
@@ -205,21 +234,35 @@ ChainTransport& GetChainTransport() {
 }
 
 std::vector<std::string> ConfiguredChain() {
-  std::string v = Configured();
-  if (v.empty()) return {};
-  return {"NCCLSCOPE_NET_CHAIN=" + v};
+  const Target target = ChainTarget();
+  if (target.value.empty()) return {};
+  if (!target.found) return {target.label};
+  return {"wrapping " + target.value + ", the net plugin NCCL loads by itself when NCCL_NET_PLUGIN is unset"};
+}
+
+Status WrappableChain() {
+  const Target target = ChainTarget();
+  if (!target.found) return Status::Ok();  // a named plugin that fails to load fails init (Open), as asked
+  Result<std::unique_ptr<InnerPlugin>> loaded = LoadInnerPlugin(target.value);
+  if (loaded.ok()) return Status::Ok();
+  // NCCL would have run it (an older table) but ncclscope cannot: say so rather than carry the data elsewhere.
+  return Declined(target.label + ", the net plugin NCCL loads by itself when NCCL_NET_PLUGIN is unset, cannot " +
+                  "be wrapped: " + loaded.status().message() + "; declining. Name it in NCCL_NET_PLUGIN instead " +
+                  "of ncclscope (keep NCCL_PROFILER_PLUGIN=ncclscope), or set NCCLSCOPE_TRANSPORT=tcp to " +
+                  "carry the data over ncclscope's TCP");
 }
 
 TransportProbe ProbeChain() {
   TransportProbe p;
-  const std::string value = Configured();
-  if (value.empty()) {
-    p.detail = "NCCLSCOPE_NET_CHAIN is not set";
+  const Target target = ChainTarget();
+  if (target.value.empty()) {
+    p.detail = std::string("NCCLSCOPE_NET_CHAIN is not set and no ") + kDefaultNetPluginName +
+               " is on the loader's path";
     return p;
   }
-  Result<std::unique_ptr<InnerPlugin>> loaded = LoadInnerPlugin(value);
+  Result<std::unique_ptr<InnerPlugin>> loaded = LoadInnerPlugin(target.value);
   if (!loaded.ok()) {
-    p.detail = "NCCLSCOPE_NET_CHAIN=" + value + ": " + loaded.status().message();
+    p.detail = target.label + ": " + loaded.status().message();
     return p;
   }
   p.present = p.usable = 1;

@@ -1,8 +1,8 @@
-// The chain transport: the cluster's own net plugin (NCCLSCOPE_NET_CHAIN) carries the data, ncclscope counts
-// it. Devices, properties and handles are the inner's own (its 128-byte handle is passed through untouched, so
-// the peer of a connection is not known here: per-peer rows are not kept for wrapped comms). Per NCCL context
-// the inner gets its own init (v11+ inners) or one init per process (v8-v10), with NCCL's logger, profiler
-// callback and traffic class handed on.
+// The chain transport: the cluster's own net plugin (NCCLSCOPE_NET_CHAIN, or under `auto` the libnccl-net.so
+// NCCL would load by itself) carries the data, ncclscope counts it. Devices, properties and handles are the
+// inner's own (its 128-byte handle is passed through untouched, so the peer of a connection is not known here:
+// per-peer rows are not kept for wrapped comms). Per NCCL context the inner gets its own init (v11+ inners) or
+// one init per process (v8-v10), with NCCL's logger, profiler callback and traffic class handed on.
 // Threads: Open/Attach/Detach/MakeVDevice on NCCL's init thread, under the net API's init lock; the rest as
 // transport.h says.
 #ifndef NCCLSCOPE_NET_CHAIN_CHAIN_TRANSPORT_H_
@@ -21,7 +21,7 @@ namespace ncclscope::net::chain {
 class ChainTransport final : public Transport {
  public:
   const char* name() const override { return "chain"; }
-  // Loads the inner named by NCCLSCOPE_NET_CHAIN (once per process).
+  // Loads the inner (once per process): NCCLSCOPE_NET_CHAIN's, else the default plugin found.
   Status Open() override;
   int device_count() const override { return ndevs_.load(std::memory_order_acquire); }
   const NetProperties& properties(int dev) const override { return props_[dev]; }
@@ -56,9 +56,12 @@ class ChainTransport final : public Transport {
 
 ChainTransport& GetChainTransport();
 
-// For the transport table: "NCCLSCOPE_NET_CHAIN=<value>", the one "device" `auto` looks for (none: unset),
-// and the probe of a named `chain` (loads the inner; counts its devices where it needs no init).
+// For the transport table. The one "device" `auto` looks for: "NCCLSCOPE_NET_CHAIN=<value>", else the plugin
+// NCCL would load by itself (default_plugin.h), else none. Whether `auto` can wrap the one it found by itself
+// (Declined, saying why and what to set, when it cannot: NCCL would have run it). The probe of a named `chain`
+// (loads the inner; counts its devices where it needs no init).
 std::vector<std::string> ConfiguredChain();
+Status WrappableChain();
 TransportProbe ProbeChain();
 
 }  // namespace ncclscope::net::chain
