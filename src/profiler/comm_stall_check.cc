@@ -57,8 +57,8 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
   NCCLSCOPE_WARN(subsys::kProfile,
                  "communicator 0x%016llx (%s) rank %d stalled: %s seq %llu in flight for %.1f s (threshold %.1f s); "
                  "waits on %s",
-                 static_cast<unsigned long long>(info_.comm_hash), info_.has_name ? info_.name.c_str() : "-",
-                 info_.rank, FuncName(r.func), static_cast<unsigned long long>(r.seq),
+                 static_cast<unsigned long long>(comm_hash()), info_.has_name ? info_.name.c_str() : "-",
+                 rank(), FuncName(r.func), static_cast<unsigned long long>(r.seq),
                  static_cast<double>(now_ns - oldest_start) / 1e9, static_cast<double>(threshold) / 1e9, where.c_str());
   return true;
 }
@@ -71,7 +71,7 @@ uint64_t CommContext::StallThreshold(const OpRecord& op, uint64_t now_ns, const 
   if (threshold <= policy.floor_ns || op.start_ns == 0) return threshold;
   const uint64_t age = ElapsedNs(op.start_ns, now_ns);
   if (age < policy.floor_ns) return threshold;
-  *links = NetLinksOf(info_.comm_hash, now_ns);
+  *links = NetLinksOf(comm_hash(), now_ns);
   const std::vector<PendingNetLink>& pending = (*links)->pending;
   // A failed connection: the operation can never complete.
   if (std::any_of(pending.begin(), pending.end(), [](const PendingNetLink& p) { return p.failed; })) {
@@ -108,7 +108,7 @@ WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const
     w.cls = WaitClass::kHost;
     return w;
   }
-  CommNetLinks links = read_links ? std::move(*read_links) : NetLinksOf(info_.comm_hash, now_ns);
+  CommNetLinks links = read_links ? std::move(*read_links) : NetLinksOf(comm_hash(), now_ns);
   if (!links.pending.empty()) {
     w.cls = WaitClass::kPeer;
     for (PendingNetLink& p : links.pending) {

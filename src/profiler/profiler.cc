@@ -128,7 +128,8 @@ int EffectiveEventMask() {
 Status Init(const InitArgs& args, void** context) {
   if (context == nullptr) return InvalidArgument("profiler init: NULL context pointer");
   *context = nullptr;
-  SetNcclLogger(args.logger);
+  // Profiler v1-v3 pass no logger: keep the one the net half got (else lines go to stderr at NCCL_DEBUG).
+  if (args.logger != nullptr) SetNcclLogger(args.logger);
   Runtime::Instance().Acquire("profiler");
   CommContext* ctx = nullptr;
   try {
@@ -141,7 +142,9 @@ Status Init(const InitArgs& args, void** context) {
     info.nranks = args.nranks > 0 ? args.nranks : 1;
     info.rank = args.rank;
     info.abi = args.abi != nullptr ? args.abi : "neutral";
-    ctx = new CommContext(info, CurrentConfig(), /*is_process=*/false);
+    ContextConfig cfg = CurrentConfig();
+    cfg.event_mask &= args.allowed_mask;  // what NCCL will deliver: v1/v2 no KernelCh, so ops are not timed by it
+    ctx = new CommContext(info, cfg, /*is_process=*/false);
   } catch (...) {
     Runtime::Instance().Release("profiler");
     throw;
@@ -205,6 +208,12 @@ void* StartKernelChannel(void* context, void* parent, uint64_t ptimer) {
 void* StartOperation(void* context, const OpDesc& d) {
   CommContext* c = Resolve(context);
   return c != nullptr ? c->StartOperation(d) : nullptr;
+}
+
+void LearnCommIdentity(void* context, uint64_t comm_hash, const char* name, int rank) {
+  if (context == nullptr) return;  // the event's own start counts it
+  CommContext* c = Resolve(context);
+  if (c != nullptr && !c->identity_known()) c->LearnIdentity(comm_hash, name, rank);
 }
 
 void StopEvent(void* handle) { CommContext::Stop(handle); }
