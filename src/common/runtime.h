@@ -1,5 +1,6 @@
 // The process runtime shared by the net and profiler halves. It counts users (profiler contexts,
-// v11+ net contexts, and open net objects of the legacy net ABIs, which have no finalize) and owns
+// v11+ net contexts, and one reference for the legacy net ABIs, which have no finalize: held from
+// their init until their last open net object closes, net/api/legacy_hold.h) and owns
 // the plugin's long-lived threads as Services: they start when the count goes 0 -> 1 and are stopped
 // and joined when it goes 1 -> 0, so the last finalize returns with no thread of ours running and the
 // next init starts them again. The library is linked -z nodelete, so these globals survive dlclose

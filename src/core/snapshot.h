@@ -150,7 +150,7 @@ struct CommSnapshot {
   int nranks = 0;
   int nnodes = 0;
   int pid = 0;
-  std::string abi;  // "v4" … "v7" | "neutral"
+  std::string abi;  // "v1" … "v7" | "neutral"
   uint64_t created_realtime_ns = 0;
   uint64_t snapshot_monotonic_ns = 0;
   bool finalized = false;

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <cstring>
+
 #include "common/clock.h"
 #include "profiler/fr_budget.h"
 
@@ -34,6 +36,22 @@ size_t CommContext::memory_bytes() const {
   return sizeof(*this) + events_pool_.memory_bytes() + ops_pool_.memory_bytes() + fr_.memory_bytes() +
          CommAggregates::memory_bytes() + sizeof(std::atomic<uint32_t>) * (2 * static_cast<size_t>(info_.nranks) + 2) +
          info_.name.capacity();
+}
+
+void CommContext::LearnIdentity(uint64_t comm_hash, const char* name, int rank) {
+  if (is_process_ || info_.comm_hash != 0 || comm_hash == 0) return;
+  int open = kLearnOpen;
+  if (!learn_state_.compare_exchange_strong(open, kLearnClaimed, std::memory_order_acq_rel)) return;
+  learned_hash_ = comm_hash;
+  learned_rank_ = rank;
+  learned_has_name_ = name != nullptr;
+  if (name != nullptr) {
+    size_t n = 0;
+    while (n + 1 < kLearnedNameBytes && name[n] != '\0') ++n;
+    std::memcpy(learned_name_, name, n);
+    learned_name_[n] = '\0';
+  }
+  learn_state_.store(kLearned, std::memory_order_release);
 }
 
 // The ops last: Release frees an operation's slot before the operation itself (see there).

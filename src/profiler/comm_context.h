@@ -103,6 +103,16 @@ class CommContext final : public CommSource {
   bool TryRetire();
   bool OwnsSlot(const void* p) const { return events_pool_.Contains(p); }
   const CommInfo& info() const { return info_; }
+  // Profiler v1-v3 (NCCL 2.23-2.26): init names no communicator; the first Coll or P2p event does, with its
+  // commHash, name and rank. The first caller wins; later calls (and contexts whose init named them) are no-ops.
+  // Lock-free and allocation-free (the name goes into a fixed buffer, cut at kLearnedNameBytes - 1).
+  void LearnIdentity(uint64_t comm_hash, const char* name, int rank);
+  bool identity_known() const {
+    return info_.comm_hash != 0 || learn_state_.load(std::memory_order_acquire) == kLearned;
+  }
+  // The communicator's hash and rank: init's, else the learned ones (0 and init's rank until learned).
+  uint64_t comm_hash() const { return Learned() ? learned_hash_ : info_.comm_hash; }
+  int rank() const { return Learned() ? learned_rank_ : info_.rank; }
   size_t memory_bytes() const;
   uint32_t live_events() const { return events_pool_.Live(); }
 
@@ -155,7 +165,17 @@ class CommContext final : public CommSource {
   // The peers of `op`'s unfinished ProxyOp events (one entry per direction with some pending); false when none.
   static bool AddProxyPeers(const Op& op, uint64_t age_ns, std::vector<WaitPeer>* peers);
 
+  static constexpr int kLearnOpen = 0, kLearnClaimed = 1, kLearned = 2;
+  static constexpr size_t kLearnedNameBytes = 128;
+  bool Learned() const { return learn_state_.load(std::memory_order_acquire) == kLearned; }
+
   const CommInfo info_;
+  // Written once by the LearnIdentity call that claims learn_state_, then published with kLearned (release).
+  std::atomic<int> learn_state_{kLearnOpen};
+  uint64_t learned_hash_ = 0;
+  int learned_rank_ = 0;
+  bool learned_has_name_ = false;
+  char learned_name_[kLearnedNameBytes] = {};
   const ContextConfig cfg_;
   const bool is_process_;
   const int pid_;

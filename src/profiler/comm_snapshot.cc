@@ -46,10 +46,11 @@ void CommContext::Fill(CommSnapshot* out, SnapshotScope scope) const {
   // KernelCh events: those counted so far plus the announced channels started by operations still in
   // flight (not yet sealed by Complete). Read before the scan, with acquire: see Complete.
   uint64_t kernel_ch = events_[static_cast<int>(EventType::kKernelCh)].load(std::memory_order_acquire);
-  out->comm_hash = info_.comm_hash;
-  out->comm_name = info_.name;
-  out->has_name = info_.has_name;
-  out->rank = info_.rank;
+  const bool learned = Learned();  // profiler v1-v3: named by the first Coll or P2p (LearnIdentity)
+  out->comm_hash = learned ? learned_hash_ : info_.comm_hash;
+  out->comm_name = learned ? std::string(learned_name_) : info_.name;
+  out->has_name = learned ? learned_has_name_ : info_.has_name;
+  out->rank = learned ? learned_rank_ : info_.rank;
   out->nranks = info_.nranks;
   out->nnodes = info_.nnodes;
   out->pid = pid_;

@@ -57,16 +57,16 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
     NCCLSCOPE_WARN(subsys::kProfile,
                    "communicator 0x%016llx (%s) rank %d stalled: its connections moved nothing for %.1f s with "
                    "requests pending (no KernelCh events: the latest operation issued is %s seq %llu); waits on %s",
-                   static_cast<unsigned long long>(info_.comm_hash), info_.has_name ? info_.name.c_str() : "-",
-                   info_.rank, static_cast<double>(stall.age_ns) / 1e9, FuncName(stall.func),
+                   static_cast<unsigned long long>(comm_hash()), info_.has_name ? info_.name.c_str() : "-",
+                   rank(), static_cast<double>(stall.age_ns) / 1e9, FuncName(stall.func),
                    static_cast<unsigned long long>(stall.seq), where.c_str());
     return true;
   }
   NCCLSCOPE_WARN(subsys::kProfile,
                  "communicator 0x%016llx (%s) rank %d stalled: %s seq %llu in flight for %.1f s (threshold %.1f s); "
                  "waits on %s",
-                 static_cast<unsigned long long>(info_.comm_hash), info_.has_name ? info_.name.c_str() : "-",
-                 info_.rank, FuncName(stall.func), static_cast<unsigned long long>(stall.seq),
+                 static_cast<unsigned long long>(comm_hash()), info_.has_name ? info_.name.c_str() : "-",
+                 rank(), FuncName(stall.func), static_cast<unsigned long long>(stall.seq),
                  static_cast<double>(stall.age_ns) / 1e9, static_cast<double>(stall.threshold_ns) / 1e9,
                  where.c_str());
   return true;
@@ -80,7 +80,7 @@ uint64_t CommContext::StallThreshold(const OpRecord& op, uint64_t now_ns, const 
   if (threshold <= policy.floor_ns || op.start_ns == 0) return threshold;
   const uint64_t age = ElapsedNs(op.start_ns, now_ns);
   if (age < policy.floor_ns) return threshold;
-  *links = NetLinksOf(info_.comm_hash, now_ns);
+  *links = NetLinksOf(comm_hash(), now_ns);
   const std::vector<PendingNetLink>& pending = (*links)->pending;
   // A failed connection: the operation can never complete.
   if (std::any_of(pending.begin(), pending.end(), [](const PendingNetLink& p) { return p.failed; })) {
@@ -117,7 +117,7 @@ WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const
     w.cls = WaitClass::kHost;
     return w;
   }
-  CommNetLinks links = read_links ? std::move(*read_links) : NetLinksOf(info_.comm_hash, now_ns);
+  CommNetLinks links = read_links ? std::move(*read_links) : NetLinksOf(comm_hash(), now_ns);
   if (!links.pending.empty()) {
     w.cls = WaitClass::kPeer;
     AddLinkPeers(&links, &w.peers);
@@ -136,7 +136,7 @@ WaitSite CommContext::FindWait(uint64_t now_ns, const StallPolicy& policy) const
 
 WaitSite CommContext::NetworkOnlyWait(uint64_t now_ns, const StallPolicy& policy) const {
   WaitSite w;
-  CommNetLinks links = NetLinksOf(info_.comm_hash, now_ns);
+  CommNetLinks links = NetLinksOf(comm_hash(), now_ns);
   const bool failed = std::any_of(links.pending.begin(), links.pending.end(),
                                   [](const PendingNetLink& p) { return p.failed; });
   if (links.pending.empty() || (!failed && links.quiet_ns < policy.floor_ns)) return w;
@@ -158,7 +158,7 @@ WaitSite CommContext::NetworkOnlyWait(uint64_t now_ns, const StallPolicy& policy
 
 CompletionSeen CommContext::Completion(uint64_t now_ns) const {
   if ((cfg_.event_mask & kMaskKernelCh) != 0) return CompletionSeen::kKernel;
-  return NetLinksOf(info_.comm_hash, now_ns).carried ? CompletionSeen::kNetwork : CompletionSeen::kNone;
+  return NetLinksOf(comm_hash(), now_ns).carried ? CompletionSeen::kNetwork : CompletionSeen::kNone;
 }
 
 void CommContext::AddLinkPeers(CommNetLinks* links, std::vector<WaitPeer>* peers) {

@@ -41,10 +41,10 @@ void CommContext::IbCounters(int dev, NetCounters** nic, NetCounters** comm) {
   *comm = nullptr;
   // Communicator rows only for a real communicator: the process context (NULL context, PXN proxies of other
   // processes) knows no comm id, so their QPs count towards the NIC total only.
-  if (is_process_ || info_.comm_hash == 0) return;
+  if (is_process_ || comm_hash() == 0) return;
   *comm = ib_comm_[dev].load(std::memory_order_acquire);
   if (*comm == nullptr) {
-    *comm = NetCountersFor(IbNicName(dev), info_.comm_hash, /*nic_total=*/false);
+    *comm = NetCountersFor(IbNicName(dev), comm_hash(), /*nic_total=*/false);
     ib_comm_[dev].store(*comm, std::memory_order_release);
   }
 }

@@ -128,7 +128,8 @@ int EffectiveEventMask() {
 Status Init(const InitArgs& args, void** context) {
   if (context == nullptr) return InvalidArgument("profiler init: NULL context pointer");
   *context = nullptr;
-  SetNcclLogger(args.logger);
+  // Profiler v1-v3 pass no logger: keep the one the net half got (else lines go to stderr at NCCL_DEBUG).
+  if (args.logger != nullptr) SetNcclLogger(args.logger);
   Runtime::Instance().Acquire("profiler");
   CommContext* ctx = nullptr;
   try {
@@ -141,7 +142,8 @@ Status Init(const InitArgs& args, void** context) {
     info.nranks = args.nranks > 0 ? args.nranks : 1;
     info.rank = args.rank;
     info.abi = args.abi != nullptr ? args.abi : "neutral";
-    const ContextConfig cfg = CurrentConfig();
+    ContextConfig cfg = CurrentConfig();
+    cfg.event_mask &= args.allowed_mask;  // what NCCL will deliver: v1/v2 no KernelCh, so ops are not timed by it
     if ((cfg.event_mask & kMaskKernelCh) == 0) {
       NCCLSCOPE_LOG_ONCE(NCCLSCOPE_WARN, subsys::kInit,
                          "event mask 0x%x has no KernelCh: an operation counts as done once enqueued, so a hang is "
@@ -214,6 +216,12 @@ void* StartKernelChannel(void* context, void* parent, uint64_t ptimer) {
 void* StartOperation(void* context, const OpDesc& d) {
   CommContext* c = Resolve(context);
   return c != nullptr ? c->StartOperation(d) : nullptr;
+}
+
+void LearnCommIdentity(void* context, uint64_t comm_hash, const char* name, int rank) {
+  if (context == nullptr) return;  // the event's own start counts it
+  CommContext* c = Resolve(context);
+  if (c != nullptr && !c->identity_known()) c->LearnIdentity(comm_hash, name, rank);
 }
 
 void StopEvent(void* handle) { CommContext::Stop(handle); }

@@ -35,6 +35,8 @@ void* StartEvent(void* context, const EventDesc& d);
 void* StartKernelChannel(void* context, void* parent, uint64_t ptimer);
 // StartEvent for a Coll or P2p, one per operation, from its OpDesc.
 void* StartOperation(void* context, const OpDesc& d);
+// Profiler v1-v3: the communicator named by a Coll or P2p event (init named none); a no-op once known.
+void LearnCommIdentity(void* context, uint64_t comm_hash, const char* name, int rank);
 void StopEvent(void* handle);
 void RecordEventState(void* handle, const StateUpdate& u);
 // Writes the final dump, unregisters, releases the runtime (the last one joins the stall watch).

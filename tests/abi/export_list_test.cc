@@ -38,7 +38,8 @@ TEST(ExportList, OnlyTheNcclTables) {
   // Linker-defined markers that every shared object carries are not ours.
   for (const char* marker : {"_init", "_fini", "_edata", "_end", "__bss_start"}) symbols.erase(marker);
   const std::set<std::string> expected = {"ncclNetPlugin_v8",  "ncclNetPlugin_v9", "ncclNetPlugin_v10",
-                                          "ncclNetPlugin_v11", "ncclNetPlugin_v12", "ncclProfiler_v4",
+                                          "ncclNetPlugin_v11", "ncclNetPlugin_v12", "ncclProfiler_v1",
+                                          "ncclProfiler_v2",   "ncclProfiler_v3",   "ncclProfiler_v4",
                                           "ncclProfiler_v5",   "ncclProfiler_v6",   "ncclProfiler_v7"};
   EXPECT_EQ(symbols, expected);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdarg>
 #include <cstdio>
@@ -67,6 +68,7 @@ std::set<int> OpenFds() {
 // One communicator's life as NCCL drives it: load, net init, profiler init from a thread that then exits,
 // finalize both (net finalize only exists from v11), unload.
 void OneCycle(int net_version, int profiler_version, uint64_t comm_id) {
+  const int threads_before = CountEntries("/proc/self/task");
   void* lib = dlopen(NCCLSCOPE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << dlerror();
   std::string net_sym = "ncclNetPlugin_v" + std::to_string(net_version);
@@ -112,6 +114,24 @@ void OneCycle(int net_version, int profiler_version, uint64_t comm_id) {
     }
   }
   EXPECT_GE(ndev, 1);
+  // v8-v10 have no finalize: the plugin holds the runtime from init until its last net object closes, so
+  // each cycle opens and closes a listen comm (as a communicator's life does) and the close joins the threads.
+  void* listen_comm = nullptr;
+  char handle[NCCLSCOPE_NET_HANDLE_MAXSIZE] = {};
+  auto legacy = [&](auto* t) {
+    if (listen_comm == nullptr) {
+      EXPECT_EQ(t->listen(0, handle, &listen_comm), NCCLSCOPE_SUCCESS);
+      EXPECT_NE(listen_comm, nullptr);
+    } else {
+      EXPECT_EQ(t->closeListen(listen_comm), NCCLSCOPE_SUCCESS);
+    }
+  };
+  auto legacy_call = [&] {
+    if (net_version == 8) legacy(static_cast<const ncclscope_net_v8_t*>(net_table));
+    if (net_version == 9) legacy(static_cast<const ncclscope_net_v9_t*>(net_table));
+    if (net_version == 10) legacy(static_cast<const ncclscope_net_v10_t*>(net_table));
+  };
+  legacy_call();  // listen
 
   // Profiler init on a thread that exits afterwards: init takes the registry lock, so abseil leaves
   // per-thread state behind for that thread's exit handlers.
@@ -135,12 +155,21 @@ void OneCycle(int net_version, int profiler_version, uint64_t comm_id) {
   if (prof_ctx != nullptr) {
     EXPECT_EQ(prof->finalize(prof_ctx), NCCLSCOPE_SUCCESS);
   }
+  if (listen_comm != nullptr) legacy_call();  // closeListen: the last legacy object, the runtime stops
   if (net_version == 11) {
     EXPECT_EQ(static_cast<const ncclscope_net_v11_t*>(net_table)->finalize(net_ctx), 0);
   }
   if (net_version == 12) {
     EXPECT_EQ(static_cast<const ncclscope_net_v12_t*>(net_table)->finalize(net_ctx), 0);
   }
+  // Every cycle, every net version: the last finalize (v11+) or close (v8-v10) joined the runtime's threads.
+  // A joined thread's /proc entry can linger a moment on a loaded host: allow it 2 s to go.
+  int threads_after = CountEntries("/proc/self/task");
+  for (int i = 0; i < 200 && threads_after != threads_before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    threads_after = CountEntries("/proc/self/task");
+  }
+  EXPECT_EQ(threads_after, threads_before) << "runtime threads outlived net v" << net_version;
   EXPECT_EQ(dlclose(lib), 0);
 }
 

@@ -39,11 +39,22 @@ TEST(SimLoader, ProbeOrders) {
   EXPECT_EQ(ProfilerProbeOrder(NcclVersion::k2_30), V({"ncclProfiler_v6", "ncclProfiler_v5", "ncclProfiler_v4",
                                                        "ncclProfiler_v3", "ncclProfiler_v2", "ncclProfiler_v1"}));
   EXPECT_EQ(ProfilerProbeOrder(NcclVersion::k2_28).front(), "ncclProfiler_v5");
+  // The releases before 2.28: newest net v8 (2.23), v9 (2.25), v10 (2.26, 2.27); profiler v1, v2, v3, v4.
+  EXPECT_EQ(NetProbeOrder(NcclVersion::k2_23).front(), "ncclNetPlugin_v8");
+  EXPECT_EQ(NetProbeOrder(NcclVersion::k2_25).front(), "ncclNetPlugin_v9");
+  EXPECT_EQ(NetProbeOrder(NcclVersion::k2_26).front(), "ncclNetPlugin_v10");
+  EXPECT_EQ(NetProbeOrder(NcclVersion::k2_27).front(), "ncclNetPlugin_v10");
+  EXPECT_EQ(ProfilerProbeOrder(NcclVersion::k2_23), V({"ncclProfiler_v1"}));
+  EXPECT_EQ(ProfilerProbeOrder(NcclVersion::k2_25).front(), "ncclProfiler_v2");
+  EXPECT_EQ(ProfilerProbeOrder(NcclVersion::k2_26).front(), "ncclProfiler_v3");
+  EXPECT_EQ(ProfilerProbeOrder(NcclVersion::k2_27).front(), "ncclProfiler_v4");
 }
 
 TEST(SimLoader, BindsNewestTableOfTheChosenVersion) {
   PluginHost& host = PluginHost::Instance();
-  for (auto [v, want] : {std::pair{NcclVersion::k2_30, 12}, std::pair{NcclVersion::k2_28, 11}}) {
+  for (auto [v, want] : {std::pair{NcclVersion::k2_30, 12}, std::pair{NcclVersion::k2_28, 11},
+                         std::pair{NcclVersion::k2_26, 10}, std::pair{NcclVersion::k2_25, 9},
+                         std::pair{NcclVersion::k2_23, 8}}) {
     host.Configure(v, NCCLSCOPE_PLUGIN_PATH, "none", true, true);
     std::string err;
     NetApi* net = host.AcquireNet(&err);

@@ -124,6 +124,50 @@ TEST(NeutralApi, ANameAtAReusedAddressIsParsedAgain) {
   Finalize(ctx);
 }
 
+// Profiler v1-v3: init names no communicator (hash 0); the first Coll or P2p names it, once, from any number of
+// threads at the same time, and the snapshot (dumps, metrics) reports the learned identity. A context whose init
+// named it ignores the events' names.
+TEST(NeutralApi, AnUnnamedCommunicatorIsNamedByItsFirstOperation) {
+  InitArgs a;
+  a.comm_hash = 0;
+  a.abi = "v3";
+  InstallPluginServices();
+  void* ctx = nullptr;
+  ASSERT_TRUE(Init(a, &ctx).ok());
+  const ProcessSnapshot before = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
+  bool unnamed_seen = false;
+  for (const auto& c : before.comms) unnamed_seen |= c.abi == "v3" && c.comm_hash == 0 && !c.has_name;
+  EXPECT_TRUE(unnamed_seen) << "unnamed until its first operation";
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([ctx, t] { LearnCommIdentity(ctx, 0x1ea4 + t, t == 0 ? "first" : "other", 3); });
+  }
+  for (auto& th : threads) th.join();
+  LearnCommIdentity(ctx, 0x1ea4, "later", 5);  // no-op: already named
+  StopEvent(StartEvent(ctx, Coll(0, "AllReduce", 1000, 0)));
+  const ProcessSnapshot after = CommRegistry::Instance().Snapshot();
+  const CommSnapshot* s = nullptr;
+  for (const auto& c : after.comms) {
+    if (c.abi == "v3" && c.comm_hash >= 0x1ea4 && c.comm_hash < 0x1ea8) s = &c;
+  }
+  ASSERT_NE(s, nullptr) << "named by one of the four";
+  EXPECT_TRUE(s->has_name);
+  EXPECT_EQ(s->comm_name, s->comm_hash == 0x1ea4 ? "first" : "other") << "hash and name from the same call";
+  EXPECT_EQ(s->rank, 3);
+  EXPECT_EQ(s->completed.size(), 1u);
+  Finalize(ctx);
+
+  void* named = InitComm(0x1eb0, 1, 2, "given");
+  LearnCommIdentity(named, 0x1eb1, "ignored", 0);
+  const ProcessSnapshot snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
+  const CommSnapshot* g = Find(snap, 0x1eb0);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->comm_name, "given");
+  EXPECT_EQ(g->rank, 1);
+  EXPECT_EQ(Find(snap, 0x1eb1), nullptr);
+  Finalize(named);
+}
+
 // A scrape's snapshot (kWithoutRecorder) holds everything but the flight recorder: the same totals, in-flight
 // operations and counters as a full one.
 TEST(NeutralApi, SnapshotWithoutRecorderKeepsTotalsAndInFlight) {

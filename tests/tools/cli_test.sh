@@ -201,7 +201,7 @@ json_check 'd["tool"] == "ncclscope-loadcheck" and d["version"] == os.environ["E
   "loadcheck --json: a path is opened as given"
 json_check '[t["abi_version"] for t in d["net_tables"]] == [12, 11, 10, 9, 8] and all(t["name"] == "ncclscope" and t["symbol"] == "ncclNetPlugin_v%d" % t["abi_version"] for t in d["net_tables"])' \
   "loadcheck --json: every net table with its version"
-json_check '[t["symbol"] for t in d["profiler_tables"]] == ["ncclProfiler_v7", "ncclProfiler_v6", "ncclProfiler_v5", "ncclProfiler_v4"]' \
+json_check '[t["symbol"] for t in d["profiler_tables"]] == ["ncclProfiler_v7", "ncclProfiler_v6", "ncclProfiler_v5", "ncclProfiler_v4", "ncclProfiler_v3", "ncclProfiler_v2", "ncclProfiler_v1"]' \
   "loadcheck --json: every profiler table, v7 included"
 json_check 'd["init"]["net"] == dict(d["init"]["net"], table="ncclNetPlugin_v12", result=0, ok=True) and d["init"]["net"]["device_count"] >= 1 and d["init"]["profiler"]["table"] == "ncclProfiler_v7" and d["init"]["profiler"]["ok"] is True' \
   "loadcheck --json: each init's result"
@@ -217,7 +217,7 @@ LD_LIBRARY_PATH="$libdir" expect 0 out "OK: ncclscope loads and initialises" "$l
 mkdir -p "$work/netonly"
 ln -s "$plugin" "$work/netonly/libnccl-net-other.so"
 LD_LIBRARY_PATH="$work/netonly" expect 0 out '"ok": true' "$loadcheck" --json other
-json_check 'd["profiler_library"]["from_net_library"] is True and d["profiler_library"]["path"] is None and d["profiler_library"]["tried"] == ["other", "libnccl-profiler-other.so"] and len(d["profiler_tables"]) == 4' \
+json_check 'd["profiler_library"]["from_net_library"] is True and d["profiler_library"]["path"] is None and d["profiler_library"]["tried"] == ["other", "libnccl-profiler-other.so"] and len(d["profiler_tables"]) == 7' \
   "loadcheck: no profiler library: the net library's profiler"
 LD_LIBRARY_PATH=/nonexistent expect 1 out "FAIL: dlopen: no net library for 'ncclscope'" "$loadcheck" ncclscope
 LD_LIBRARY_PATH=/nonexistent expect 1 out '"ok": false' "$loadcheck" --json ncclscope

@@ -75,7 +75,7 @@ const char* Communicator::profiler_desc() const { return prof_ ? prof_->Name() :
 void* Communicator::StartEvent(const ncclscope_profiler_descr_v6_t& d, uint64_t tag, bool symmetric) {
   if (prof_ == nullptr) return nullptr;
   void* h = nullptr;
-  prof_->StartEvent(prof_ctx_, &h, d, tag, symmetric);
+  prof_->StartEvent(prof_ctx_, &h, d, tag, symmetric, cfg_.comm_hash, cfg_.name.c_str());
   return h;
 }
 void Communicator::StopEvent(void* h) {

@@ -101,7 +101,7 @@ bool SplitRoot(const std::string& root, std::string* host, int* port, std::strin
 const char* Usage() {
   return "usage: ncclscope-sim [--ranks N] [--comms C] [--ops allreduce,allgather,reducescatter,broadcast,sendrecv|all]\n"
          "         [--sizes MIN:MAX] [--factor F] [--iters I] [--warmup W] [--channels K] [--step-bytes B]\n"
-         "         [--abi 2.28|2.30|2.31] [--abi-layout nvidia|rccl|rccl-untagged] [--tags N]\n"
+         "         [--abi 2.23|2.25|2.26|2.27|2.28|2.30|2.31] [--abi-layout nvidia|rccl|rccl-untagged] [--tags N]\n"
          "         [--net-plugin NAME|PATH] [--profiler-plugin NAME|PATH|none] [--json]\n"
          "         [--fuse-nics] [--symmetric]\n"
          "         [--layout tp=K]\n"
@@ -234,10 +234,14 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
       else if (v == "rccl-untagged") o->abi_layout = AbiLayout::kRcclUntagged;
       else { ok = false; *error = BadValue(a, v, "want nvidia, rccl or rccl-untagged"); }
     } else if (a == "--abi") {
-      if (v == "2.28") o->abi = NcclVersion::k2_28;
+      if (v == "2.23") o->abi = NcclVersion::k2_23;
+      else if (v == "2.25") o->abi = NcclVersion::k2_25;
+      else if (v == "2.26") o->abi = NcclVersion::k2_26;
+      else if (v == "2.27") o->abi = NcclVersion::k2_27;
+      else if (v == "2.28") o->abi = NcclVersion::k2_28;
       else if (v == "2.30") o->abi = NcclVersion::k2_30;
       else if (v == "2.31") o->abi = NcclVersion::k2_31;
-      else { ok = false; *error = BadValue(a, v, "want 2.28, 2.30 or 2.31"); }
+      else { ok = false; *error = BadValue(a, v, "want 2.23, 2.25, 2.26, 2.27, 2.28, 2.30 or 2.31"); }
     } else if (a == "--sizes") {
       size_t c = v.find(':');
       std::string lo = c == std::string::npos ? v : v.substr(0, c), hi = c == std::string::npos ? v : v.substr(c + 1);

@@ -60,15 +60,41 @@ std::vector<std::string> PluginCandidates(const std::string& kind, const char* v
   return {v, prefix + "-" + v + ".so"};
 }
 
+const char* NcclVersionName(NcclVersion v) {
+  switch (v) {
+    case NcclVersion::k2_23: return "2.23";
+    case NcclVersion::k2_25: return "2.25";
+    case NcclVersion::k2_26: return "2.26";
+    case NcclVersion::k2_27: return "2.27";
+    case NcclVersion::k2_28: return "2.28";
+    case NcclVersion::k2_30: return "2.30";
+    default: return "2.31";
+  }
+}
+
+// Newest tables per release (docs/nccl-abi.md, sources: net v9 2.24, v10 2.26, v11 2.28, v12 2.30; profiler v1
+// 2.23, v2 2.24, v3 2.26, v4 2.27, v5 2.28, v6 2.29, v7 2.31).
 std::vector<std::string> NetProbeOrder(NcclVersion v) {
   std::vector<std::string> out;
-  for (int i = v == NcclVersion::k2_28 ? 11 : 12; i >= 6; --i) out.push_back("ncclNetPlugin_v" + std::to_string(i));
+  const int newest = v == NcclVersion::k2_23   ? 8
+                     : v == NcclVersion::k2_25 ? 9
+                     : v == NcclVersion::k2_26 ? 10
+                     : v == NcclVersion::k2_27 ? 10
+                     : v == NcclVersion::k2_28 ? 11
+                                               : 12;
+  for (int i = newest; i >= 6; --i) out.push_back("ncclNetPlugin_v" + std::to_string(i));
   return out;
 }
 
 std::vector<std::string> ProfilerProbeOrder(NcclVersion v) {
   std::vector<std::string> out;
-  const int newest = v == NcclVersion::k2_31 ? 7 : v == NcclVersion::k2_30 ? 6 : 5;
+  const int newest = v == NcclVersion::k2_23   ? 1
+                     : v == NcclVersion::k2_25 ? 2
+                     : v == NcclVersion::k2_26 ? 3
+                     : v == NcclVersion::k2_27 ? 4
+                     : v == NcclVersion::k2_28 ? 5
+                     : v == NcclVersion::k2_30 ? 6
+                                               : 7;
   for (int i = newest; i >= 1; --i) out.push_back("ncclProfiler_v" + std::to_string(i));
   return out;
 }
@@ -223,6 +249,10 @@ ncclscope_result_t NetApi::SetNetAttr(void* ctx, int flows, uint32_t op, uint32_
 
 // ---- ProfilerApi --------------------------------------------------------------------------------------
 const char* ProfilerApi::Name() const {
+  if (version <= 3) {  // the name slot is first in every table
+    const char* n = As<ncclscope_profiler_v1_t>(table)->name;
+    return n ? n : "?";
+  }
   const char* n = version == 4 ? As<ncclscope_profiler_v4_t>(table)->name
                   : version == 5 ? As<ncclscope_profiler_v5_t>(table)->name
                                  : As<ncclscope_profiler_v6_t>(table)->name;
@@ -232,6 +262,9 @@ const char* ProfilerApi::Name() const {
 ncclscope_result_t ProfilerApi::Init(void** ctx, uint64_t hash, int* mask, const char* comm_name, int nnodes,
                                      int nranks, int rank, ncclscope_logger_t log) {
   switch (version) {
+    case 1: return As<ncclscope_profiler_v1_t>(table)->init(ctx, mask);  // v1-v3: no communicator, no logger
+    case 2: return As<ncclscope_profiler_v2_t>(table)->init(ctx, mask);
+    case 3: return As<ncclscope_profiler_v3_t>(table)->init(ctx, mask);
     case 4: return As<ncclscope_profiler_v4_t>(table)->init(ctx, mask, comm_name, hash, nnodes, nranks, rank, log);
     case 5: return As<ncclscope_profiler_v5_t>(table)->init(ctx, hash, mask, comm_name, nnodes, nranks, rank, log);
     default: return As<ncclscope_profiler_v6_t>(table)->init(ctx, hash, mask, comm_name, nnodes, nranks, rank, log);
@@ -239,7 +272,8 @@ ncclscope_result_t ProfilerApi::Init(void** ctx, uint64_t hash, int* mask, const
 }
 
 ncclscope_result_t ProfilerApi::StartEvent(void* ctx, void** handle, const ncclscope_profiler_descr_v6_t& d,
-                                           uint64_t tag, bool symmetric) {
+                                           uint64_t tag, bool symmetric, uint64_t comm_hash, const char* comm_name) {
+  if (version <= 3) return StartLegacy(ctx, handle, d, comm_hash, comm_name);
   if (version >= 7) {
     ncclscope_profiler_descr_v7_t v7;  // v6's arms at v6's offsets, then the tag where the arm has one
     memset(&v7, 0, sizeof(v7));
@@ -337,6 +371,9 @@ ncclscope_result_t ProfilerApi::StartKernelPhase(void* ctx, void** handle, void*
 
 ncclscope_result_t ProfilerApi::StopEvent(void* h) {
   switch (version) {
+    case 1: return As<ncclscope_profiler_v1_t>(table)->stopEvent(h);
+    case 2: return As<ncclscope_profiler_v2_t>(table)->stopEvent(h);
+    case 3: return As<ncclscope_profiler_v3_t>(table)->stopEvent(h);
     case 4: return As<ncclscope_profiler_v4_t>(table)->stopEvent(h);
     case 5: return As<ncclscope_profiler_v5_t>(table)->stopEvent(h);
     default: return As<ncclscope_profiler_v6_t>(table)->stopEvent(h);
@@ -351,6 +388,21 @@ ncclscope_result_t ProfilerApi::RecordEventState(void* h, ncclscope_profiler_sta
     memcpy(&rccl, a, sizeof(*a));
     a = reinterpret_cast<ncclscope_profiler_state_args_t*>(&rccl);
   }
+  if (version <= 3) {
+    // NCCL's v1-v3 adapters pass states 8-18 only, with the 16-byte union: ProxyStep's zeroed, ProxyCtrl's count.
+    if (s < NCCLSCOPE_STATE_PROXY_STEP_SEND_GPU_WAIT || s > NCCLSCOPE_STATE_PROXY_CTRL_APPEND_END) {
+      return NCCLSCOPE_SUCCESS;
+    }
+    ncclscope_profiler_state_args_v1_t old_args;
+    memset(&old_args, 0, sizeof(old_args));
+    if (a != nullptr && s >= NCCLSCOPE_STATE_PROXY_CTRL_IDLE) {
+      old_args.proxyCtrl.appendedProxyOps = a->proxyCtrl.appendedProxyOps;
+    }
+    ncclscope_profiler_state_args_v1_t* pa = a != nullptr ? &old_args : nullptr;
+    if (version == 1) return As<ncclscope_profiler_v1_t>(table)->recordEventState(h, s, pa);
+    if (version == 2) return As<ncclscope_profiler_v2_t>(table)->recordEventState(h, s, pa);
+    return As<ncclscope_profiler_v3_t>(table)->recordEventState(h, s, pa);
+  }
   switch (version) {
     case 4:
       if (s == NCCLSCOPE_STATE_GROUP_START_API_STOP || s == NCCLSCOPE_STATE_GROUP_END_API_START) return NCCLSCOPE_SUCCESS;
@@ -362,6 +414,9 @@ ncclscope_result_t ProfilerApi::RecordEventState(void* h, ncclscope_profiler_sta
 
 ncclscope_result_t ProfilerApi::Finalize(void* ctx) {
   switch (version) {
+    case 1: return As<ncclscope_profiler_v1_t>(table)->finalize(ctx);
+    case 2: return As<ncclscope_profiler_v2_t>(table)->finalize(ctx);
+    case 3: return As<ncclscope_profiler_v3_t>(table)->finalize(ctx);
     case 4: return As<ncclscope_profiler_v4_t>(table)->finalize(ctx);
     case 5: return As<ncclscope_profiler_v5_t>(table)->finalize(ctx);
     default: return As<ncclscope_profiler_v6_t>(table)->finalize(ctx);
@@ -389,7 +444,14 @@ extern "C" __attribute__((visibility("default"))) int ncclGetVersion(int* versio
 void PluginHost::Configure(NcclVersion v, std::string net_value, std::string profiler_value, bool net_set,
                            bool prof_set) {
   version_ = v;
-  g_version_code.store(v == NcclVersion::k2_28 ? 22809 : v == NcclVersion::k2_30 ? 23007 : 23102,
+  // One patch release of each line (2.26.2 is the NCCL PyTorch 2.7 bundles).
+  g_version_code.store(v == NcclVersion::k2_23   ? 22304
+                       : v == NcclVersion::k2_25 ? 22501
+                       : v == NcclVersion::k2_26 ? 22602
+                       : v == NcclVersion::k2_27 ? 22703
+                       : v == NcclVersion::k2_28 ? 22809
+                       : v == NcclVersion::k2_30 ? 23007
+                                                 : 23102,
                        std::memory_order_relaxed);
   net_value_ = std::move(net_value);
   profiler_value_ = std::move(profiler_value);
@@ -484,10 +546,7 @@ ProfilerApi* PluginHost::AcquireProfiler(std::string* reason) {
       void* t = dlsym(h, sym.c_str());
       if (t == nullptr) continue;
       int v = atoi(sym.c_str() + strlen("ncclProfiler_v"));
-      if (v < 4) {
-        *reason = opened + ": found only " + sym + ", which the sim cannot drive (it supports profiler v4..v6)";
-        break;
-      }
+
       api.version = v;
       api.symbol = sym;
       api.table = t;

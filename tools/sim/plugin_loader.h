@@ -1,4 +1,4 @@
-// Loads NCCL net and profiler plugins exactly as NCCL 2.28 / 2.30 / 2.31 do (docs/nccl-abi.md#loading): the name rules
+// Loads NCCL net and profiler plugins exactly as NCCL 2.23 / 2.25 / 2.26 / 2.28 / 2.30 / 2.31 do (docs/nccl-abi.md#loading): the name rules
 // (NAME, libnccl-net-NAME.so, a path, lib*.so, none, STATIC_PLUGIN), the symbol probe order of the chosen
 // NCCL version, the profiler's fallback to the net library, per-communicator init (emulated once per load
 // for net v8–v10), reference counting, and dlclose after the last communicator.
@@ -17,10 +17,15 @@
 #include "ncclscope/abi/net.h"
 #include "ncclscope/abi/profiler.h"
 #include "ncclscope/abi/profiler_rccl.h"
+#include "ncclscope/abi/profiler_v1_v3.h"
 
 namespace ncclscope::sim {
 
-enum class NcclVersion { k2_28, k2_30, k2_31 };
+// The emulated NCCL release. 2.23, 2.25, 2.26 and 2.27 are the releases whose newest profiler table is v1, v2, v3
+// and v4 (and newest net table v8, v9, v10 and v10).
+enum class NcclVersion { k2_23, k2_25, k2_26, k2_27, k2_28, k2_30, k2_31 };
+// "2.23" … "2.31".
+const char* NcclVersionName(NcclVersion v);
 
 // --abi-layout: whose copy of the profiler headers the emulated library was built with. RCCL's differ from NVIDIA's
 // (include/ncclscope/abi/profiler_rccl.h): kRccl appends to NVIDIA's v7, kRcclUntagged is v7 without userTag.
@@ -84,8 +89,9 @@ class ProfilerApi {
   // *handle untouched).
   // `tag`: the v7 user tag of CollApi/P2pApi/Coll/P2p events (dropped below v7).
   // v7: `tag` is the operation's user tag, `symmetric` sets a Coll's isSymColl (ignored below v7).
+  // v1-v3: `comm_hash` and `comm_name` go into Coll and P2p descriptors (their init named no communicator).
   ncclscope_result_t StartEvent(void* ctx, void** handle, const ncclscope_profiler_descr_v6_t& d, uint64_t tag = 0,
-                                bool symmetric = false);
+                                bool symmetric = false, uint64_t comm_hash = 0, const char* comm_name = nullptr);
   // v7 KernelPhase under a KernelCh handle (a no-op below v7): phase 0 initial_sync, 1 compute, 2 final_sync.
   ncclscope_result_t StartKernelPhase(void* ctx, void** handle, void* kernel_ch, int channel, int phase,
                                       uint64_t ptimer);
@@ -100,6 +106,9 @@ class ProfilerApi {
   const ncclscope_profiler_v7_t* As7() const { return static_cast<const ncclscope_profiler_v7_t*>(table); }
   // tools/sim/rccl_abi.cc: `v7` (NVIDIA's layout, tag included) rebuilt in this RCCL layout and started.
   ncclscope_result_t StartRccl(void* ctx, void** handle, const ncclscope_profiler_descr_v7_t& v7);
+  // tools/sim/legacy_profiler_abi.cc: `d` as NCCL 2.23-2.26 deliver it to a v1, v2 or v3 table.
+  ncclscope_result_t StartLegacy(void* ctx, void** handle, const ncclscope_profiler_descr_v6_t& d, uint64_t comm_hash,
+                                 const char* comm_name);
 };
 
 // RCCL layouts: the proxy-trace fields RCCL appends to ProxyOp, filled with the sentinel kRcclSentinel (RCCL fills

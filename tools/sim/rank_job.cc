@@ -160,7 +160,7 @@ int RunRank(const Options& o, int rank, const std::string& rendezvous) {
   for (auto& r : rows) total_wrong += r.wrong;
   if (rank != 0) return total_wrong ? 1 : 0;
 
-  const char* abi = o.abi == NcclVersion::k2_28 ? "2.28" : o.abi == NcclVersion::k2_30 ? "2.30" : "2.31";
+  const char* abi = NcclVersionName(o.abi);
   const char* dump_dir = getenv("NCCLSCOPE_DUMP_DIR");
   double bw_sum = 0;
   nlohmann::json jrows = nlohmann::json::array();

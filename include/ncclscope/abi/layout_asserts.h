@@ -10,6 +10,7 @@
 #include "ncclscope/abi/net.h"
 #include "ncclscope/abi/profiler.h"
 #include "ncclscope/abi/profiler_rccl.h"
+#include "ncclscope/abi/profiler_v1_v3.h"
 
 #ifdef __cplusplus
 #define NCCLSCOPE_LAYOUT(cond, what) static_assert(cond, what)
@@ -143,6 +144,9 @@ NCCLSCOPE_SIZE(ncclscope_net_v12_t, 176);
   NCCLSCOPE_SLOT(T, recordEventState, 4);    \
   NCCLSCOPE_SLOT(T, finalize, 5);            \
   NCCLSCOPE_SIZE(T, 48)
+NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v1_t);
+NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v2_t);
+NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v3_t);
 NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v4_t);
 NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v5_t);
 NCCLSCOPE_PROFILER_SLOTS(ncclscope_profiler_v6_t);
@@ -154,6 +158,69 @@ NCCLSCOPE_SIZE(ncclscope_profiler_v7_export_t, 80);
 /* §2.5 state args. */
 NCCLSCOPE_SIZE(ncclscope_profiler_state_args_t, 8);
 NCCLSCOPE_SIZE(ncclscope_profiler_state_t, 4);
+NCCLSCOPE_SIZE(ncclscope_profiler_state_args_v1_t, 16);
+NCCLSCOPE_OFF(ncclscope_profiler_state_args_v1_t, proxyOp.transSize, 0);
+NCCLSCOPE_OFF(ncclscope_profiler_state_args_v1_t, proxyOp.steps, 8);
+NCCLSCOPE_OFF(ncclscope_profiler_state_args_v1_t, proxyCtrl.appendedProxyOps, 0);
+
+/* §2.4 descriptors v1-v3: the header and the proxy arms as in v4+, Coll/P2p naming the communicator. */
+#define NCCLSCOPE_DESCR_V1_V3_COMMON(T)           \
+  NCCLSCOPE_OFF(T, parentObj, 8);                 \
+  NCCLSCOPE_OFF(T, rank, 16);                     \
+  NCCLSCOPE_OFF(T, coll.name, 24);                \
+  NCCLSCOPE_OFF(T, coll.commHash, 32);            \
+  NCCLSCOPE_OFF(T, coll.seqNumber, 40);           \
+  NCCLSCOPE_OFF(T, coll.func, 48);                \
+  NCCLSCOPE_OFF(T, coll.sendBuff, 56);            \
+  NCCLSCOPE_OFF(T, coll.recvBuff, 64);            \
+  NCCLSCOPE_OFF(T, coll.count, 72);               \
+  NCCLSCOPE_OFF(T, coll.root, 80);                \
+  NCCLSCOPE_OFF(T, p2p.name, 24);                 \
+  NCCLSCOPE_OFF(T, p2p.commHash, 32);             \
+  NCCLSCOPE_OFF(T, p2p.func, 40);                 \
+  NCCLSCOPE_OFF(T, p2p.buff, 48);                 \
+  NCCLSCOPE_OFF(T, p2p.datatype, 56);             \
+  NCCLSCOPE_OFF(T, p2p.count, 64);                \
+  NCCLSCOPE_OFF(T, p2p.peer, 72);                 \
+  NCCLSCOPE_OFF(T, proxyOp.pid, 24);              \
+  NCCLSCOPE_OFF(T, proxyOp.channelId, 28);        \
+  NCCLSCOPE_OFF(T, proxyOp.peer, 32);             \
+  NCCLSCOPE_OFF(T, proxyOp.nSteps, 36);           \
+  NCCLSCOPE_OFF(T, proxyOp.chunkSize, 40);        \
+  NCCLSCOPE_OFF(T, proxyOp.isSend, 44);           \
+  NCCLSCOPE_OFF(T, proxyStep.step, 24)
+
+NCCLSCOPE_DESCR_V1_V3_COMMON(ncclscope_profiler_descr_v1_t);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v1_t, coll.datatype, 84);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v1_t, coll.op, 88);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v1_t, coll.trafficBytes, 96);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v1_t, coll.nMaxChannels, 104);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v1_t, coll.nWarps, 105);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v1_t, coll.algo, 106);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v1_t, coll.proto, 107);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v1_t, coll.isCollnet, 108);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v1_t, coll.isNvls, 112);
+NCCLSCOPE_SIZE(ncclscope_profiler_descr_v1_t, 120);
+
+NCCLSCOPE_DESCR_V1_V3_COMMON(ncclscope_profiler_descr_v2_t);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v2_t, coll.datatype, 88);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v2_t, coll.trafficBytes, 96);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v2_t, coll.nMaxChannels, 104);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v2_t, coll.nWarps, 105);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v2_t, coll.algo, 112);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v2_t, coll.proto, 120);
+NCCLSCOPE_SIZE(ncclscope_profiler_descr_v2_t, 128);
+
+NCCLSCOPE_DESCR_V1_V3_COMMON(ncclscope_profiler_descr_v3_t);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v3_t, coll.datatype, 88);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v3_t, coll.nMaxChannels, 96);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v3_t, coll.nWarps, 97);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v3_t, coll.algo, 104);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v3_t, coll.proto, 112);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v3_t, kernelCh.channelId, 24);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v3_t, netPlugin.id, 24);
+NCCLSCOPE_OFF(ncclscope_profiler_descr_v3_t, netPlugin.data, 32);
+NCCLSCOPE_SIZE(ncclscope_profiler_descr_v3_t, 120);
 
 /* §2.4 descriptors: the arms shared by v4-v6. */
 #define NCCLSCOPE_DESCR_COMMON(T)                 \

@@ -1,4 +1,5 @@
-/* ncclscope's own declarations of NCCL's profiler-plugin tables v4-v7 (ncclProfiler_vN_t), their event
+/* ncclscope's own declarations of NCCL's profiler-plugin tables v4-v7 (ncclProfiler_vN_t; v1-v3 are in
+ * profiler_v1_v3.h), their event
  * descriptors, state enum and state arguments, with our names (docs/nccl-abi.md#profiler-table).
  * Offsets and sizes are checked in layout_asserts.h. Seen by the adapters of src/plugin/profiler (the
  * profiler core below them never sees NCCL's structs), the tools and the tests. */

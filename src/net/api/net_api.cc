@@ -10,6 +10,7 @@
 #include "common/params.h"
 #include "common/runtime.h"
 #include "common/tsan_lock.h"
+#include "net/api/legacy_hold.h"
 #include "net/api/record_calls.h"
 #include "net/transport.h"
 #include "net/api/transport_registry.h"
@@ -90,6 +91,7 @@ static Status InitImpl(const InitArgs& args, NetContext** ctx) {
     if (legacy_ctx == nullptr) legacy_ctx = c;
     if (args.profiler_cb != nullptr) legacy_ctx->profiler_cb = args.profiler_cb;
     *ctx = legacy_ctx;
+    LegacyHold::Instance().OnInit();  // no finalize: held until the last legacy object closes
   }
   return Status::Ok();
 }
@@ -268,18 +270,23 @@ Status MakeVDevice(const int* devs, int n, int* vdev) {
 
 Status Listen(NetContext* ctx, int dev, void* handle, void** listen_comm) {
   Status s = ListenImpl(ctx, dev, handle, listen_comm);
+  if (s.ok() && ctx != nullptr && ctx->legacy) LegacyHold::Instance().OnOpen(*listen_comm);
   if (Recorder* r = Recorder::Get()) RecordListen(r, ctx, dev, *listen_comm, s);
   return s;
 }
 
 Status Connect(NetContext* ctx, int dev, void* handle, void** send_comm, ncclscope_net_device_handle_t** dev_comm) {
   Status s = ConnectImpl(ctx, dev, handle, send_comm, dev_comm);
+  if (s.ok() && ctx != nullptr && ctx->legacy) LegacyHold::Instance().OnOpen(*send_comm);
   if (Recorder* r = Recorder::Get()) RecordConnect(r, "net.connect", handle, dev, *send_comm, s);
   return s;
 }
 
 Status Accept(void* listen_comm, void** recv_comm, ncclscope_net_device_handle_t** dev_comm) {
   Status s = AcceptImpl(listen_comm, recv_comm, dev_comm);
+  if (s.ok() && *recv_comm != nullptr && LegacyHold::Instance().IsOpen(listen_comm)) {
+    LegacyHold::Instance().OnOpen(*recv_comm);
+  }
   if (Recorder* r = Recorder::Get()) RecordConnect(r, "net.accept", listen_comm, -1, *recv_comm, s);
   return s;
 }
@@ -334,17 +341,26 @@ Status Test(void* request, int* done, int* sizes) {
 
 Status CloseSend(void* send_comm) {
   if (Recorder* r = Recorder::Get()) RecordSimple(r, "net.closeSend", send_comm, Status::Ok());
-  return CloseSendImpl(send_comm);
+  const bool legacy = LegacyHold::Instance().Forget(send_comm);
+  Status s = CloseSendImpl(send_comm);
+  if (legacy) LegacyHold::Instance().AfterClose();
+  return s;
 }
 
 Status CloseRecv(void* recv_comm) {
   if (Recorder* r = Recorder::Get()) RecordSimple(r, "net.closeRecv", recv_comm, Status::Ok());
-  return CloseRecvImpl(recv_comm);
+  const bool legacy = LegacyHold::Instance().Forget(recv_comm);
+  Status s = CloseRecvImpl(recv_comm);
+  if (legacy) LegacyHold::Instance().AfterClose();
+  return s;
 }
 
 Status CloseListen(void* listen_comm) {
   if (Recorder* r = Recorder::Get()) RecordSimple(r, "net.closeListen", listen_comm, Status::Ok());
-  return CloseListenImpl(listen_comm);
+  const bool legacy = LegacyHold::Instance().Forget(listen_comm);
+  Status s = CloseListenImpl(listen_comm);
+  if (legacy) LegacyHold::Instance().AfterClose();
+  return s;
 }
 
 Status SetNetAttr(NetContext* ctx, const NetAttr& attr, const ncclscope_net_attr_t& raw) {

@@ -18,7 +18,7 @@ namespace ncclscope::net {
 
 struct InitArgs {
   int abi_version = 0;       // 8..12, for the log line
-  bool per_comm = false;     // v11+: a context per communicator, with a runtime reference
+  bool per_comm = false;     // v11+: a context per communicator, with a runtime reference (legacy: LegacyHold)
   uint64_t comm_id = 0;
   int traffic_class = -1;
   ncclscope_logger_t logger = nullptr;

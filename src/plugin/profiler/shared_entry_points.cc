@@ -31,7 +31,7 @@ StateUpdate TranslateState(ncclscope_profiler_state_t state, const ncclscope_pro
 
 ncclscope_result_t InitV5Plus(const char* abi, void** context, uint64_t commId, int* eActivationMask,
                             const char* commName, int nNodes, int nranks, int rank, ncclscope_logger_t logfn,
-                            int allowed_mask) {
+                            int allowed_mask, bool chainable) {
   const int mask_in = eActivationMask != nullptr ? *eActivationMask : 0;
   // Called back from the chained profiler's init or load: refused without a line; WrapInit or Load reports it.
   if (!RefuseReentry("profiler init").ok()) return NCCLSCOPE_INVALID_USAGE;
@@ -53,7 +53,7 @@ ncclscope_result_t InitV5Plus(const char* abi, void** context, uint64_t commId, 
     RecordInit(r, abi, context != nullptr ? *context : nullptr, commId, mask_in, eActivationMask, commName, nNodes,
                nranks, rank, rc);
   }
-  if (rc == NCCLSCOPE_SUCCESS && context != nullptr && *context != nullptr && chain::Active()) {
+  if (rc == NCCLSCOPE_SUCCESS && context != nullptr && *context != nullptr && chainable && chain::Active()) {
     ProfilerInitGate("ncclProfiler init (chained plugin)", [&] {
       *context = chain::WrapInit(*context, eActivationMask, commId, commName, nNodes, nranks, rank, logfn);
       return Status::Ok();
@@ -116,6 +116,18 @@ ncclscope_result_t RecordEventStateAbi(void* eHandle, ncclscope_profiler_state_t
     return NCCLSCOPE_SUCCESS;
   }
   return RecordGeneral(eHandle, eState, eStateArgs);
+}
+
+ncclscope_result_t StopEventUnchained(void* eHandle) { return StopOurs(eHandle); }
+
+ncclscope_result_t RecordEventStateUnchained(void* eHandle, ncclscope_profiler_state_t eState,
+                                             ncclscope_profiler_state_args_t* eStateArgs) {
+  return RecordOurs(eHandle, eState, eStateArgs);
+}
+
+ncclscope_result_t FinalizeUnchained(void* context) {
+  if (record::Recorder* r = record::Recorder::Get()) RecordFinalize(r, context);
+  return ProfilerEventGate("ncclProfiler finalize", [&] { Finalize(context); });
 }
 
 ncclscope_result_t FinalizeAbi(void* context) {

@@ -210,8 +210,14 @@ void TranslateV6(const ncclscope_profiler_descr_v6_t* e, EventDesc* d);
 StateUpdate TranslateState(ncclscope_profiler_state_t state, const ncclscope_profiler_state_args_t* args);
 ncclscope_result_t InitV5Plus(const char* abi, void** context, uint64_t commId, int* eActivationMask,
                             const char* commName, int nNodes, int nranks, int rank, ncclscope_logger_t logfn,
-                            int allowed_mask = ~0);
+                            int allowed_mask = ~0, bool chainable = true);
 ncclscope_result_t StopEventAbi(void* eHandle);
+// Profiler v1-v3 have no chained second profiler (chain.h starts at v5 tables): their stop, record and finalize
+// go to our side alone, whatever NCCLSCOPE_PROFILER_CHAIN says.
+ncclscope_result_t StopEventUnchained(void* eHandle);
+ncclscope_result_t RecordEventStateUnchained(void* eHandle, ncclscope_profiler_state_t eState,
+                                             ncclscope_profiler_state_args_t* eStateArgs);
+ncclscope_result_t FinalizeUnchained(void* context);
 ncclscope_result_t RecordEventStateAbi(void* eHandle, ncclscope_profiler_state_t eState,
                                        ncclscope_profiler_state_args_t* eStateArgs);
 ncclscope_result_t FinalizeAbi(void* context);
