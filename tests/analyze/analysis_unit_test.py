@@ -379,6 +379,38 @@ class WaitTest(unittest.TestCase):
                           c["line"])
             self.assertEqual(f["blamed"], [{"rank": 1, "global_rank": 1, "host": "node7", "pid": None}])
 
+    def test_a_frozen_ranks_earlier_stall_dump_is_read_as_no_dump(self):
+        # Rank 1 wrote a stall dump at seq 1 (a slow moment), went on, and froze before seq 4: it cannot answer the
+        # dump signal, so its only dump is that old one. The others completed seq 3 with it: the dump is stale, and
+        # the frozen rank is the process the waits end at, not a rank stuck in seq 1.
+        old = dump(1, nranks=3, completed=history(1), in_flight=[coll("AllReduce", 1, **NET_STUCK)], host="h1",
+                   stalled=True, identity={"global_rank": 1}, reason="stall",
+                   wait=wait("peer", seq=1, peers=[waits_on(0)]))
+        waiting = waiting_job({0: wait("peer", peers=[waits_on(2)]), 2: wait("peer", peers=[waits_on(1)])},
+                              nranks=3, absent=(1,))
+        waiting[1] = comm(old)[1]
+        result = report.analyze({"0xaa": waiting})
+        findings = result["entries"][0]["findings"]
+        [stale] = [f for f in findings if f["kind"] == "stale"]
+        self.assertEqual(stale["ranks"], [1])
+        self.assertIn("rank 1's latest dump (stall) says AllReduce seq 1 was the last it issued, but the others "
+                      "completed seq 3 with it since", stale["text"])
+        [c] = result["culprits"]
+        self.assertEqual((c["class"], c["global_rank"]), ("process", 1))
+
+    def test_dumps_of_a_running_job_taken_moments_apart_are_not_stale(self):
+        ranks = comm(dump(0, completed=history(2)), dump(1, completed=history(4)), dump(2, completed=history(3)))
+        self.assertEqual([f for f in hang.diagnose(ranks, 3) if f["kind"] == "stale"], [])
+
+    def test_no_kernelch_and_no_connection_cannot_tell(self):
+        ranks = comm(*(dump(r, completed=history(4), completion_seen="none") for r in range(3)))
+        result = report.analyze({"0xaa": ranks})
+        self.assertEqual(result["entries"][0]["status"], "cannot_tell")
+        self.assertEqual(report.job_status(result), "cannot_tell")
+        self.assertTrue(report.job_verdict(result).startswith("cannot tell: 1 of 1 communicator(s)"))
+        seen = comm(*(dump(r, completed=history(4), completion_seen="network") for r in range(3)))
+        self.assertEqual(report.job_status(report.analyze({"0xaa": seen})), "healthy")
+
     def test_chain_across_communicators_ends_at_the_kernel_stuck_rank(self):
         # Comm 0xa (globals 0, 1): 0 waits on 1, whose kernel never started (its stream is busy). Comm 0xb
         # (globals 1, 2): 1 waits on 2, whose kernel does not finish. One culprit: global rank 2.

@@ -270,11 +270,46 @@ def _wait_start(ranks, waits, finding):
     return min(starts, default=None)
 
 
+def stale_dumps(ranks, waits):
+    """{rank: (func, its last seq issued, seq another rank completed)} of the ranks whose latest dump is older than
+    what the others have since done with them: another rank waits in collective seq s of a function, so it
+    completed s - 1, which that rank took part in, while the rank's dump says it issued less. A rank frozen after an
+    earlier stall dump (its process stopped: it cannot answer the dump signal) leaves such a dump; it says nothing
+    of the hang. Only against ranks that wait: dumps of a running job taken moments apart are not stale."""
+    stale = {}
+    for r, d in ranks.items():
+        issued = last_coll_seq(d)
+        for o, ops in waits.items():
+            if o == r:
+                continue
+            for op in ops:
+                if op["kind"] == "coll" and issued.get(op["func"], -1) < op["seq"] - 1:
+                    stale[r] = (op["func"], issued.get(op["func"], -1), op["seq"] - 1)
+                    break
+            if r in stale:
+                break
+    return stale
+
+
+def _stale_finding(stale, ranks):
+    text = "; ".join(f"rank {r}'s latest dump ({ranks[r].get('reason') or 'no reason'}) says {func} seq {mine} was "
+                     f"the last it issued, but the others completed seq {done} with it since"
+                     for r, (func, mine, done) in sorted(stale.items()))
+    return {"kind": "stale", "ranks": sorted(stale),
+            "text": text + ": it stopped writing dumps (frozen, or gone), so it is read as a rank without a dump"}
+
+
 def diagnose(ranks, nranks, live_globals=frozenset(), live_procs=frozenset()):
     """Findings for one communicator ({rank: summary}, its size); empty when nothing is missing or waiting.
     live_globals / live_procs: global ranks and (host, pid) of every process with a dump, job-wide."""
-    missing = RankRuns.missing(ranks, nranks)
     waits = {r: ops for r, ops in ((r, waiting_ops(d)) for r, d in ranks.items()) if ops}
+    stale = stale_dumps(ranks, waits)
+    notes = [_stale_finding(stale, ranks)] if stale else []
+    if stale:
+        ranks = {r: d for r, d in ranks.items() if r not in stale}
+        waits = {r: ops for r, ops in waits.items() if r not in stale}
+        live_procs = frozenset(live_procs) - {(d.get("host"), d.get("pid")) for r, d in ranks.items() if r in stale}
+    missing = RankRuns.missing(ranks, nranks)
     oldest = {r: ops[0] for r, ops in waits.items()}
 
     problems, skip = _mismatch(waits)
@@ -290,7 +325,7 @@ def diagnose(ranks, nranks, live_globals=frozenset(), live_procs=frozenset()):
         f["_wait_start_ns"] = _wait_start(ranks, waits, f)
         f.setdefault("class", wait_field.CLASS_OF_KIND.get(f["kind"]))
         f["_waits"] = any(d.get("wait") for d in ranks.values())  # the culprit line then names the class
-    findings = list(problems)
+    findings = notes + list(problems)
     listed = sorted(waits) if waits else sorted(r for r, d in ranks.items() if d["in_flight"])
     for r in listed[:MAX_IN_FLIGHT_RANKS]:
         d, ops = ranks[r], in_flight(ranks[r])
