@@ -280,21 +280,23 @@ def cells(records):
 def cell_summary(recs, within, analyzer_must_agree):
     delays = [r["onset_to_alert_s"] for r in recs if r["onset_to_alert_s"] is not None]
     right = sum(r["named_right"] for r in recs)
+    right_in_time = sum(r["named_right"] and r["in_time"] for r in recs)
     agree = sum(r["analyzer"]["agree"] for r in recs)
     ok = all(r["named_right"] and r["in_time"] for r in recs) and (agree == len(recs) or not analyzer_must_agree)
-    return {"runs": len(recs), "named_right": right, "analyzer_agrees": agree, "ok": ok,
+    return {"runs": len(recs), "named_right": right, "right_in_time": right_in_time, "analyzer_agrees": agree, "ok": ok,
             "classes_named": sorted({a["class"] for r in recs for a in r["alerts"]}),
             "median_s": statistics.median(delays) if delays else None, "max_s": max(delays) if delays else None}
 
 
 def table(records, within, analyzer_must_agree):
-    lines = ["| class | ranks | size | straggler | named right (k/n) | class named | onset→alert s median / max "
-             "| analyzer agrees (k/n) |", "|---|---|---|---|---|---|---|---|"]
+    lines = [f"| class | ranks | size | straggler | named right (k/n) | and within {within:.0f} s | class named "
+             "| onset→alert s median / max | analyzer agrees (k/n) |", "|---|---|---|---|---|---|---|---|---|"]
     for (cls, ranks, size, straggle), recs in sorted(cells(records).items(), key=lambda kv: kv[0][1:] + kv[0][:1]):
         s = cell_summary(recs, within, analyzer_must_agree)
         t = f"{s['median_s']:.1f} / {s['max_s']:.1f}" if s["median_s"] is not None else "—"
         lines.append(f"| {cls} | {ranks} | {size_text(size)} | {f'{straggle} ms' if straggle else 'none'} "
-                     f"| {s['named_right']}/{s['runs']} | {', '.join(s['classes_named']) or '—'} | {t} "
+                     f"| {s['named_right']}/{s['runs']} | {s['right_in_time']}/{s['runs']} "
+                     f"| {', '.join(s['classes_named']) or '—'} | {t} "
                      f"| {s['analyzer_agrees']}/{s['runs']} |")
     return "\n".join(lines)
 
