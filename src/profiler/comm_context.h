@@ -148,9 +148,8 @@ class CommContext final : public CommSource {
   // The in-flight operation started first, or null (comm_stall_check.cc, as are the two below).
   const Op* OldestInFlight() const;
   // The in-flight time past which `op` (the oldest) counts as stalled: the adaptive threshold, but no more than the
-  // floor once a connection of this communicator has failed, or once none has moved for the floor while requests
-  // wait (that operation is not progressing, however slow its kind usually is). Hands back the communicator's
-  // connections where it read them.
+  // floor once a connection of this communicator has failed (that operation can never complete, however slow its
+  // kind usually is). Hands back the communicator's connections where it read them.
   uint64_t StallThreshold(const OpRecord& op, uint64_t now_ns, const StallPolicy& policy,
                           std::optional<CommNetLinks>* links) const;
   // Where the oldest in-flight operation waits, when it is past its threshold under `policy`.

@@ -86,12 +86,6 @@ uint64_t CommContext::StallThreshold(const OpRecord& op, uint64_t now_ns, const 
   if (std::any_of(pending.begin(), pending.end(), [](const PendingNetLink& p) { return p.failed; })) {
     return policy.floor_ns;
   }
-  // Requests wait and none of the communicator's connections has moved for the floor: a peer stopped, whatever
-  // the size. A healthy large operation completes chunks all along, so its history (seconds at 4 MiB on a slow
-  // fabric) need not be waited out. Stalled from the age at which the stillness reached the floor.
-  if (!pending.empty() && (*links)->quiet_ns >= policy.floor_ns) {
-    return std::min(threshold, std::max(policy.floor_ns, age - (*links)->quiet_ns + policy.floor_ns));
-  }
   return threshold;
 }
 

@@ -609,52 +609,6 @@ TEST(NeutralApi, FailedConnectionStallsAtTheFloor) {
   unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
 }
 
-// Requests wait and no connection of the communicator has moved for the floor: a peer stopped. The operation
-// counts as stalled from the age at which the stillness reached the floor, not after 8 times its kind's duration
-// (a frozen peer of a 16-rank job of 4 MiB all-reduces, seconds each, was named only after tens of seconds).
-TEST(NeutralApi, StillConnectionsStallAtTheFloor) {
-  ASSERT_EQ(Runtime::Instance().users(), 0) << "the stall floor is read when the runtime starts";
-  unsetenv("NCCLSCOPE_DUMP_DIR");
-  setenv("NCCLSCOPE_STALL_FLOOR_MS", "100", 1);
-  constexpr uint64_t kHash = 0x3a177;
-  void* ctx = InitWithSlowKind(kHash, "still");
-  NetLink link;
-  link.nic = "eth9";
-  link.comm_id = kHash;
-  link.dir = NetDir::kRecv;
-  RegisterNetLink(&link);
-  SetNetLinkPeer(&link, 6, "hostD");
-  link.Posted(MonotonicNs());
-  const auto started = std::chrono::steady_clock::now();
-  void* stuck = RunMovingOp(ctx, 2, std::chrono::milliseconds(150), &link);
-  const WaitSite moving = WaitOf(kHash);
-  EXPECT_FALSE(moving.present) << "past the floor but its connection completes requests all along; threshold "
-                               << moving.threshold_ns << " ns, age " << moving.age_ns << " ns";
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the connection stops: 150 ms without progress
-  const WaitSite w = WaitOf(kHash);
-  const auto age = std::chrono::steady_clock::now() - started;
-  ASSERT_TRUE(w.present) << "still for longer than the floor";
-  EXPECT_GE(w.threshold_ns, 100'000'000u);
-  EXPECT_LT(w.threshold_ns, 480'000'000u) << "sooner than its kind's threshold";
-  EXPECT_LE(w.threshold_ns, static_cast<uint64_t>(std::chrono::nanoseconds(age).count()));
-  EXPECT_EQ(w.cls, WaitClass::kPeer);
-  ASSERT_EQ(w.peers.size(), 1u);
-  EXPECT_EQ(w.peers[0].peer_global_rank, 6);
-  EXPECT_FALSE(w.peers[0].failed);
-  link.Completed(MonotonicNs());  // it moves again: back under its kind's threshold
-  link.Posted(MonotonicNs());
-  const bool present_again = WaitOf(kHash).present;
-  // Checked only while younger than its kind's threshold by our clock: a loaded host may deschedule this thread.
-  if (std::chrono::steady_clock::now() - started < std::chrono::milliseconds(450)) {
-    EXPECT_FALSE(present_again);
-  }
-  UnregisterNetLink(&link);
-  RecordEventState(stuck, StateUpdate{kStateKernelChStop, true, 2'500'000});
-  StopEvent(stuck);
-  Finalize(ctx);
-  unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
-}
-
 // NCCL's own transports with ProxyOp events on: a stalled collective waits on the peers of its unfinished
 // ProxyOps, named by their rank in the communicator.
 TEST(NeutralApi, WaitSiteNamesTheUnfinishedProxyOpsPeers) {
