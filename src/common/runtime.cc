@@ -10,6 +10,16 @@
 namespace ncclscope {
 namespace {
 
+// Debian's abseil is built without NDEBUG, so its lock-order deadlock detector runs in every Mutex::Lock: a
+// process-wide spinlock and graph update on each acquisition, a cost the job should not pay for telemetry. Its
+// graph is also guarded by abseil's own uninstrumented spinlock, which ThreadSanitizer cannot see, so TSan reported
+// races inside abseil itself (net_chain_concurrency in CI). TSan's own deadlock detector checks our lock order.
+// Set at load, before any thread of ours exists; only abseil's debian3 copy (ours) is affected.
+[[maybe_unused]] const bool kAbseilDeadlockCheckOff = [] {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  return true;
+}();
+
 // A service that cannot start (no thread to be had, a file it reads throwing) is off with a warning: the
 // job's init must not fail for telemetry, and the other services start all the same.
 void StartService(Service* service) {
