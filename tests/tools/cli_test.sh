@@ -102,6 +102,24 @@ expect 2 err "bad value '1:7' for --clock-offset: rank 1 given twice" "$sim" --c
 expect 2 err "--clock-offset rank 2 must be < --ranks 2" "$sim" --clock-offset 0:-5,2:5
 expect 2 err "option '--clock-offset' needs a value" "$sim" --clock-offset
 
+# --pause RANK:SECONDS/EVERY: SECONDS a decimal in (0, 3600], EVERY at least 1, rank < --ranks.
+expect 0 out "--pause RANK:SECONDS/EVERY" "$sim" --help
+expect 2 err "bad value '1:20' for --pause: want RANK:SECONDS/EVERY" "$sim" --pause 1:20
+expect 2 err "bad value '1' for --pause: want RANK:SECONDS/EVERY" "$sim" --pause 1
+expect 2 err "bad value 'x:20/5' for --pause: rank not an integer" "$sim" --pause x:20/5
+expect 2 err "bad value '-1:20/5' for --pause: rank must not be negative" "$sim" --pause -1:20/5
+expect 2 err "bad value '1:20s/5' for --pause: SECONDS not a number" "$sim" --pause 1:20s/5
+expect 2 err "bad value '1:/5' for --pause: SECONDS empty" "$sim" --pause 1:/5
+expect 2 err "bad value '1:0/5' for --pause: SECONDS must be above 0" "$sim" --pause 1:0/5
+expect 2 err "bad value '1:-2/5' for --pause: SECONDS must not be negative" "$sim" --pause 1:-2/5
+expect 2 err "bad value '1:3600.5/5' for --pause: SECONDS out of range" "$sim" --pause 1:3600.5/5
+expect 2 err "bad value '1:nan/5' for --pause: SECONDS not a number" "$sim" --pause 1:nan/5
+expect 2 err "bad value '1:20/0' for --pause: EVERY out of range" "$sim" --pause 1:20/0
+expect 2 err "bad value '1:20/2.5' for --pause: EVERY not an integer" "$sim" --pause 1:20/2.5
+expect 2 err "bad value '1:20/' for --pause: EVERY empty" "$sim" --pause 1:20/
+expect 2 err "--pause rank 3 must be < --ranks 3" "$sim" --ranks 3 --pause 3:0.5/10
+expect 2 err "option '--pause' needs a value" "$sim" --pause
+
 # --mismatch RANK@SEQ and --layout tp=K: strict values, and the combinations the sim cannot run.
 expect 0 out "--mismatch RANK@SEQ" "$sim" --help
 expect 0 out "--layout tp=K" "$sim" --help

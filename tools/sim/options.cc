@@ -13,6 +13,7 @@ namespace {
 
 constexpr long long kIntMax = std::numeric_limits<int>::max();
 constexpr long kMaxStraggleMs = 3600 * 1000;  // an hour per operation; usleep's argument stays in 32 bits
+constexpr double kMaxPauseS = kMaxStraggleMs / 1000.0;  // as --straggle: an hour per operation
 constexpr long kMaxSeq = std::numeric_limits<long>::max();
 constexpr double kMaxHoldOnErrorS = 3600;
 
@@ -35,6 +36,34 @@ bool ParseFault(const std::string& opt, const std::string& s, char sep, const ch
   }
   if (!ParseInteger(std::string_view(s).substr(p + 1), 0, max_value, &f->value, &why)) {
     *error = BadValue(opt, s, std::string(sep == ':' ? "MS " : "SEQ ") + why);
+    return false;
+  }
+  return true;
+}
+
+// --pause RANK:SECONDS/EVERY: RANK below 256 (the --ranks limit), SECONDS a decimal in (0, an hour], EVERY >= 1.
+bool ParsePause(const std::string& opt, const std::string& s, Pause* p, std::string* error) {
+  const char* want = "want RANK:SECONDS/EVERY, e.g. 1:20/50";
+  size_t c = s.find(':'), sl = s.find('/', c == std::string::npos ? 0 : c);
+  std::string why;
+  if (c == std::string::npos || sl == std::string::npos) {
+    *error = BadValue(opt, s, want);
+    return false;
+  }
+  if (!ParseInteger(std::string_view(s).substr(0, c), 0, 255, &p->rank, &why)) {
+    *error = BadValue(opt, s, "rank " + why);
+    return false;
+  }
+  if (!ParseDecimal(std::string_view(s).substr(c + 1, sl - c - 1), 0, kMaxPauseS, &p->seconds, &why)) {
+    *error = BadValue(opt, s, "SECONDS " + why);
+    return false;
+  }
+  if (p->seconds <= 0) {
+    *error = BadValue(opt, s, "SECONDS must be above 0");
+    return false;
+  }
+  if (!ParseInteger(std::string_view(s).substr(sl + 1), 1, kMaxSeq, &p->every, &why)) {
+    *error = BadValue(opt, s, "EVERY " + why);
     return false;
   }
   return true;
@@ -107,6 +136,7 @@ const char* Usage() {
          "         [--layout tp=K]\n"
          "         [--straggle RANK:MS] [--hang RANK@SEQ] [--kill RANK@SEQ] [--mismatch RANK@SEQ] [--timeout S]\n"
          "         [--freeze RANK@SEQ] [--stuck-kernel RANK@SEQ] [--hold-on-error S] [--expect-hang]\n"
+         "         [--pause RANK:SECONDS/EVERY]\n"
          "         [--clock-offset RANK:MS[,RANK:MS...]]\n"
          "         [--net-max-version 8..12] [--graph-replay R] [--compare-profiler REPS] [--rank R --root HOST:PORT]\n"
          "         [--ib-events DEVICES:QPS]\n"
@@ -122,6 +152,9 @@ const char* Usage() {
          "--freeze RANK@SEQ: before op SEQ rank RANK stops its whole process (raise(SIGSTOP)): every thread, the\n"
          "plugins' too, stops; its sockets stay open, so its peers see silence, not an error. The launcher ends it\n"
          "(SIGKILL) at --timeout.\n"
+         "--pause RANK:SECONDS/EVERY: rank RANK sleeps SECONDS (decimal, up to 3600) before ops EVERY, 2*EVERY, ...\n"
+         "(never op 0), as a rank saving a checkpoint or evaluating every EVERY steps; its peers wait in that op,\n"
+         "then the job goes on healthy. One stderr line per pause.\n"
          "SIGUSR1 to the launcher brings --timeout forward: the job ends at once as at its timeout.\n"
          "--stuck-kernel RANK@SEQ: a fake: a GPU kernel that never finishes cannot be produced without a GPU. At\n"
          "op SEQ rank RANK starts the op as NCCL does (API, Group, Coll/P2p at enqueue, ProxyOp, KernelCh starts\n"
@@ -156,7 +189,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
       "--step-bytes", "--abi", "--net-plugin", "--profiler-plugin", "--straggle", "--hang", "--kill", "--timeout",
       "--net-max-version", "--graph-replay", "--compare-profiler", "--rank", "--root", "--ib-events",
       "--clock-offset", "--mismatch", "--layout", "--freeze", "--stuck-kernel", "--hold-on-error",
-      "--abi-layout"};
+      "--abi-layout", "--pause"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -278,6 +311,7 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
     else if (a == "--mismatch") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->mismatch, error);
     else if (a == "--freeze") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->freeze, error);
     else if (a == "--stuck-kernel") ok = ParseFault(a, v, '@', "RANK@SEQ", kMaxSeq, &o->stuck_kernel, error);
+    else if (a == "--pause") ok = ParsePause(a, v, &o->pause, error);
     else if (a == "--hold-on-error") {
       ok = ParseDecimal(v, 0, kMaxHoldOnErrorS, &o->hold_on_error_s, &why);
       if (!ok) *error = BadValue(a, v, why);
@@ -307,6 +341,10 @@ bool ParseOptions(int argc, char** argv, Options* o, bool* help, std::string* er
       *error = std::string(name) + " rank " + std::to_string(f->rank) + " must be < --ranks " + std::to_string(o->ranks);
       return false;
     }
+  }
+  if (o->pause.rank >= o->ranks) {
+    *error = "--pause rank " + std::to_string(o->pause.rank) + " must be < --ranks " + std::to_string(o->ranks);
+    return false;
   }
   for (const ClockOffset& c : o->clock_offsets) {
     if (c.rank >= o->ranks) {

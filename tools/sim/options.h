@@ -16,6 +16,14 @@ struct Fault {
   long value = -1;  // ms for straggle, sequence for hang/kill/mismatch/freeze/stuck-kernel
 };
 
+// --pause RANK:SECONDS/EVERY: that rank sleeps SECONDS before ops EVERY, 2*EVERY, ... of communicator 0 (never op
+// 0), as a rank that saves a checkpoint or evaluates every EVERY steps while its peers wait in the next collective.
+struct Pause {
+  int rank = -1;
+  double seconds = 0;
+  long every = 0;
+};
+
 // --clock-offset RANK:MS: every clock that rank reports runs MS milliseconds ahead (negative: behind).
 struct ClockOffset {
   int rank = -1;
@@ -44,6 +52,7 @@ struct Options {
   // --stuck-kernel RANK@SEQ: that rank starts op SEQ (enqueue, KernelCh starts) but its "kernel" never
   // finishes: no KernelCh stop and no network work for that op (an emulation: no GPU here).
   Fault stuck_kernel;
+  Pause pause;  // --pause RANK:SECONDS/EVERY
   // --hold-on-error S: after a communicator error a rank reports it, then stays alive S seconds with the
   // communicator and the failed op's events left as they are before it aborts and exits 3. 0: exit at once.
   double hold_on_error_s = 0;

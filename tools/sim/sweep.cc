@@ -131,6 +131,13 @@ double Median(std::vector<double> v) {
 // Before op `op_index` of communicator 0: the faults of the command line that concern this rank.
 void BeforeOp(const Options& o, int world_rank, long op_index) {
   if (o.straggle.rank == world_rank) usleep(static_cast<useconds_t>(o.straggle.value * 1000));
+  if (o.pause.rank == world_rank && op_index > 0 && op_index % o.pause.every == 0) {
+    // A checkpoint save or an evaluation: the rank is alive and well, only late for this op; its peers wait in it.
+    fprintf(stderr, "ncclscope-sim: rank %d: --pause: pauses %g s before op %ld (pause %ld)\n", world_rank,
+            o.pause.seconds, op_index, op_index / o.pause.every);
+    fflush(stderr);
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.pause.seconds));
+  }
   if (o.freeze.rank == world_rank && o.freeze.value == op_index) {
     // The whole process stops, every thread of it (the plugins' HTTP and proxy threads too); its sockets stay
     // open, so its peers see silence, not an error. A SIGCONT resumes it where it stopped.

@@ -1,6 +1,6 @@
 // The benchmark loop of one rank: every op and size of the command line, warm-up and timed iterations, each
 // output checked byte for byte, on one or more communicators ("lanes") driven one after the other from the
-// calling thread, as a training step issues its tensor- then data-parallel collectives. Faults (--straggle,
+// calling thread, as a training step issues its tensor- then data-parallel collectives. Faults (--straggle, --pause,
 // --hang, --kill, --mismatch, --freeze, --stuck-kernel) fire on the lane of communicator 0 and count its operations.
 // Thread-safety: one Sweep per thread; SweepResults is shared by the threads of --comms C and locked.
 #ifndef NCCLSCOPE_TOOLS_SIM_SWEEP_H_
