@@ -46,6 +46,19 @@ local dur(seconds) =
     droppedEventsWindow: '10m',  // NcclscopeCommDroppedEvents, NcclscopeProfilerDroppedEvents
     hangBlindFor: '10m',  // NcclscopeHangDetectionBlind: communicators that cannot show a hang, this long
 
+    // Pauses are not hangs (docs/stall-detection.md, "Pauses"). NcclscopeHang names the culprit within seconds at
+    // hangEarlySeverity, which does not page; NcclscopeHangPage pages once the culprit has been stuck longer than
+    // hangPageMinSeconds and than hangPageFactor times the longest wait this NCCL job has come through in the last
+    // hangPauseMemory (a checkpoint save, an evaluation before a barrier), for hangPageFor. NcclscopeHangResumed
+    // says, for hangResumedShownFor, that a named hang ended by itself and how long it lasted.
+    hangEarlySeverity: 'warning',
+    hangPageSeverity: 'critical',
+    hangPageMinSeconds: 300,
+    hangPageFactor: 1.5,
+    hangPauseMemory: '6h',
+    hangPageFor: dur(2 * self.scrapeIntervalSeconds),
+    hangResumedShownFor: '10m',
+
     // Where each alert's runbook_url points: this URL plus '#' and the alert name in lower case (docs/runbook.md
     // has one anchor per alert). Point it at your copy: a wiki, or the file in your repository browser.
     runbookBaseUrl: 'file:///usr/share/ncclscope/docs/runbook.md',

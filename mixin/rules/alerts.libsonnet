@@ -1,6 +1,10 @@
 // ncclscope alert rules. Need the recording rules of ncclscope-recording.yml loaded too.
 // Every alert names the NCCL job (`ncclscope_job`), and where the series has them the communicator (`comm`),
 // the rank inside it (`rank`), the `host` and the `global_rank`, and says what to do next.
+// Stalled communicators whose job has not yet waited longer than it is known to come through
+// (ncclscope:hang_page_after_seconds of the hang rules: pauses are not hangs). Empty without the hang rules.
+local withinPause =
+  '(ncclscope:hang_comm_seconds <= on (ncclscope_job) group_left ncclscope:hang_page_after_seconds)';
 // '5m' -> '5 minutes', as the annotations say it.
 local words(d) =
   local n = std.parseInt(std.substr(d, 0, std.length(d) - 1));
@@ -25,7 +29,8 @@ local words(d) =
                 ncclscope_comm_oldest_in_flight_age_seconds%(sel)s > %(stallOldestOperationSeconds)s
               )
               unless on (ncclscope_job, comm) ncclscope:hang_culprit
-            ||| % c,
+              unless on (ncclscope_job, comm) %(withinPause)s
+            ||| % c { withinPause: withinPause },
             'for': c.stalledFor,
             labels: {'severity': 'critical'},
             annotations: {
@@ -53,7 +58,8 @@ local words(d) =
               and on (ncclscope_job, comm)
               (max by (ncclscope_job, comm) (ncclscope_comm_stalled%(sel)s) == 1)
               unless on (ncclscope_job, comm) ncclscope:hang_culprit
-            ||| % c,
+              unless on (ncclscope_job, comm) %(withinPause)s
+            ||| % c { withinPause: withinPause },
             'for': c.stalledFor,
             labels: {'severity': 'critical'},
             annotations: {

@@ -24,6 +24,11 @@
 //              on, where every stalled rank waits in the same function: its GPU kernel does not finish;
 //   link       none of the above, all nranks ranks are stalled and wait: the link with the longest wait, from the
 //              rank that does not deliver (peer_global_rank) to the rank that waits for it, on its NIC.
+// One series per root cause: the culprit's identity, the communicator, the class; the value is how long it is stuck.
+local culprits = |||
+  max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, gpu_instance_id, rank, direction, via, from)
+    (ncclscope:hang_culprit)
+|||;
 {
   hang(c):: {
     groups: [
@@ -276,15 +281,45 @@
             ||| % c,
             labels: {'class': 'link'},
           },
+          // Pauses are not hangs: a named hang that ended by itself (the communicator is no longer stalled and
+          // still reported), with how long it had lasted, for the evaluations just after. Not where a process
+          // stopped answering (a failure ends in an abort, not a resume), nor while a target of the job is down or
+          // overdue (a wait that only vanished with a failed scrape has not ended).
+          {
+            record: "ncclscope:hang_resumed_seconds",
+            expr: |||
+              max by (ncclscope_job, comm, class, global_rank, host) (
+                max_over_time(ncclscope:hang_culprit{class!="process"}[%(hangTargetDownLookback)s])
+              )
+              unless on (ncclscope_job, comm) ncclscope:hang_comm_seconds
+              and on (ncclscope_job, comm) ncclscope_comm_info%(sel)s
+              unless on (ncclscope_job)
+              (
+                up{ncclscope_job!=""%(selc)s} == 0
+                or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
+              )
+            ||| % c,
+          },
+          // When a stalled job pages (seconds stuck): past hangPageMinSeconds and past hangPageFactor times the
+          // longest wait it came through in the last hangPauseMemory. Only for jobs stalled now.
+          {
+            record: "ncclscope:hang_page_after_seconds",
+            expr: |||
+              clamp_min(
+                %(hangPageFactor)s * max by (ncclscope_job) (max_over_time(ncclscope:hang_resumed_seconds[%(hangPauseMemory)s]))
+                and on (ncclscope_job) group by (ncclscope_job) (ncclscope:hang_comm_seconds),
+                %(hangPageMinSeconds)s
+              )
+              or
+              group by (ncclscope_job) (ncclscope:hang_comm_seconds) * 0 + %(hangPageMinSeconds)s
+            ||| % c,
+          },
           // One alert per root cause (in the recording rules' group, so it reads this evaluation's culprits): the culprit's global rank and host, the communicator and the class. The ranks
           // that wait on it are listed in the description, not alerted one by one.
           {
             alert: "NcclscopeHang",
-            expr: |||
-              max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, gpu_instance_id, rank, direction, via, from)
-                (ncclscope:hang_culprit)
-            ||| % c,
-            labels: {'severity': 'critical'},
+            expr: culprits,
+            labels: {'severity': c.hangEarlySeverity},
             annotations: {
               summary: std.join(' ', [
                 "{{ if eq $labels.class \"link\" -}} NCCL job {{ $labels.ncclscope_job }} hangs on",
@@ -318,7 +353,55 @@
                 "{{ $labels.nic }}{{ end }} of {{ $labels.peer_host }} and the path to {{ $labels.host }}:",
                 "port state and counters (ibstat, node_exporter's node_infiniband_*), the cable and the",
                 "switch port. {{- end }} ncclscope-analyze on the stall dumps gives the same verdict with",
-                "the operation's detail.",
+                "the operation's detail. This early answer does not page: a pause (a checkpoint, an evaluation",
+                "before a barrier) looks the same until it ends.",
+                "{{- with query (printf \"ncclscope:hang_page_after_seconds{ncclscope_job=%q}\" $labels.ncclscope_job) }}",
+                "NcclscopeHangPage pages if it is still stuck after {{ . | first | value | humanizeDuration }}.",
+                "{{- end }}",
+              ]),
+            },
+          },
+          // The page: a named culprit stuck past what this job is known to come through (hangPageMinSeconds, and
+          // hangPageFactor times its longest survived wait in the last hangPauseMemory).
+          {
+            alert: "NcclscopeHangPage",
+            expr: culprits + '  > on (ncclscope_job) group_left ncclscope:hang_page_after_seconds\n',
+            'for': c.hangPageFor,
+            labels: {'severity': c.hangPageSeverity},
+            annotations: {
+              summary: std.join(' ', [
+                "NCCL job {{ $labels.ncclscope_job }} has hung for {{ $value | humanizeDuration }} on communicator",
+                "{{ $labels.comm }}, longer than any pause it came through: class {{ $labels.class }}, global rank",
+                "{{ $labels.global_rank }} on {{ $labels.host }}",
+              ]),
+              description: std.join(' ', [
+                "NcclscopeHang named global rank {{ $labels.global_rank }} on {{ $labels.host }} (class",
+                "{{ $labels.class }}{{ if $labels.peer_global_rank }}, the link to global rank",
+                "{{ $labels.peer_global_rank }} on {{ $labels.peer_host }}{{ end }}) and it has now been stuck",
+                "{{ $value | humanizeDuration }}: past " + std.toString(c.hangPageMinSeconds) + " s and past",
+                std.toString(c.hangPageFactor) + " times the longest wait this job came through in the last",
+                c.hangPauseMemory + ". Next step: the NcclscopeHang alert of this communicator says what to check",
+                "for the class; docs/runbook.md, NcclscopeHangPage, says how pauses are told apart.",
+              ]),
+            },
+          },
+          // A named hang that ended by itself: a pause, now learned (NcclscopeHangPage waits past it from now on).
+          {
+            alert: "NcclscopeHangResumed",
+            expr: "max_over_time(ncclscope:hang_resumed_seconds[%(hangResumedShownFor)s])" % c,
+            labels: {'severity': 'info'},
+            annotations: {
+              summary: std.join(' ', [
+                "NCCL job {{ $labels.ncclscope_job }} resumed on communicator {{ $labels.comm }} after",
+                "{{ $value | humanizeDuration }}: global rank {{ $labels.global_rank }} on {{ $labels.host }} was a pause,",
+                "not a hang",
+              ]),
+              description: std.join(' ', [
+                "The wait NcclscopeHang named (class {{ $labels.class }}, global rank {{ $labels.global_rank }} on",
+                "{{ $labels.host }}) ended by itself after {{ $value | humanizeDuration }}: a checkpoint, an",
+                "evaluation or another pause before a collective. ncclscope remembers it for " + c.hangPauseMemory + ",",
+                "and NcclscopeHangPage now waits past " + std.toString(c.hangPageFactor) + " times the longest such",
+                "wait (at least " + std.toString(c.hangPageMinSeconds) + " s). Nothing to do unless these pauses are unexpected.",
               ]),
             },
           },
