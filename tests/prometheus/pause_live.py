@@ -288,11 +288,14 @@ def main():
             print("NOTE: paused: other critical alerts fired: " + ", ".join(c["metric"].get("alertname", "?")
                                                                           for c in crit_names))
         act = [p[0] for p in named]
+        fired = sum(1 for e in page_polled if e["firing_seen"] is not None)
+        page_verdict = ("never (ok)" if page_max is None and not page_polled else
+                        f"RAISED ({len(page_polled) - fired} pending only, {fired} firing as polled)")
         print(f"SUMMARY paused: {len(onsets)} pauses of {ps} s (every {every} ops, {args.ranks} ranks, "
               f"hangPageMinSeconds {args.min_page:g}): early NcclscopeHang for {len(named)}/{len(onsets)} pauses, "
               f"onset -> alert {min(act) if act else float('nan'):.1f}/{sorted(act)[len(act) // 2] if act else float('nan'):.1f}/"
-              f"{max(act) if act else float('nan'):.1f} s (min/median/max), NcclscopeHangPage 0 "
-              f"{'(ok)' if page_max is None and not page_polled else '(RAISED)'}, NcclscopeHangResumed firing "
+              f"{max(act) if act else float('nan'):.1f} s (min/median/max), NcclscopeHangPage "
+              f"{page_verdict}, NcclscopeHangResumed firing "
               f"({len(episodes)} resumptions recorded, {min(episodes) if episodes else float('nan'):.1f}.."
               f"{max(episodes) if episodes else float('nan'):.1f} s), job exit {paused_rc}, {paused_end - start:.0f} s")
 
