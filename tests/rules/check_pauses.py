@@ -8,6 +8,8 @@ P seconds before a collective every 10 minutes, 10 times (ranks 0 and 2 wait on 
   - 0 NcclscopeHangPage, not even pending (and 0 NcclscopeCommStalled/RankNotJoining) over the 10 pauses, for pauses of 20 s and of
     90 s with the shipped configuration;
   - the final hang pages within hangPageMinSeconds (300) + hangPageFor + one evaluation;
+  - every class (the cases of rules/tests/hang_test.yml, with the page due at once) pages the culprit NcclscopeHang
+    names, with the same labels;
   - learning: with hangPageMinSeconds 60 and pauses of 90 s, the first pause pages (nothing learned yet), the next
     9 do not (1.5 x 85 s learned), and the final hang pages at 1.5 x 85 s + hangPageFor, not later: a victim
     scrape that fails during it (the wait series vanish for one scrape) is not taken for a resume.
@@ -131,6 +133,31 @@ def learning_test():
     return t
 
 
+def every_class_tests():
+    """The hang cases of rules/tests/hang_test.yml (each class) with a page due at once (hangPageMinSeconds 1,
+    hangPageFor 0s): wherever NcclscopeHang names a culprit, NcclscopeHangPage pages it, same labels and class."""
+    import yaml
+    with open(os.path.join(ROOT, "rules/tests/hang_test.yml")) as f:
+        cases = yaml.safe_load(f)["tests"]
+    tests, classes = [], set()
+    for case in cases:
+        checks = []
+        for a in case.get("alert_rule_test", []):
+            if a["alertname"] != "NcclscopeHang" or not a.get("exp_alerts"):
+                continue
+            samples = []
+            for e in a["exp_alerts"]:
+                want = dict(e["exp_labels"], alertname="NcclscopeHangPage", alertstate="firing", severity="critical")
+                samples.append({"labels": "ALERTS" + labels(**want), "value": 1})
+                classes.add(want["class"])
+            checks.append({"expr": 'ALERTS{alertname="NcclscopeHangPage", alertstate="firing"}',
+                           "eval_time": a["eval_time"], "exp_samples": samples})
+        if checks:
+            tests.append({"interval": case["interval"], "input_series": case["input_series"],
+                          "promql_expr_test": checks})
+    return tests, sorted(classes)
+
+
 def run(tmp, name, config, tests):
     out = os.path.join(tmp, name)
     gen = subprocess.run([os.path.join(ROOT, "scripts/gen-mixin.sh"), out, "--tla-code", "config=" + json.dumps(config)],
@@ -159,6 +186,12 @@ def main():
                   f"the hang paged within 300 s + for: {'PASS' if ok else 'FAIL'}")
             if not ok:
                 failures.append(f"pauses of {pause_s} s:\n{log[-4000:]}")
+        tests, classes = every_class_tests()
+        ok, log = run(tmp, "classes", {"hangPageMinSeconds": 1, "hangPageFor": "0s"}, tests)
+        print(f"every class pages its culprit ({', '.join(classes)}; {len(tests)} cases of rules/tests/hang_test.yml, "
+              f"page due at once): {'PASS' if ok else 'FAIL'}")
+        if not ok or len(classes) < 5:
+            failures.append(f"every class ({classes}):\n{log[-4000:]}")
         ok, log = run(tmp, "learn", {"hangPageMinSeconds": 60}, [learning_test()])
         print(f"hangPageMinSeconds 60, {PAUSES} pauses of 90 s: the first pages, the next {PAUSES - 1} do not, the hang "
               f"pages at 1.5 x the learned 85 s (a failed scrape not taken for a resume): {'PASS' if ok else 'FAIL'}")
