@@ -69,4 +69,19 @@ CommNetLinks NetLinksOf(uint64_t comm_id, uint64_t now_ns) {
   return out;
 }
 
+CommNetStillness NetStillnessOf(uint64_t comm_id, uint64_t now_ns) {
+  CommNetStillness out;
+  AnnotatedLock lock(&links_mu);
+  if (links == nullptr || comm_id == 0) return out;
+  uint64_t latest_progress_ns = 0;
+  for (const NetLink* l : *links) {
+    if (l->comm_id != comm_id) continue;
+    out.carried = true;
+    latest_progress_ns = std::max(latest_progress_ns, l->progress_ns.load(std::memory_order_relaxed));
+    out.pending |= l->in_flight.load(std::memory_order_relaxed) > 0 && l->failed_ns.load(std::memory_order_relaxed) == 0;
+  }
+  out.quiet_ns = ElapsedNs(latest_progress_ns, now_ns);
+  return out;
+}
+
 }  // namespace ncclscope

@@ -61,6 +61,15 @@ struct CommNetLinks {
 };
 CommNetLinks NetLinksOf(uint64_t comm_id, uint64_t now_ns);
 
+// The part of CommNetLinks every stall check reads, without copying names: whether the net half carries the
+// communicator, how long its connections have been still, and whether requests are pending on a healthy one.
+struct CommNetStillness {
+  bool carried = false;
+  bool pending = false;
+  uint64_t quiet_ns = 0;
+};
+CommNetStillness NetStillnessOf(uint64_t comm_id, uint64_t now_ns);
+
 }  // namespace ncclscope
 
 #endif  // NCCLSCOPE_CORE_NET_LINKS_H_

@@ -184,6 +184,7 @@ class CommContext final : public CommSource {
   FlightRecorder fr_;
   CommAggregates agg_;
   StallHistory stall_history_;
+  StillnessHistory stillness_;  // sampled by CheckStall (under the registry lock)
   std::unique_ptr<std::atomic<uint32_t>[]> p2p_seq_;  // [peer * 2 + is_send]
   // Counters' own lanes (LanedCounter) belong to one thread each: the first to start an operation here
   // (last_seq_) and the first to complete one (op_count_, op_bytes_, agg_). Claimed once, never released.

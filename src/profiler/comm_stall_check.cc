@@ -28,6 +28,8 @@ const Op* CommContext::OldestInFlight() const {
 bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) {
   StallPolicy policy = cfg_.stall;
   policy.cap_ns = timeout_ns;
+  const CommNetStillness still = NetStillnessOf(comm_hash(), now_ns);
+  if (still.carried) stillness_.Sample(now_ns, still.quiet_ns, still.pending);
   const WaitSite stall = FindWait(now_ns, policy);
   if (!stall.present) {
     stalled_.store(false, std::memory_order_relaxed);
@@ -86,6 +88,11 @@ uint64_t CommContext::StallThreshold(const OpRecord& op, uint64_t now_ns, const 
   if (std::any_of(pending.begin(), pending.end(), [](const PendingNetLink& p) { return p.failed; })) {
     return policy.floor_ns;
   }
+  // Connections still for longer than is normal for this communicator, with requests pending.
+  if (!pending.empty() && stillness_.Warm()) {
+    const uint64_t limit = stillness_.Limit(policy);
+    if ((*links)->quiet_ns >= limit && limit < threshold) return std::max(policy.floor_ns, std::min(limit, age));
+  }
   return threshold;
 }
 
@@ -133,7 +140,10 @@ WaitSite CommContext::NetworkOnlyWait(uint64_t now_ns, const StallPolicy& policy
   CommNetLinks links = NetLinksOf(comm_hash(), now_ns);
   const bool failed = std::any_of(links.pending.begin(), links.pending.end(),
                                   [](const PendingNetLink& p) { return p.failed; });
-  if (links.pending.empty() || (!failed && links.quiet_ns < policy.floor_ns)) return w;
+  // Without KernelCh stillness is all there is: past what is normal for this communicator once learned, and
+  // before that a sixth of the cap (5 s), as for an operation never seen completing.
+  const uint64_t limit = stillness_.Warm() ? stillness_.Limit(policy) : std::max(policy.floor_ns, policy.cap_ns / 6);
+  if (links.pending.empty() || (!failed && links.quiet_ns < limit)) return w;
   w.present = true;
   w.network_only = true;
   w.cls = WaitClass::kPeer;
@@ -145,7 +155,7 @@ WaitSite CommContext::NetworkOnlyWait(uint64_t now_ns, const StallPolicy& policy
     w.arrival = latest.arrival;
   }
   w.age_ns = links.quiet_ns;  // the stall began when the connections went still, as far as this rank can tell
-  w.threshold_ns = policy.floor_ns;
+  w.threshold_ns = failed ? policy.floor_ns : limit;
   AddLinkPeers(&links, &w.peers);
   return w;
 }

@@ -55,6 +55,47 @@ class StallHistory {
   RelaxedAtomic<bool> warm_;  // some operation completed
 };
 
+// How long this communicator's connections normally stay still with requests pending (a receive waiting for its
+// peer's data, a send for its clear-to-send) before one completes, sampled at every stall check. Stillness is
+// normal where a healthy job waits for a late rank (prometheus_hang_live's job whose operations wait 6 s each), so
+// it only counts once it is abnormal for this communicator: factor × the longest still stretch that ended in
+// progress (a decaying maximum over ended stretches, as StallHistory's), and only once kWarmStretches have ended.
+// It catches a frozen peer under long operations that keep moving data (16 ranks of 4 MiB: each takes seconds, so
+// the duration threshold is 8 × that) at the floor. Sample runs on the stall watch's thread only; the reads are
+// relaxed atomics from any thread.
+class StillnessHistory {
+ public:
+  static constexpr uint32_t kWarmStretches = 16;
+
+  // One stall check's view at now_ns: how long the connections have been still, and whether requests are pending.
+  // A progress newer than the last check's ended the still stretch that check saw, at least that long.
+  void Sample(uint64_t now_ns, uint64_t quiet_ns, bool pending) {
+    const uint64_t progress_ns = now_ns - std::min(now_ns, quiet_ns);
+    if (last_pending_ && progress_ns > last_progress_ns_) {
+      const uint32_t old = learned_us_.Get();
+      const uint64_t us = std::min<uint64_t>((last_quiet_ns_ + 999) / 1000, UINT32_MAX);
+      learned_us_.Set(std::max<uint32_t>(old - old / 64, static_cast<uint32_t>(us)));
+      if (ended_.Get() < kWarmStretches) ended_.Set(ended_.Get() + 1);
+    }
+    last_progress_ns_ = progress_ns;
+    last_quiet_ns_ = quiet_ns;
+    last_pending_ = pending;
+  }
+  bool Warm() const { return ended_.Get() >= kWarmStretches; }
+  // Still this long with requests pending is abnormal: never before the floor, never later than the cap.
+  uint64_t Limit(const StallPolicy& p) const {
+    return std::min(p.cap_ns, std::max(p.floor_ns, uint64_t{learned_us_.Get()} * 1000 * p.factor));
+  }
+  // Tests: the longest recent still stretch that ended, in µs.
+  uint32_t LearnedUs() const { return learned_us_.Get(); }
+
+ private:
+  uint64_t last_progress_ns_ = 0, last_quiet_ns_ = 0;
+  bool last_pending_ = false;
+  RelaxedAtomic<uint32_t> learned_us_;
+  RelaxedAtomic<uint32_t> ended_;
+};
+
 }  // namespace ncclscope::profiler
 
 #endif  // NCCLSCOPE_PROFILER_STALL_THRESHOLD_H_

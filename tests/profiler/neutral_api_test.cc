@@ -609,6 +609,59 @@ TEST(NeutralApi, FailedConnectionStallsAtTheFloor) {
   unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
 }
 
+// Connections still with a request pending for longer than is normal for the communicator stall an operation
+// before its kind's duration threshold (a frozen peer under operations that take seconds while moving data). The
+// norm is learned from the still stretches the stall checks see end; cold, stillness alone is no stall.
+TEST(NeutralApi, StillPastWhatIsNormalStallsBeforeTheDurationThreshold) {
+  ASSERT_EQ(Runtime::Instance().users(), 0) << "the stall floor is read when the runtime starts";
+  unsetenv("NCCLSCOPE_DUMP_DIR");
+  setenv("NCCLSCOPE_STALL_FLOOR_MS", "100", 1);
+  constexpr uint64_t kCold = 0x571e0, kWarm = 0x571e1;
+  void* cold = InitWithSlowKind(kCold, "still-cold");  // 60 ms operations: threshold 480 ms
+  void* warm = InitWithSlowKind(kWarm, "still-warm");
+  NetLink links[2];
+  const uint64_t hashes[2] = {kCold, kWarm};
+  for (int i = 0; i < 2; ++i) {
+    links[i].nic = "eth9";
+    links[i].comm_id = hashes[i];
+    links[i].dir = NetDir::kRecv;
+    RegisterNetLink(&links[i]);
+    SetNetLinkPeer(&links[i], 4, "hostD");
+    links[i].Posted(MonotonicNs());
+  }
+  void* ops[2] = {RunMovingOp(cold, 2, std::chrono::milliseconds(0), nullptr),
+                  RunMovingOp(warm, 2, std::chrono::milliseconds(0), nullptr)};
+  // The warm communicator's stall checks see its connection complete a request every few ms.
+  for (int i = 0; i < 2 * static_cast<int>(StillnessHistory::kWarmStretches); ++i) {
+    links[1].Completed(MonotonicNs());
+    links[1].Posted(MonotonicNs());
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    CommRegistry::Instance().CollectStalls(MonotonicNs(), 30'000'000'000ull);
+  }
+  links[1].Completed(MonotonicNs());
+  links[1].Posted(MonotonicNs());
+  const auto still_since = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  const WaitSite c = WaitOf(kCold);
+  const WaitSite w = WaitOf(kWarm);
+  if (std::chrono::steady_clock::now() - still_since < std::chrono::milliseconds(400)) {
+    EXPECT_FALSE(c.present) << "cold: still for 150 ms+, under the kind's 480 ms";
+    ASSERT_TRUE(w.present) << "warm: still for 150 ms with a request pending, 8 x a few ms is the floor";
+    EXPECT_EQ(w.threshold_ns, 100'000'000u);
+    EXPECT_EQ(w.cls, WaitClass::kPeer);
+    ASSERT_EQ(w.peers.size(), 1u);
+    EXPECT_EQ(w.peers[0].peer_global_rank, 4);
+  }
+  for (int i = 0; i < 2; ++i) {
+    UnregisterNetLink(&links[i]);
+    RecordEventState(ops[i], StateUpdate{kStateKernelChStop, true, 2'500'000});
+    StopEvent(ops[i]);
+  }
+  Finalize(warm);
+  Finalize(cold);
+  unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
+}
+
 // NCCL's own transports with ProxyOp events on: a stalled collective waits on the peers of its unfinished
 // ProxyOps, named by their rank in the communicator.
 TEST(NeutralApi, WaitSiteNamesTheUnfinishedProxyOpsPeers) {
@@ -672,6 +725,7 @@ TEST(NeutralApi, WithoutKernelChStillConnectionsStallAndBlindCommsSaySo) {
   ASSERT_EQ(Runtime::Instance().users(), 0) << "the mask and floor are read when the runtime starts";
   unsetenv("NCCLSCOPE_DUMP_DIR");
   setenv("NCCLSCOPE_STALL_FLOOR_MS", "100", 1);
+  setenv("NCCLSCOPE_STALL_TIMEOUT_S", "1", 1);  // cold, stillness counts after a sixth of it: 167 ms
   setenv("NCCLSCOPE_EVENT_MASK", "0x6", 1);  // Coll, P2p
   constexpr uint64_t kHash = 0x6a11, kBlindHash = 0x6a12;
   void* ctx = InitComm(kHash, 0, 2, "no-kernelch");
@@ -702,14 +756,15 @@ TEST(NeutralApi, WithoutKernelChStillConnectionsStallAndBlindCommsSaySo) {
   if (std::chrono::steady_clock::now() - posted < std::chrono::milliseconds(90)) {
     EXPECT_FALSE(early) << "still for less than the floor";
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   const WaitSite w = WaitOf(kHash);
-  ASSERT_TRUE(w.present) << "requests pending, no connection moved for the floor";
+  ASSERT_TRUE(w.present) << "requests pending, no connection moved for a sixth of the timeout (cold)";
   EXPECT_TRUE(w.network_only);
   EXPECT_EQ(w.cls, WaitClass::kPeer);
   EXPECT_EQ(w.func, Func::kAllReduce);
   EXPECT_EQ(w.seq, 3u) << "the latest operation issued";
-  EXPECT_GE(w.age_ns, 100'000'000u);
+  EXPECT_GE(w.age_ns, 166'000'000u);
+  EXPECT_EQ(w.threshold_ns, 166'666'666u);
   ASSERT_EQ(w.peers.size(), 1u);
   EXPECT_EQ(w.peers[0].peer_global_rank, 1);
   EXPECT_EQ(w.peers[0].peer_host, "hostE");
@@ -720,6 +775,7 @@ TEST(NeutralApi, WithoutKernelChStillConnectionsStallAndBlindCommsSaySo) {
   Finalize(blind);
   Finalize(ctx);
   unsetenv("NCCLSCOPE_EVENT_MASK");
+  unsetenv("NCCLSCOPE_STALL_TIMEOUT_S");
   unsetenv("NCCLSCOPE_STALL_FLOOR_MS");
 }
 
