@@ -10,11 +10,12 @@
 namespace ncclscope {
 namespace {
 
-// Debian's abseil is built without NDEBUG, so its lock-order deadlock detector runs in every Mutex::Lock: a
-// process-wide spinlock and graph update on each acquisition, a cost the job should not pay for telemetry. Its
-// graph is also guarded by abseil's own uninstrumented spinlock, which ThreadSanitizer cannot see, so TSan reported
-// races inside abseil itself (net_chain_concurrency in CI). TSan's own deadlock detector checks our lock order.
-// Set at load, before any thread of ours exists; only abseil's debian3 copy (ours) is affected.
+// Debian's shared libabsl (linked with NCCLSCOPE_STATIC_ABSEIL=OFF and in the sanitizer builds) is built without
+// NDEBUG, so its lock-order deadlock detector runs in every Mutex::Lock: a process-wide spinlock and graph update on
+// each acquisition, a cost the job should not pay for telemetry. That graph is guarded by abseil's own
+// uninstrumented spinlock, which ThreadSanitizer cannot see, so TSan reported races inside abseil itself
+// (net_chain_concurrency in CI). TSan's own deadlock detector checks our lock order. (The static abseil, built
+// with NDEBUG, has no detector: this is then a no-op.) Set at load, before any thread of ours exists.
 [[maybe_unused]] const bool kAbseilDeadlockCheckOff = [] {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   return true;
