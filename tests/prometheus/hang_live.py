@@ -157,6 +157,10 @@ class NetnsLink:
 
     def setup(self):
         t, (a, b) = self.tag, self.ns
+        # What a run killed before its teardown left behind (the test runs alone: RUN_SERIAL), or `ip netns add`
+        # fails with "File exists".
+        for leftover in [f"ip netns del {ns}" for ns in self.ns] + [f"ip link del ncsm{t}{e}" for e in "ab"]:
+            subprocess.run(leftover, shell=True, capture_output=True)
         for ns in self.ns:
             self.sh(f"ip netns add {ns}")
             self.made.append(ns)
