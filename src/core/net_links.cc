@@ -15,6 +15,19 @@ ABSL_CONST_INIT absl::Mutex links_mu(absl::kConstInit);
 // Never destroyed: comms NCCL closes during process exit still unregister.
 std::vector<NetLink*>* links ABSL_GUARDED_BY(links_mu) = nullptr;
 
+// Calls fn on each connection of the communicator; returns their latest progress (0: none, or no connection).
+template <typename Fn>
+uint64_t ForEachLinkOf(uint64_t comm_id, Fn fn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(links_mu) {
+  uint64_t latest_progress_ns = 0;
+  if (links == nullptr || comm_id == 0) return latest_progress_ns;
+  for (const NetLink* l : *links) {
+    if (l->comm_id != comm_id) continue;
+    latest_progress_ns = std::max(latest_progress_ns, l->progress_ns.load(std::memory_order_relaxed));
+    fn(l);
+  }
+  return latest_progress_ns;
+}
+
 }  // namespace
 
 void RegisterNetLink(NetLink* link) {
@@ -38,15 +51,11 @@ void SetNetLinkPeer(NetLink* link, int global_rank, const std::string& host) {
 CommNetLinks NetLinksOf(uint64_t comm_id, uint64_t now_ns) {
   CommNetLinks out;
   AnnotatedLock lock(&links_mu);
-  if (links == nullptr || comm_id == 0) return out;
-  uint64_t latest_progress_ns = 0;
-  for (const NetLink* l : *links) {
-    if (l->comm_id != comm_id) continue;
+  const uint64_t latest_progress_ns = ForEachLinkOf(comm_id, [&](const NetLink* l) {
     out.carried = true;
-    latest_progress_ns = std::max(latest_progress_ns, l->progress_ns.load(std::memory_order_relaxed));
     const int64_t n = l->in_flight.load(std::memory_order_relaxed);
     const uint64_t failed_ns = l->failed_ns.load(std::memory_order_relaxed);
-    if (n <= 0 && failed_ns == 0) continue;
+    if (n <= 0 && failed_ns == 0) return;
     const uint64_t since = failed_ns != 0 ? failed_ns : l->progress_ns.load(std::memory_order_relaxed);
     const uint64_t waiting = ElapsedNs(since, now_ns);
     auto same = [&](const PendingNetLink& p) {
@@ -61,7 +70,7 @@ CommNetLinks NetLinksOf(uint64_t comm_id, uint64_t now_ns) {
     it->requests += std::max<int64_t>(n, 0);
     it->waiting_ns = std::max(it->waiting_ns, waiting);
     it->failed |= failed_ns != 0;
-  }
+  });
   out.quiet_ns = ElapsedNs(latest_progress_ns, now_ns);
   std::sort(out.pending.begin(), out.pending.end(), [](const PendingNetLink& a, const PendingNetLink& b) {
     return std::tie(b.waiting_ns, a.peer_global_rank, a.dir) < std::tie(a.waiting_ns, b.peer_global_rank, b.dir);
@@ -72,14 +81,10 @@ CommNetLinks NetLinksOf(uint64_t comm_id, uint64_t now_ns) {
 CommNetStillness NetStillnessOf(uint64_t comm_id, uint64_t now_ns) {
   CommNetStillness out;
   AnnotatedLock lock(&links_mu);
-  if (links == nullptr || comm_id == 0) return out;
-  uint64_t latest_progress_ns = 0;
-  for (const NetLink* l : *links) {
-    if (l->comm_id != comm_id) continue;
+  const uint64_t latest_progress_ns = ForEachLinkOf(comm_id, [&](const NetLink* l) {
     out.carried = true;
-    latest_progress_ns = std::max(latest_progress_ns, l->progress_ns.load(std::memory_order_relaxed));
     out.pending |= l->in_flight.load(std::memory_order_relaxed) > 0 && l->failed_ns.load(std::memory_order_relaxed) == 0;
-  }
+  });
   out.quiet_ns = ElapsedNs(latest_progress_ns, now_ns);
   return out;
 }

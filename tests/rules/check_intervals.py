@@ -8,13 +8,13 @@ series sampled at that interval (promtool `interval:` and `evaluation_interval:`
     scrapes), one whose target stays down is named, class process.
 Controls, which must FAIL the same tests: the 60 s rules with today's 1 m rate window, and with a 10 s lookback.
 """
-import json, os, subprocess, sys, tempfile
+import os, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from generated_rules import have_tools, labels, run as run_generated  # noqa: E402
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
-
-def labels(**kw):
-    return "{" + ",".join(f'{k}="{v}"' for k, v in kw.items()) + "}"
 
 
 def ident(job, r, comm=None, rank=None):
@@ -88,24 +88,11 @@ def down_test(s):
 
 
 def run(tmp, name, config, s, window):
-    out = os.path.join(tmp, name)
-    gen = subprocess.run([os.path.join(ROOT, "scripts/gen-mixin.sh"), out, "--tla-code", "config=" + json.dumps(config)],
-                         capture_output=True, text=True)
-    if gen.returncode != 0:
-        return False, gen.stdout + gen.stderr
-    test = {"rule_files": [f"{out}/rules/ncclscope-recording.yml", f"{out}/rules/ncclscope-alerts.yml",
-                           f"{out}/rules/ncclscope-hang.yml"],
-            "evaluation_interval": f"{s}s", "tests": [straggler_test(s, window), down_test(s)]}
-    path = os.path.join(out, f"interval_{s}s_test.yml")
-    with open(path, "w") as f:
-        json.dump(test, f, indent=1)  # JSON is YAML
-    check = subprocess.run(["promtool", "check", "rules"] + test["rule_files"], capture_output=True, text=True)
-    r = subprocess.run(["promtool", "test", "rules", path], capture_output=True, text=True)
-    return check.returncode == 0 and r.returncode == 0, check.stdout + r.stdout + r.stderr
+    return run_generated(ROOT, os.path.join(tmp, name), config, [straggler_test(s, window), down_test(s)], s)
 
 
 def main():
-    if subprocess.run(["sh", "-c", "command -v promtool && command -v jsonnet"], capture_output=True).returncode != 0:
+    if not have_tools():
         print("SKIP: promtool (Debian's prometheus) or jsonnet is not installed")
         return 77
     failures = []

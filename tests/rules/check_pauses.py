@@ -15,20 +15,18 @@ P seconds before a collective every 10 minutes, 10 times (ranks 0 and 2 wait on 
     scrape that fails during it (the wait series vanish for one scrape) is not taken for a resume.
 Control, which must FAIL the learning test: hangPageFactor 0 (nothing learned: every pause pages).
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from generated_rules import have_tools, labels, run as run_generated  # noqa: E402
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 S = 5  # scrape and evaluation interval (s)
 START, EVERY, PAUSES = 60, 600, 10
 HANG_AT = START + PAUSES * EVERY  # the final hang's onset (s)
 
-
-def labels(**kw):
-    return "{" + ",".join(f'{k}="{v}"' for k, v in kw.items()) + "}"
 
 
 def ident(r):
@@ -159,23 +157,11 @@ def every_class_tests():
 
 
 def run(tmp, name, config, tests):
-    out = os.path.join(tmp, name)
-    gen = subprocess.run([os.path.join(ROOT, "scripts/gen-mixin.sh"), out, "--tla-code", "config=" + json.dumps(config)],
-                         capture_output=True, text=True)
-    if gen.returncode != 0:
-        return False, gen.stdout + gen.stderr
-    test = {"rule_files": [f"{out}/rules/ncclscope-recording.yml", f"{out}/rules/ncclscope-alerts.yml",
-                           f"{out}/rules/ncclscope-hang.yml"],
-            "evaluation_interval": f"{S}s", "tests": tests}
-    path = os.path.join(out, "pauses_test.yml")
-    with open(path, "w") as f:
-        json.dump(test, f, indent=1)  # JSON is YAML
-    r = subprocess.run(["promtool", "test", "rules", path], capture_output=True, text=True)
-    return r.returncode == 0, r.stdout + r.stderr
+    return run_generated(ROOT, os.path.join(tmp, name), config, tests, S)
 
 
 def main():
-    if subprocess.run(["sh", "-c", "command -v promtool && command -v jsonnet"], capture_output=True).returncode != 0:
+    if not have_tools():
         print("SKIP: promtool (Debian's prometheus) or jsonnet is not installed")
         return 77
     failures = []
