@@ -137,6 +137,7 @@ def main():
     ap.add_argument("--margin", type=float, default=20.0,
                     help="scrape/evaluation margin of the page's bound, s (20: two scrapes and two evaluations)")
     ap.add_argument("--ranks", type=int, default=3)
+    ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, dumps) when it fails")
     args = ap.parse_args()
     if args.pauses < 1 or args.pause_s <= 0 or args.every < 4:
         ap.error("want --pauses >= 1, --pause-s > 0, --every >= 4")
@@ -349,7 +350,7 @@ def main():
         for j in jobs:
             j.stop()
         prom.stop()
-        if failures and os.environ.get("NCCLSCOPE_KEEP_WORK"):
+        if failures and args.keep:
             print(f"work dir kept: {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
