@@ -25,6 +25,8 @@ packages=(
   # soft-RoCE userspace; Debian's kernel itself is downloaded by the runner into the build dir.
   qemu-system-x86 busybox-static cpio kmod
   rdma-core ibverbs-providers ibverbs-utils perftest
+  # The stress stage (scripts/stress-test.sh): the main tier under a CPU hog.
+  stress-ng
 )
 
 missing=()

@@ -10,19 +10,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
-jobs=$(nproc)
-configure() {  # configure DIR [cmake args…]
-  local dir=$1; shift
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$dir.configure.log" 2>&1 ||
-    { cat "$dir.configure.log"; exit 1; }
-}
+source scripts/tiers.sh
 
 echo "=== build (RelWithDebInfo) ==="
 configure build
 ninja -C build -j"$jobs"
 echo "=== tests ==="
-# The fuzz tests (LABELS fuzz) run in their own tier below, after the sanitizer builds.
-ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900 -E '^rdma2_tier$' -LE '^fuzz$'
+main_tier
 # The two-host tier on its own, and once more only if it fails: in one CI run (2026-11-27) a rank of
 # rdma2_peer_link_down exited 50 s late after failing in time, and 5 reruns of that test passed
 # (tests/rdma/sim_ranks.sh now records where a late rank waits). Both attempts print; a second failure fails.

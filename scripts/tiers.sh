@@ -1,0 +1,15 @@
+# Sourced by scripts/test.sh and scripts/stress-test.sh: the build's configure step and the main test tier, so the
+# stress stage runs exactly the tier CI runs.
+jobs=$(nproc)
+
+configure() {  # configure DIR [cmake args…]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; exit 1; }
+}
+
+# Every test of the main build but the two-host RDMA tier (run on its own) and the fuzz tests (their own tier,
+# after the sanitizer builds). Extra ctest arguments are passed on.
+main_tier() {
+  ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900 -E '^rdma2_tier$' -LE '^fuzz$' "$@"
+}
