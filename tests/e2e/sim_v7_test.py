@@ -83,11 +83,13 @@ with tempfile.TemporaryDirectory() as tmp:
     check(named == {("0x0000000000000001", "forward"), ("0x0000000000000002", "backward"), ("0x0000000000000003", "")},
           f"per-tag metrics carry tag_name ({sorted(named)})")
 
-    # Barrier time: rank 1 straggles 20 ms per collective. In symmetric kernels (--symmetric) its peer waits in
-    # initial_sync and it does not; in ring kernels initial_sync is empty on both (the wait is inside compute).
+    # Barrier time: rank 1 straggles 100 ms per collective (well above what a loaded host's scheduling adds: under a
+    # CPU hog of 4x the cores the straggler itself waited 13 ms per collective). In symmetric kernels (--symmetric)
+    # its peer waits in initial_sync and it does not; in ring kernels initial_sync is empty on both (the wait is
+    # inside compute).
     for symmetric in (True, False):
         args = ["--ranks", "2", "--ops", "allreduce", "--sizes", "64K:64K", "--warmup", "1", "--iters", "8",
-                "--straggle", "1:20"] + (["--symmetric"] if symmetric else [])
+                "--straggle", "1:100"] + (["--symmetric"] if symmetric else [])
         dumps = run(args, "0x8046", os.path.join(tmp, "straggle-sym" if symmetric else "straggle-ring"))
         median = {}
         for d in dumps:
@@ -101,7 +103,7 @@ with tempfile.TemporaryDirectory() as tmp:
                   "symmetric: the straggler's initial_sync is the smallest, its peer's the largest (> 10 ms)")
             check(all(k.get("symmetric_ops", 0) >= 8 for k in kp.values()) and
                   kp[0]["symmetric_barrier_ns"] > 2 * kp[1]["symmetric_barrier_ns"] and
-                  kp[0]["symmetric_barrier_ns"] > 8 * 10_000_000,
+                  kp[0]["symmetric_barrier_ns"] > 8 * 50_000_000,
                   "symmetric: the dump's barrier total is the peer's wait, not the straggler's")
             exported = {}
             for f in glob.glob(os.path.join(tmp, "straggle-sym", "prom", "*.prom")):
