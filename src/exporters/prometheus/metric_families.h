@@ -1,5 +1,5 @@
-// Builds every ncclscope metric family from the current snapshots. Called at scrape time on a civetweb
-// thread (and by the textfile writer); reads snapshots only, never NCCL state. Thread-safe.
+// Builds every ncclscope metric family from the current snapshots. Called at scrape time on the endpoint's
+// server thread (http_server.h) and by the textfile writer; reads snapshots only, never NCCL state. Thread-safe.
 #ifndef NCCLSCOPE_EXPORTERS_PROMETHEUS_METRIC_FAMILIES_H_
 #define NCCLSCOPE_EXPORTERS_PROMETHEUS_METRIC_FAMILIES_H_
 

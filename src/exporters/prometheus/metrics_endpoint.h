@@ -1,6 +1,6 @@
 // The per-process Prometheus endpoint: an HTTP /metrics server (http_server.h) whose scrape computes
-// every family from ncclscope's snapshots at that moment, on the server thread, serialised by
-// prometheus-cpp's text serializer.
+// every family from ncclscope's snapshots at that moment, on the server thread, serialised by our own
+// exposition writer (exposition.h).
 // It is a runtime Service: started with the first init of a load cycle, stopped (server threads joined)
 // by the last finalize. Port = NCCLSCOPE_PROM_PORT + local rank (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
 // SLURM_LOCALID, MPI_LOCALRANKID); without a local rank the next 15 ports are tried. A port in use (a
