@@ -411,6 +411,26 @@ class WaitTest(unittest.TestCase):
         seen = comm(*(dump(r, completed=history(4), completion_seen="network") for r in range(3)))
         self.assertEqual(report.job_status(report.analyze({"0xaa": seen})), "healthy")
 
+    @staticmethod
+    def network_only_job(culprit_completed):
+        """NCCL 2.31's default mask: nothing is ever in flight. Ranks 0 and 1 completed AllReduce seq 4 at enqueue
+        and their connections went still in it (`wait`, network_only); rank 2 completed `culprit_completed`."""
+        def still(peer):
+            return dict(wait("peer", peers=[waits_on(peer)]), network_only=True)
+        return comm(dump(0, completed=history(5), completion_seen="network", stalled=True, wait=still(2)),
+                    dump(1, completed=history(5), completion_seen="network", stalled=True, wait=still(0)),
+                    dump(2, completed=culprit_completed, completion_seen="network"))
+
+    def test_no_kernelch_hang_from_still_connections(self):
+        [f] = problems(hang.diagnose(self.network_only_job(history(4)), 3))
+        self.assertEqual((f["kind"], f["class"], f["ranks"], f["waiting"]), ("behind", "not_joined", [2], [0, 1]))
+
+    def test_no_kernelch_mismatch_from_the_operation_completed_instead(self):
+        ranks = self.network_only_job(history(4) + [coll("AllGather", 0, arrival=4)])
+        [f] = problems(hang.diagnose(ranks, 3))
+        self.assertEqual((f["kind"], f["class"], f["ranks"], f["waiting"], f["func"]),
+                         ("mismatch", "mismatch", [2], [0, 1], "AllGather"))
+
     def test_chain_across_communicators_ends_at_the_kernel_stuck_rank(self):
         # Comm 0xa (globals 0, 1): 0 waits on 1, whose kernel never started (its stream is busy). Comm 0xb
         # (globals 1, 2): 1 waits on 2, whose kernel does not finish. One culprit: global rank 2.

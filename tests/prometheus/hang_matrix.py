@@ -23,7 +23,11 @@ record has the healthy seconds it got):
   freeze    --freeze C@SEQ                      process (SIGSTOP)
   mismatch  --mismatch C@SEQ                    mismatch
   kernel    --stuck-kernel C@SEQ                kernel
-With a straggler, rank 0 (never the culprit) sleeps --straggle MS before each operation.
+With a straggler, rank 0 (never the culprit) sleeps --straggle MS before each operation. --abi 2.31 emulates NCCL
+2.31, whose default event mask has no KernelCh: the stalls are seen from ncclscope's still connections, `kernel`
+cannot be asked for (a stuck kernel looks like not_joined there), and a mismatch is named live as not_joined (the
+right rank: its own different collective is done once enqueued, so it waits in nothing); the analyzer still
+tells the mismatch from the dumps.
 
 The jobs of one batch run at once (--parallel, default every selected class of one shape), each with its own
 NCCLSCOPE_JOB_ID and NCCLSCOPE_DUMP_DIR. Prints one line per job, --table prints the markdown table
@@ -53,6 +57,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from hang_support import SKIP, Job, Prometheus, firing, forget_targets, sim_env  # noqa: E402
 
 ANALYZER = os.path.join(HERE, "..", "..", "tools", "analyze", "ncclscope_analyze.py")
+# What the live alert can tell without KernelCh, where it differs (the analyzer's class stays CLASSES').
+LIVE_CLASS_WITHOUT_KERNELCH = {"mismatch": "not_joined"}
 CLASSES = {  # name: (sim args for culprit C at sequence S, expected class, stderr marker of the onset)
     "hang": (lambda c, s: ["--ops", "allreduce", "--hang", f"{c}@{s}"], "not_joined", "--hang: stops issuing"),
     "p2p": (lambda c, s: ["--ops", "sendrecv", "--hang", f"{c}@{s}"], "not_joined", "--hang: stops issuing"),
@@ -98,7 +104,7 @@ def ms_per_op(ranks, size):
     return lo[1] + (hi[1] - lo[1]) * (ranks - lo[0]) / (hi[0] - lo[0])
 
 
-def calibrate(batch, sim, env):
+def calibrate(batch, sim, env, sim_args):
     """Milliseconds per operation of each cell of BATCH, measured by running them all at once, healthy and briefly
     (the sim's time(us) column; the mean per shape): the rate of a job depends on the host and on what runs beside
     it. Falls back on MS_PER_OP (scaled by the jobs at once) where a run gives no figure."""
@@ -106,7 +112,7 @@ def calibrate(batch, sim, env):
     for cls, ranks, size, _, _ in batch:
         guess = ms_per_op(ranks, size) * max(1.0, 0.8 * len(batch))
         argv = [sim, "--ranks", str(ranks), "--ops", "sendrecv" if cls == "p2p" else "allreduce",
-                "--sizes", f"{size}:{size}", "--iters", str(min(200000, max(20, int(3000 / guess))))]
+                "--sizes", f"{size}:{size}", "--iters", str(min(200000, max(20, int(3000 / guess))))] + sim_args
         procs.append((guess, subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                               text=True, start_new_session=True)))
     out = []
@@ -136,13 +142,16 @@ class MatrixJob:
         self.cls, self.ranks, self.size, self.straggle_ms, self.run = cls, ranks, size, straggle_ms, run
         self.name = f"{cls}-n{ranks}-{size}b-s{straggle_ms}-r{run}"
         make_args, self.want_class, marker = CLASSES[cls]
+        self.want_live_class = LIVE_CLASS_WITHOUT_KERNELCH.get(cls, self.want_class) if args.abi == "2.31" \
+            else self.want_class
         self.want_rank = str(culprit_of(ranks))
         self.ms_per_op = round(ms, 3)
+        self.abi = args.abi
         self.seq = args.seq or fault_seq(ms, straggle_ms, args.healthy)
         self.dump_dir = os.path.join(work, "dumps", self.name)
         os.makedirs(self.dump_dir)
         argv = [args.sim, "--ranks", str(ranks), "--sizes", f"{size}:{size}", "--iters", "100000000",
-                "--timeout", "150", "--expect-hang"] + make_args(self.want_rank, self.seq)
+                "--timeout", "150", "--expect-hang"] + make_args(self.want_rank, self.seq) + args.sim_args
         if straggle_ms:
             argv += ["--straggle", f"0:{straggle_ms}"]
         env = dict(env0, NCCLSCOPE_JOB_ID=self.name, NCCLSCOPE_DUMP_DIR=self.dump_dir)
@@ -161,7 +170,7 @@ class MatrixJob:
                 self.right_seen = now
 
     def is_right(self, labels):
-        return labels.get("class") == self.want_class and labels.get("global_rank") == self.want_rank
+        return labels.get("class") == self.want_live_class and labels.get("global_rank") == self.want_rank
 
     def done(self, now, within):
         """Watched long enough: the right alert plus SETTLE_S, or the time allowed after the onset (or start)."""
@@ -179,7 +188,9 @@ class MatrixJob:
         named_right = len(seen) == 1 and bool(right)
         return {"job": self.name, "class": self.cls, "ranks": self.ranks, "size": self.size,
                 "straggle_ms": self.straggle_ms, "run": self.run, "seq": self.seq, "ms_per_op": self.ms_per_op,
-                "want": {"class": self.want_class, "global_rank": self.want_rank},
+                "abi": self.abi,
+                "want": {"class": self.want_live_class, "global_rank": self.want_rank,
+                         "analyzer_class": self.want_class},
                 "healthy_s": round(onset - self.start, 1) if onset else None,
                 "alerts": [{"class": a[0].get("class"), "global_rank": a[0].get("global_rank"),
                             "peer_global_rank": a[0].get("peer_global_rank"), "comm": a[0].get("comm"),
@@ -340,6 +351,7 @@ def main():
     ap.add_argument("--straggle", default="none,50", help="comma list of ms rank 0 straggles per operation; none")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--parallel", type=int, default=0, help="jobs at once (default: every class of one shape)")
+    ap.add_argument("--abi", help="the emulated NCCL (the sim's --abi): 2.31's default event mask has no KernelCh")
     ap.add_argument("--within", type=float, default=15.0, help="seconds from onset to alert allowed (15)")
     ap.add_argument("--healthy", type=float, default=15.0, help="seconds of healthy operations before the fault")
     ap.add_argument("--seq", type=int, default=0, help="fault sequence number (default: from --healthy)")
@@ -354,6 +366,10 @@ def main():
     ap.add_argument("--table-from", nargs="+", metavar="JSON",
                     help="no jobs: the table and verdict of the records in these --json files (runs done apart)")
     args = ap.parse_args()
+    args.sim_args = ["--abi", args.abi] if args.abi else []
+    if args.abi == "2.31" and "kernel" in args.classes.split(","):
+        ap.error("--abi 2.31 --classes kernel: without KernelCh a stuck kernel looks like a rank that never issued "
+                 "the operation (not_joined; docs/stall-detection.md); leave kernel out")
     if args.table_from:
         records = [r for path in args.table_from for r in json.load(open(path))["records"]]
         return report(records, args)
@@ -373,7 +389,7 @@ def main():
     records, t0 = [], time.time()
     try:
         for batch in batches:
-            ms = calibrate(batch, args.sim, sim_env(args.libdir) | {"NCCLSCOPE_TRANSPORT": "tcp"})
+            ms = calibrate(batch, args.sim, sim_env(args.libdir) | {"NCCLSCOPE_TRANSPORT": "tcp"}, args.sim_args)
             jobs = [MatrixJob(*cell, args, work, env0, m) for cell, m in zip(batch, ms)]
             try:
                 run_batch(jobs, prom, args.within)

@@ -24,8 +24,8 @@ line). Which blamed ranks are root causes is decided for the whole
 job (chains.py), since a rank behind here may be waiting in another communicator.
 """
 from . import waits as wait_field
-from .progress import (PAIRED, RankRuns, describe, in_flight, last_coll_seq, last_p2p_seq, missing_fields, op_name,
-                       rank_list, realtime_offset_ns, state_text)
+from .progress import (PAIRED, RankRuns, describe, in_flight, issued_at, last_coll_seq, last_p2p_seq,
+                       missing_fields, op_name, rank_list, realtime_offset_ns, state_text)
 
 # An in-flight operation younger than this in a dump of a live communicator whose stall watch did not fire is
 # ordinary traffic (a SIGUSR2 dump of a running job), not a wait.
@@ -58,14 +58,22 @@ def _verb(rs):
     return "is" if len(rs) == 1 else "are"
 
 
-def _mismatch(waits):
+def _mismatch(ranks, waits):
     """Ranks whose oldest waiting collective differs in function from the most common one at the same arrival
-    number. Returns (findings, {func: arrival}) so that the seq-based checks skip those functions."""
+    number, or who completed a different collective as that operation (without KernelCh a rank's own collective
+    is done once enqueued, so a mismatched rank waits in nothing). Returns (findings, {func: arrival}) so that the
+    seq-based checks skip those functions."""
     at = {}
     for r, ops in waits.items():
         colls = [o for o in ops if o["kind"] == "coll" and "arrival" in o]
         if colls:
             at.setdefault(colls[0]["arrival"], {}).setdefault(colls[0]["func"], []).append((r, colls[0]))
+    for arrival, funcs in at.items():
+        there = {r for items in funcs.values() for r, _ in items}
+        for r, d in ranks.items():
+            op = None if r in there else issued_at(d, arrival)
+            if op and op["kind"] == "coll":
+                funcs.setdefault(op["func"], []).append((r, op))
     findings, skip = [], set()
     for arrival, funcs in sorted(at.items()):
         if len(funcs) < 2:
@@ -312,7 +320,7 @@ def diagnose(ranks, nranks, live_globals=frozenset(), live_procs=frozenset()):
     missing = RankRuns.missing(ranks, nranks)
     oldest = {r: ops[0] for r, ops in waits.items()}
 
-    problems, skip = _mismatch(waits)
+    problems, skip = _mismatch(ranks, waits)
     problems += _coll_behind(ranks, waits, skip) + _p2p_behind(ranks, waits)
     if missing:
         f = _missing(missing, waits, ranks, live_globals, live_procs)

@@ -34,8 +34,34 @@ def realtime_offset_ns(d):
 
 
 def in_flight(d):
-    """In-flight operations, oldest arrival first."""
+    """In-flight operations, oldest arrival first. Without KernelCh events (NCCL 2.31's default mask) an operation
+    is done once enqueued and none is ever in flight; a rank whose connections went still then names the operation
+    it waits in by its `wait` (network_only), which stands for the in-flight one."""
+    if not d["in_flight"]:
+        w = d.get("wait")
+        return [_waited_op(w)] if w and w.get("network_only") else []
     return sorted(d["in_flight"], key=lambda r: r.get("arrival", 0))
+
+
+def _waited_op(w):
+    op = {"kind": w["kind"], "func": w["func"], "seq": w["seq"], "arrival": w["arrival"],
+          "age_ns": w.get("age_ns", 0), "state": "network requests still"}
+    peers = [p["peer_rank"] for p in w.get("peers") or () if p.get("peer_rank") is not None]
+    if w["kind"] == "p2p" and peers:
+        op["peer"] = peers[0]
+    return op
+
+
+def issued_at(d, arrival):
+    """The operation a rank issued as the communicator's operation number `arrival`, from its newest completed
+    ones (`recent`, sorted by arrival), or None where they do not reach back that far or forward that far."""
+    rec = d.get("recent") or {}
+    arrivals = rec.get("arrival") or []
+    i = bisect.bisect_left(arrivals, arrival)
+    if i == len(arrivals) or arrivals[i] != arrival:
+        return None
+    return {"kind": rec["kind"][i], "func": rec["func"][i], "seq": rec["seq"][i], "arrival": arrival,
+            "bytes": rec["bytes"][i] if "bytes" in rec else None}
 
 
 MAX_RUNS_SHOWN = 32       # runs of consecutive ranks written out in one rank list; the count stays exact
