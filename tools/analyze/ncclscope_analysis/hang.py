@@ -68,12 +68,11 @@ def _mismatch(ranks, waits):
         colls = [o for o in ops if o["kind"] == "coll" and "arrival" in o]
         if colls:
             at.setdefault(colls[0]["arrival"], {}).setdefault(colls[0]["func"], []).append((r, colls[0]))
-    for arrival, funcs in at.items():
-        there = {r for items in funcs.values() for r, _ in items}
-        for r, d in ranks.items():
-            op = None if r in there else issued_at(d, arrival)
-            if op and op["kind"] == "coll":
-                funcs.setdefault(op["func"], []).append((r, op))
+    there = {a: {r for items in funcs.values() for r, _ in items} for a, funcs in at.items()}
+    for r, d in ranks.items():  # linear in the dumps: each rank's `recent` read once
+        for a, op in issued_at(d, at).items():
+            if op["kind"] == "coll" and r not in there[a]:
+                at[a].setdefault(op["func"], []).append((r, op))
     findings, skip = [], set()
     for arrival, funcs in sorted(at.items()):
         if len(funcs) < 2:

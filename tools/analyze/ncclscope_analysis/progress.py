@@ -52,16 +52,12 @@ def _waited_op(w):
     return op
 
 
-def issued_at(d, arrival):
-    """The operation a rank issued as the communicator's operation number `arrival`, from its newest completed
-    ones (`recent`, sorted by arrival), or None where they do not reach back that far or forward that far."""
+def issued_at(d, arrivals):
+    """{arrival: the operation a rank issued as that operation number of the communicator} for the numbers in
+    `arrivals` that its newest completed ones (`recent`) hold: one pass over them, whatever `arrivals` holds."""
     rec = d.get("recent") or {}
-    arrivals = rec.get("arrival") or []
-    i = bisect.bisect_left(arrivals, arrival)
-    if i == len(arrivals) or arrivals[i] != arrival:
-        return None
-    return {"kind": rec["kind"][i], "func": rec["func"][i], "seq": rec["seq"][i], "arrival": arrival,
-            "bytes": rec["bytes"][i] if "bytes" in rec else None}
+    return {a: {"kind": rec["kind"][i], "func": rec["func"][i], "seq": rec["seq"][i], "arrival": a}
+            for i, a in enumerate(rec.get("arrival") or ()) if a in arrivals}
 
 
 MAX_RUNS_SHOWN = 32       # runs of consecutive ranks written out in one rank list; the count stays exact
