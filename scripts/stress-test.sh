@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The stress stage, opt-in (not part of scripts/test.sh: it takes about an hour on 2 cores): the main test tier,
 # exactly as CI runs it, while stress-ng keeps 4 CPU-bound workers per core busy. CI shares its machine with other
-# work; this proves no test's verdict needs an idle one. The hog runs at the tests' priority and in their
-# session: started elsewhere, the kernel's autogroup scheduling would give it one share beside the tests' one and
-# the tests would see half the load.
+# work; this proves no test's verdict needs an idle one. The hog runs at the tests' priority, started by this
+# script: started from another terminal, the kernel's autogroup scheduling would give it one share beside the
+# tests' one and the tests would see half the load.
 #
 # The soft-RoCE guest tier (rdma_tier) runs after the rest, by its own script rather than through ctest: its guest
 # is an emulated machine (QEMU TCG) that gets a fifth of the host under the hog and runs about 6 times slower
