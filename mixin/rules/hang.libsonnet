@@ -86,6 +86,12 @@ local culprits = |||
             ||| % c,
             labels: {'via': 'rank'},
           },
+          // The shortest wait the stalled ranks of a communicator reported lately: about the stillness a rank needs
+          // before it says it is stalled (its first report comes within a scrape of that).
+          {
+            record: "ncclscope:hang_comm_first_wait_seconds",
+            expr: "min by (ncclscope_job, comm) (min_over_time(ncclscope:hang_victim[%(hangCommMemory)s]))" % c,
+          },
           // The ranks some stalled rank waits on directly (global_rank, host: the rank waited on).
           {
             record: "ncclscope:hang_waited_on",
@@ -177,6 +183,10 @@ local culprits = |||
           // A rank a stalled rank waits on, with nothing in flight in that communicator as scraped after the stall
           // began (a rank between two operations just before it is not a culprit), and not stalled itself (without
           // KernelCh a stalled rank shows nothing in flight either): it never issued the operation.
+          // Without KernelCh (by="network") nothing is ever in flight, and a rank in the middle of the waits says it is
+          // stalled only once its own connections have been still as long as the others': a scrape of it before that
+          // (sooner after the stall began than the shortest wait reported) does not tell it from a culprit, unless it
+          // is behind the stalled ranks in collectives issued (it never issued the one they wait in).
           // (Where nobody says whom they wait on, the group ncclscope.hang.progress below compares the ranks' progress.)
           {
             record: "ncclscope:hang_culprit",
@@ -190,6 +200,22 @@ local culprits = |||
                   (
                     timestamp(ncclscope_comm_in_flight_operations%(sel)s)
                     > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+                  )
+                  unless on (ncclscope_job, comm, rank)
+                  (
+                    timestamp(ncclscope_comm_in_flight_operations%(sel)s)
+                    - on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+                    <= on (ncclscope_job, comm) group_left ncclscope:hang_comm_first_wait_seconds
+                    and on (ncclscope_job, comm, rank) ncclscope_comm_completion_seen{by="network"%(selc)s}
+                    unless on (ncclscope_job, comm, rank)
+                    (
+                      sum without (func) (ncclscope_comm_last_seq{kind="coll"%(selc)s})
+                      < on (ncclscope_job, comm) group_left
+                      max by (ncclscope_job, comm) (
+                        sum without (func) (ncclscope_comm_last_seq{kind="coll"%(selc)s})
+                        and on (ncclscope_job, comm, rank) ncclscope:hang_victim
+                      )
+                    )
                   )
                 )
                 * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds

@@ -7,7 +7,7 @@
 #  - a certificate replaced on disk is served to new connections within about a second; a broken
 #    replacement (a key that does not match) keeps the old one in service and warns;
 #  - 70 clients stuck mid-handshake do not keep a scrape out;
-#  - a flood of wrong passwords over TLS (16 clients) while Prometheus scrapes: the targets stay up, and the
+#  - a flood of wrong passwords over TLS (16 clients, 12 s) while Prometheus scrapes: no scrape fails, and the
 #    scrape durations Prometheus records during the flood are printed (p50 and max).
 set -euo pipefail
 sim=$1 libdir=$2
@@ -54,7 +54,9 @@ YML
 cat >prometheus.yml <<YML
 global: {scrape_interval: 1s, evaluation_interval: 1s}
 scrape_configs:
-  - job_name: ncclscope
+  - job_name: ncclscope  # the flood's scrapes must all succeed: 3 s, as a loaded CI host can stall one for 1 s
+    scrape_interval: 3s
+    scrape_timeout: 3s
     scheme: https
     tls_config: {ca_file: $work/ca.crt}
     basic_auth: {username: prometheus, password: '$password'}
@@ -174,14 +176,17 @@ echo "scrape with 70 clients stuck mid-handshake: HTTP ${code% *} in ${code#* } 
 # A flood of wrong passwords over TLS while Prometheus keeps scraping.
 t0=$(date +%s)
 python3 - "$target" ca.crt <<'PY' || fail "the TLS flood"
-import base64, socket, ssl, sys, threading, collections
+import base64, socket, ssl, sys, threading, collections, itertools, time
 host, port = sys.argv[1].rsplit(":", 1)
 ctx = ssl.create_default_context(cafile=sys.argv[2])
 counts = collections.Counter()
 lock = threading.Lock()
-n = iter(range(1000))
+n = itertools.count()
+end = time.monotonic() + 12  # long enough for a few of Prometheus's 3 s scrapes of each rank
 def client():
     for i in n:
+        if i >= 1000 and time.monotonic() > end:
+            break
         auth = base64.b64encode(b"prometheus:guess%d" % i).decode()
         try:
             with socket.create_connection((host, int(port)), timeout=10) as s, ctx.wrap_socket(s, server_hostname=host) as t:
@@ -194,9 +199,10 @@ def client():
 threads = [threading.Thread(target=client) for _ in range(16)]
 for t in threads: t.start()
 for t in threads: t.join()
-print("TLS flood: 1000 wrong-password requests:", dict(counts))
+total = sum(counts.values())
+print("TLS flood: %d wrong-password requests in 12 s or more:" % total, dict(counts))
 # On a host this loaded a few handshakes can outlast their 2 s deadline; nearly all must be answered.
-if counts["401"] + counts["429"] < 950:
+if counts["401"] + counts["429"] < 0.95 * total:
     print("FAIL: too few flood requests answered 401 or 429")
     sys.exit(1)
 PY
