@@ -43,10 +43,16 @@ constexpr size_t kBigBody = 16u << 20;
 double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::atomic<int> g_handler_calls{0};
+std::atomic<bool> g_slow_entered{false};
 
 std::string Handler(const std::string& path, bool* found) {
   g_handler_calls.fetch_add(1);
-  *found = path == "/metrics" || path == "/big";
+  *found = path == "/metrics" || path == "/big" || path == "/slow";
+  if (path == "/slow") {  // a collection that holds the server thread, as a host's load can
+    g_slow_entered = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    return "slow 1\n";
+  }
   if (path == "/metrics") return "up 1\n";
   if (path == "/big") return std::string(kBigBody, 'x');
   return "not found\n";
@@ -148,6 +154,36 @@ TEST_F(HttpServerTest, SlowAndIdleClientsAreDroppedAtTheHeaderDeadline) {
   EXPECT_TRUE(WaitClosedByPeer(idle, 1000ms)) << "the idle client outlived its deadline";
   close(idle);
   close(slow);
+}
+
+// A request that came in time is answered even when the server thread could not read it before its
+// header deadline passed (held off the CPU on a loaded host, or in a slow collection as here). The old
+// server checked deadlines before reading and hung up on it: a failed scrape, a false "target down".
+TEST_F(HttpServerTest, ARequestThatCameInTimeIsAnsweredAfterTheServerWasBusy) {
+  HttpServer::Options options;
+  options.header_timeout = 1000ms;
+  StartServer(options);
+  const int early = ConnectLoopback(port_);
+  ASSERT_GE(early, 0);
+  std::this_thread::sleep_for(100ms);  // accepted: its header deadline runs
+  g_slow_entered = false;
+  std::thread busy([this] {
+    int status = 0;
+    EXPECT_EQ(HttpGet(port_, "/slow", &status), "slow 1\n");
+  });
+  while (!g_slow_entered) std::this_thread::sleep_for(1ms);
+  const std::string request = "GET /metrics HTTP/1.0\r\n\r\n";  // well inside its deadline
+  ASSERT_EQ(send(early, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  std::string response;
+  char buf[4096];
+  for (pollfd p{early, POLLIN, 0}; poll(&p, 1, 5000) > 0;) {
+    const ssize_t n = recv(early, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    response.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(StatusOf(response), 200) << "hung up on a request that came in time: '" << response << "'";
+  busy.join();
+  close(early);
 }
 
 TEST_F(HttpServerTest, NonReadingClientIsDroppedAtTheTotalDeadlineWithoutBlockingOthers) {

@@ -97,8 +97,13 @@ def run_job(tmp, name, identity_env, with_sd):
                                       open(os.path.join(out, "sim.log"), "rb").read())))
         check(len(ports) == RANKS, f"{name}: {RANKS} endpoints logged (got {len(ports)})")
         for port in ports:
-            with urllib.request.urlopen(f"http://127.0.0.1:{int(port)}/metrics", timeout=10) as r:
-                result["metrics"].append(r.read())
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{int(port)}/metrics", timeout=10) as r:
+                    result["metrics"].append(r.read())
+            except OSError as e:  # the job's log says why: a rank that ended, or the endpoint's own warning
+                tail = open(os.path.join(out, "sim.log"), "rb").read()[-3000:].decode("utf-8", errors="replace")
+                check(False, f"{name}: scrape of port {int(port)} failed ({e!r}; job running: {p.poll() is None}); "
+                             f"log tail:\n{tail}")
         time.sleep(1.5)  # one more textfile write, with the communicator's series
         for f in sorted(glob.glob(os.path.join(out, "prom", "*.prom"))):
             result["textfiles"].append(open(f, "rb").read())

@@ -85,6 +85,13 @@ query() { curl -sf --get "http://127.0.0.1:$port/api/v1/query" --data-urlencode 
 value() { query "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'; }
 fail() { echo "FAIL: $*"; ls -l sd; tail -20 sim.log; tail -5 prometheus.log; exit 1; }
 
+targets() { curl -sf "http://127.0.0.1:$port/api/v1/targets"; }
+errors_of() {  # $1: job -> "health: lastError" per target
+  targets | python3 -c 'import json,sys
+for t in json.load(sys.stdin)["data"]["activeTargets"]:
+    if t["labels"]["job"] == sys.argv[1]: print(t["health"] + ": " + t["lastError"])' "$1"
+}
+
 deadline=$((SECONDS + 60))
 up=""
 while [ $SECONDS -lt $deadline ]; do
@@ -92,7 +99,7 @@ while [ $SECONDS -lt $deadline ]; do
   [ "$up" = "2" ] && break
   sleep 1
 done
-[ "$up" = "2" ] || fail "Prometheus does not see 2 healthy ncclscope targets over https + basic auth (saw '${up}')"
+[ "$up" = "2" ] || fail "Prometheus does not see 2 healthy ncclscope targets over https + basic auth (saw '${up}'; targets: $(errors_of ncclscope | tr '\n' ';'))"
 echo "Prometheus scrapes both ranks over https with basic auth"
 wait_for_traffic 60
 info=$(value 'count(ncclscope_build_info{job="ncclscope"})')
@@ -101,12 +108,6 @@ python3 -c "import sys; sys.exit(0 if float('${rate:-0}') > 0 else 1)" || fail "
 [ "$info" = "2" ] || fail "expected 2 ncclscope_build_info series"
 
 # The other two jobs: down, for the reason expected.
-targets() { curl -sf "http://127.0.0.1:$port/api/v1/targets"; }
-errors_of() {  # $1: job -> "health: lastError" per target
-  targets | python3 -c 'import json,sys
-for t in json.load(sys.stdin)["data"]["activeTargets"]:
-    if t["labels"]["job"] == sys.argv[1]: print(t["health"] + ": " + t["lastError"])' "$1"
-}
 for _ in $(seq 1 30); do
   wrong=$(errors_of wrong_password); plain=$(errors_of plain_http)
   [ "$(echo "$wrong" | grep -c '^down: .*401')" = 2 ] && [ "$(echo "$plain" | grep -c '^down: .*400')" = 2 ] && break

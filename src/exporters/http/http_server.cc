@@ -220,7 +220,7 @@ class EventLoop {
       }
       conns_.resize(kept);
       if (auth_ != nullptr && (fds[2].revents & POLLIN)) OnAuthResults(now);
-      if (fds[1].revents & POLLIN) Accept(now);
+      if (fds[1].revents & POLLIN) Accept(Clock::now());  // a slow pass above must not shorten their deadline
     }
   }
 
@@ -312,6 +312,13 @@ class EventLoop {
   void ExpireDeadlines(Clock::time_point now) {
     std::erase_if(conns_, [this, now](Connection& c) {
       if (now < c.deadline) return false;
+      // A request that arrived in time but was not yet read (this thread held off the CPU on a loaded
+      // host, or busy with a slow collection) is served, not hung up on: that hang-up is a failed scrape,
+      // a false "target down". Only a client still short of a full request is dropped.
+      const bool unread = c.phase == Phase::kReading || c.phase == Phase::kHandshake;
+      if (unread && (c.phase == Phase::kReading ? OnReadable(c, now) : OnHandshake(c, now)) && now < c.deadline) {
+        return false;
+      }
       if (c.phase == Phase::kAuthWait) {  // the verifier is swamped: say so rather than hang up
         auth_->Cancel(c.ticket);
         c.out = Shared(ErrorResponse("429 Too Many Requests", "Retry-After: 1\r\n"));
