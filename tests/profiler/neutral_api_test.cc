@@ -2,6 +2,7 @@
 // watch (warning + dump within a second of the threshold) and finalize latency with the watchdog joined.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -631,23 +632,33 @@ TEST(NeutralApi, StillPastWhatIsNormalStallsBeforeTheDurationThreshold) {
   }
   void* ops[2] = {RunMovingOp(cold, 2, std::chrono::milliseconds(0), nullptr),
                   RunMovingOp(warm, 2, std::chrono::milliseconds(0), nullptr)};
-  // The warm communicator's stall checks see its connection complete a request every few ms.
+  // The warm communicator's stall checks see its connection complete a request every few ms. On a loaded host a
+  // few ms can be tens: the learned norm is at most the longest gap seen here, so the test bounds by that.
+  uint64_t longest_gap_ns = 0, last_ns = MonotonicNs();
   for (int i = 0; i < 2 * static_cast<int>(StillnessHistory::kWarmStretches); ++i) {
     links[1].Completed(MonotonicNs());
     links[1].Posted(MonotonicNs());
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
     CommRegistry::Instance().CollectStalls(MonotonicNs(), 30'000'000'000ull);
+    const uint64_t now_ns = MonotonicNs();
+    longest_gap_ns = std::max(longest_gap_ns, now_ns - last_ns);
+    last_ns = now_ns;
   }
   links[1].Completed(MonotonicNs());
   links[1].Posted(MonotonicNs());
+  const uint64_t limit_bound_ns = std::max<uint64_t>(100'000'000, 8 * (longest_gap_ns + 1000));
   const auto still_since = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  std::this_thread::sleep_for(std::chrono::nanoseconds(limit_bound_ns) + std::chrono::milliseconds(50));
   const WaitSite c = WaitOf(kCold);
   const WaitSite w = WaitOf(kWarm);
-  if (std::chrono::steady_clock::now() - still_since < std::chrono::milliseconds(400)) {
-    EXPECT_FALSE(c.present) << "cold: still for 150 ms+, under the kind's 480 ms";
-    ASSERT_TRUE(w.present) << "warm: still for 150 ms with a request pending, 8 x a few ms is the floor";
-    EXPECT_EQ(w.threshold_ns, 100'000'000u);
+  if (std::chrono::steady_clock::now() - still_since >= std::chrono::milliseconds(400)) {
+    std::printf("[ SKIPPED  ] the host stalled the test past the cold kind's 480 ms (longest gap %.1f ms)\n",
+                longest_gap_ns / 1e6);
+  } else {
+    EXPECT_FALSE(c.present) << "cold: still under the kind's 480 ms";
+    ASSERT_TRUE(w.present) << "warm: still past 8 x its longest stretch with a request pending";
+    EXPECT_GE(w.threshold_ns, 100'000'000u) << "never under the floor";
+    EXPECT_LE(w.threshold_ns, limit_bound_ns) << "8 x the longest still stretch, or the floor";
     EXPECT_EQ(w.cls, WaitClass::kPeer);
     ASSERT_EQ(w.peers.size(), 1u);
     EXPECT_EQ(w.peers[0].peer_global_rank, 4);
