@@ -121,7 +121,11 @@ local culprits = |||
                   unless on (ncclscope_job, comm, rank) ncclscope_comm_info%(sel)s
                 )
                 and on (ncclscope_job, global_rank)
-                (ncclscope:hang_peer_failed or max_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetDownLookback)s]) == 0)
+                (
+                  ncclscope:hang_peer_failed
+                  or (max_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetDownLookback)s]) == 0
+                      and count_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetDownLookback)s]) >= 2)
+                )
               )
               * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
             ||| % c,
