@@ -332,6 +332,29 @@ class WaitTest(unittest.TestCase):
                          [("link", 0, 1)])
         self.assertEqual(result["victims"], {"0xaa": [2, 3]})
 
+    def test_failed_connection_in_a_ring_without_a_mutual_pair_is_the_link(self):
+        # Two hosts, two ranks each; every rank receives from the one before it (0 <- 3 <- 2 <- 1 <- 0) and host b's
+        # NIC went down: 2's connection from 1 (across hosts) and 3's from 2 (same host, same NIC) failed. No two ranks
+        # list each other, so no mutual pair marks the link; the failed cross-host connection does.
+        def on(g, host, failed=False, waiting_ns=2 * 10**9):
+            return waits_on(g, "recv", host=host, nic="rxe0", failed=failed, waiting_ns=waiting_ns)
+        waits = {0: wait("peer", peers=[on(3, "b", waiting_ns=22 * 10**8)]), 1: wait("peer", peers=[on(0, "a")]),
+                 2: wait("peer", peers=[on(1, "a", failed=True)]), 3: wait("peer", peers=[on(2, "b", failed=True)])}
+        hosts = {0: "a", 1: "a", 2: "b", 3: "b"}
+        job = lambda: comm(*(dump(r, nranks=4, completed=history(4), in_flight=[coll("AllReduce", 4, **NET_STUCK)],  # noqa: E731
+                                  host=hosts[r], stalled=True, identity={"global_rank": r}, wait=w)
+                             for r, w in waits.items()))
+        ranks = job()
+        [f] = problems(hang.diagnose(ranks, 4))
+        self.assertEqual((f["kind"], f["class"], f["ranks"], f["waiting"]), ("link", "link", [2, 1], [0, 3]))
+        self.assertIn("rank 2's connection with rank 1 failed in a ring of waits", f["headline"])
+        result = report.analyze({"0xaa": ranks})
+        self.assertEqual([(c["kind"], c["host"], c["peer"]["host"]) for c in result["culprits"]], [("link", "b", "a")])
+        # The same ring with nothing failed names nobody: any of its links could be the slow one.
+        for w in waits.values():
+            w["peers"][0]["failed"] = False
+        self.assertNotIn("link", [f["kind"] for f in problems(hang.diagnose(job(), 4))])
+
     def test_kernel_stuck_rank(self):
         # Rank 2's kernel does not finish (no network request pending); 1 and 3 wait on it over the network, 0
         # waits on 1.

@@ -16,8 +16,10 @@ its edges lead to, followed to the end of the chain (C waits on B, B waits on A)
   or its dump is older than the others');
 - otherwise, two ranks listing each other (A waits on B, B on A) among those reached: the link between them on
   the NICs their entries name (kind "link", class link).
-A chain that ends nowhere of these (a ring of waits where no two ranks list each other, a peer not past its own
-threshold) names nobody: the "stuck" verdict stays, with each rank's wait in its detail.
+- in a ring of waits where no two ranks list each other (each receives from the one before it), a connection of
+  the ring that already failed: the link it runs over (kind "link"; a cross-host one first).
+A chain that ends nowhere of these (such a ring with no failed connection, a peer not past its own threshold)
+names nobody: the "stuck" verdict stays, with each rank's wait in its detail.
 
 Where ranks of the communicator wrote no dump, the entries that name a global rank without any dump say which
 process the others wait on and, with `failed`, that its connection failed (refine_missing()).
@@ -178,8 +180,23 @@ class _Edges:
                         terms |= self.terms[comp[b]]
                     if len(links) < MAX_ENDS:
                         links |= self.links[comp[b]]
+        if not terms and not links and len(members) > 1:
+            links = self._failed_link(members)
         self.terms.append(terms)
         self.links.append(links)
+
+    def _failed_link(self, members):
+        """A ring of waits where no two ranks list each other (each receives from the one before it, the usual
+        shape of a ring collective): no mutual pair marks the link, but a connection inside the ring that already
+        failed does. A cross-host one first (a NIC going down also fails its host's connections through it), then
+        the longest wait; as ("link", waiter, peer)."""
+        inside = set(members)
+        failed = [(a, b, e) for a in members for b, e in self.out.get(a, ()) if b in inside and e.get("failed")]
+        if not failed:
+            return set()
+        host = lambda r: self.ranks[r].get("host")  # noqa: E731
+        a, b, _ = max(failed, key=lambda f: (host(f[0]) != host(f[1]), f[2].get("waiting_ns") or 0, -f[0]))
+        return {("link", a, b)}
 
     def ends(self, r):
         """What rank r's chains end at: the terminal ranks they reach, else the links, else []."""
@@ -230,16 +247,19 @@ def _link(edges, a, b, waiting):
     hops = _hops(edges, waiting, ("link", a, b))
     behind = f"; {rank_list(waiting)} wait on them down the chain ({hops})" if waiting else ""
     failed = [x for x in (ea, eb) if x["failed"]]
+    mutual = edges.mutual(a, b)
     detail = "; ".join(f"rank {x['rank']}: " + peer_text(edges.entry(x["rank"], y) or {"direction": "?"})
-                       for x, y in ((ea, b), (eb, a)))
+                       for x, y in (((ea, b), (eb, a)) if mutual else ((ea, b),)))
     return dict(_op_fields(w), **{
         "kind": "link", "ranks": [a, b], "waiting": waiting,
         "link": {"endpoints": [ea, eb]},
-        "headline": f"the link between {side(ea)} and {side(eb)}: both issued {op} and each waits on "
-                    f"the other's network requests" + behind,
-        "text": f"{op}: rank {a} and rank {b} wait on each other over the network ({detail}); neither is behind, "
-                f"dead or stuck in its kernel" + (", and the connection already failed" if failed else "")
-                + behind})
+        "headline": f"the link between {side(ea)} and {side(eb)}: both issued {op} and "
+                    + ("each waits on the other's network requests" if mutual else
+                       f"rank {a}'s connection with rank {b} failed in a ring of waits") + behind,
+        "text": f"{op}: " + (f"rank {a} and rank {b} wait on each other over the network" if mutual else
+                             f"rank {a} waits on rank {b} over a connection that failed, in a ring of waits")
+                + f" ({detail}); neither is behind, dead or stuck in its kernel"
+                + (", and the connection already failed" if failed and mutual else "") + behind})
 
 
 def _rank_root(edges, t, kind, waiting):
