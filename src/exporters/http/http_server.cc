@@ -205,10 +205,9 @@ class EventLoop {
           open = false;
         } else if (revents != 0) {
           switch (conns_[i].phase) {
-            case Phase::kHandshake: open = OnHandshake(conns_[i], now); break;
             case Phase::kWriting: open = OnWritable(conns_[i], now); break;
             case Phase::kAuthWait: open = false; break;  // POLLHUP: the client is gone
-            default: open = OnReadable(conns_[i], now); break;
+            default: open = OnInput(conns_[i], now); break;
           }
         }
         if (open) {
@@ -254,6 +253,12 @@ class EventLoop {
       case TlsSession::Io::kWant: errno = EAGAIN; return -1;
       default: errno = ECONNRESET; return -1;
     }
+  }
+
+  // What arrived on a connection that is not writing: a TLS handshake step, a request, or a lingering client's
+  // last bytes. False: close it.
+  bool OnInput(Connection& c, Clock::time_point now) {
+    return c.phase == Phase::kHandshake ? OnHandshake(c, now) : OnReadable(c, now);
   }
 
   // TLS handshake step. A client that speaks plain HTTP to the TLS port gets a plain 400 (a TLS client
@@ -316,9 +321,7 @@ class EventLoop {
       // host, or busy with a slow collection) is served, not hung up on: that hang-up is a failed scrape,
       // a false "target down". Only a client still short of a full request is dropped.
       const bool unread = c.phase == Phase::kReading || c.phase == Phase::kHandshake;
-      if (unread && (c.phase == Phase::kReading ? OnReadable(c, now) : OnHandshake(c, now)) && now < c.deadline) {
-        return false;
-      }
+      if (unread && OnInput(c, now) && now < c.deadline) return false;
       if (c.phase == Phase::kAuthWait) {  // the verifier is swamped: say so rather than hang up
         auth_->Cancel(c.ticket);
         c.out = Shared(ErrorResponse("429 Too Many Requests", "Retry-After: 1\r\n"));
