@@ -25,6 +25,14 @@
 //   link       none of the above, all nranks ranks are stalled and wait: the link with the longest wait, from the
 //              rank that does not deliver (peer_global_rank) to the rank that waits for it, on its NIC.
 // One series per root cause: the culprit's identity, the communicator, the class; the value is how long it is stuck.
+// Targets that do not answer now: their latest scrape failed, or the one under way is overdue
+// (hangScrapeOverdueSeconds; a frozen rank is named before its scrape times out).
+local targetSilent = |||
+  (
+    up{ncclscope_job!=""%(selc)s} == 0
+    or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
+  )
+|||;
 local culprits = |||
   max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, gpu_instance_id, rank, direction, via, from)
     (ncclscope:hang_culprit)
@@ -257,14 +265,10 @@ local culprits = |||
           // (hangScrapeOverdueSeconds; a frozen rank is named before its scrape times out).
           {
             record: "ncclscope:hang_root_silent",
-            expr: |||
+            expr: (|||
               ncclscope:hang_root
               and on (ncclscope_job, global_rank)
-              (
-                up{ncclscope_job!=""%(selc)s} == 0
-                or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
-              )
-            ||| % c,
+            ||| + targetSilent) % c,
           },
           // A silent root that has not answered since the stall began either, where it is the communicator's one
           // silent root and no other class named a culprit: on a host so overloaded that many ranks miss their
@@ -317,18 +321,14 @@ local culprits = |||
           // overdue (a wait that only vanished with a failed scrape has not ended).
           {
             record: "ncclscope:hang_resumed_seconds",
-            expr: |||
+            expr: (|||
               max by (ncclscope_job, comm, class, global_rank, host) (
                 max_over_time(ncclscope:hang_culprit{class!="process"}[%(hangTargetDownLookback)s])
               )
               unless on (ncclscope_job, comm) ncclscope:hang_comm_seconds
               and on (ncclscope_job, comm) ncclscope_comm_info%(sel)s
               unless on (ncclscope_job)
-              (
-                up{ncclscope_job!=""%(selc)s} == 0
-                or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
-              )
-            ||| % c,
+            ||| + targetSilent) % c,
           },
           // When a stalled job pages (seconds stuck): past hangPageMinSeconds and past hangPageFactor times the
           // longest wait it came through in the last hangPauseMemory. Only for jobs stalled now.
