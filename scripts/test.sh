@@ -11,19 +11,21 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
 source scripts/tiers.sh
+# Each stage line says how far into the run it starts, so a slow stage shows in the log.
+stage() { echo "=== $* ($(( SECONDS / 60 )) min $(( SECONDS % 60 )) s in) ==="; }
 
-echo "=== build (RelWithDebInfo) ==="
+stage "build (RelWithDebInfo)"
 configure build
 ninja -C build -j"$jobs"
-echo "=== tests ==="
+stage "tests"
 main_tier
 # The two-host tier on its own, and once more only if it fails: in one CI run (2026-11-27) a rank of
 # rdma2_peer_link_down exited 50 s late after failing in time, and 5 reruns of that test passed
 # (tests/rdma/sim_ranks.sh now records where a late rank waits). Both attempts print; a second failure fails.
 rdma2() { ctest --test-dir build --output-on-failure --timeout 900 -R '^rdma2_tier$'; }
-rdma2 || { echo "=== rdma2_tier failed: running it once more ==="; rdma2; }
+rdma2 || { stage "rdma2_tier failed: running it once more"; rdma2; }
 
-echo "=== minimal build: compiler, CMake, abseil (linked in) and zlib only (no prometheus-cpp, no nlohmann-json) ==="
+stage "minimal build: compiler, CMake, abseil (linked in) and zlib only (no prometheus-cpp, no nlohmann-json)"
 configure build-minimal -DNCCLSCOPE_WITH_PROMETHEUS=OFF -DNCCLSCOPE_BUILD_TOOLS=OFF -DNCCLSCOPE_BUILD_TESTS=OFF \
   -DNCCLSCOPE_BUILD_BENCHMARKS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=TRUE \
   -DCMAKE_DISABLE_FIND_PACKAGE_prometheus-cpp=TRUE
@@ -36,13 +38,13 @@ if readelf -d build-minimal/lib/libnccl-net-ncclscope.so | grep NEEDED |
 fi
 NCCLSCOPE_SOCKET_IFNAME=lo build/bin/ncclscope-loadcheck build-minimal/lib/libnccl-net-ncclscope.so
 
-echo "=== ASan+UBSan: unit and ABI tests ==="
+stage "ASan+UBSan: unit and ABI tests"
 configure build-asan -DNCCLSCOPE_SANITIZE=address -DNCCLSCOPE_BUILD_BENCHMARKS=OFF
 ninja -C build-asan -j"$jobs" tests_unit_abi
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'unit|abi' --timeout 900
 
-echo "=== ASan+UBSan: the verbs transport in the soft-RoCE guest ==="
+stage "ASan+UBSan: the verbs transport in the soft-RoCE guest"
 # The data path under the sanitizers on a real verbs device: the guest tier of the ASan build, verbs tests
 # only (the TCP suite's 1 GiB messages are too slow under ASan in an emulated guest); same kernel cache.
 ninja -C build-asan -j"$jobs"
@@ -50,7 +52,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   RXE_VM_CACHE="$PWD/build/rdma-vm-cache" RDMA_GUEST_CTEST_ARGS='-R rdma_guest_verbs' \
   ctest --test-dir build-asan --output-on-failure -L '^rdma$' --timeout 900
 
-echo "=== fuzz: the config readers and both transports' handshakes (libFuzzer, ASan+UBSan), and the dump reader ==="
+stage "fuzz: the config readers and both transports' handshakes (libFuzzer, ASan+UBSan), and the dump reader"
 # tests/fuzz/README.md: each target replays its saved crash inputs, then fuzzes from its checked-in corpus for
 # NCCLSCOPE_FUZZ_SECONDS (45 s), two at a time; then the Python dump-reader fuzz of the main build (LABELS fuzz).
 CC=clang CXX=clang++ configure build-fuzz -DNCCLSCOPE_FUZZ=ON -DNCCLSCOPE_BUILD_TESTS=OFF -DNCCLSCOPE_BUILD_TOOLS=OFF \
@@ -60,11 +62,11 @@ ninja -C build-fuzz -j"$jobs" fuzz_targets
 ctest --test-dir build-fuzz -V -j"$jobs" -L fuzz --timeout 900
 ctest --test-dir build --output-on-failure -j"$jobs" -L '^fuzz$' --timeout 900 --no-tests=ignore
 
-echo "=== TSan: concurrency tests ==="
+stage "TSan: concurrency tests"
 configure build-tsan -DNCCLSCOPE_SANITIZE=thread -DNCCLSCOPE_BUILD_BENCHMARKS=OFF
 ninja -C build-tsan -j"$jobs" tests_concurrency
 # Three runs of each: a race TSan sees only when no other edge orders the threads shows up in some runs only
 # (one such race showed in 35 of 100 runs and reached CI: see src/common/tsan_lock.h). About 10 s a run.
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L concurrency --timeout 900 --repeat until-fail:3
-echo "=== all test tiers passed ==="
+stage "all test tiers passed"
