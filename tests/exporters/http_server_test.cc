@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,10 +98,16 @@ class HttpServerTest : public ::testing::Test {
 TEST_F(HttpServerTest, AFloodOfRequestsSharesOneResponse) {
   StartServer();
   g_handler_calls = 0;
+  const Clock::time_point first_request = Clock::now();
   std::vector<int> fds;
   for (int i = 0; i < 64; ++i) fds.push_back(NonReadingBigClient(port_));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_LE(g_handler_calls.load(), 4) << "one collection per 250 ms, not one per connection";
+  // One collection per 250 ms: the collections so far are at most one more than the 250 ms windows that fit in
+  // the time since the first request (usually 1; more only when a loaded host spread the requests out).
+  const int calls = g_handler_calls.load();
+  const double since_first_ms = SecondsSince(first_request) * 1000;
+  EXPECT_LE(calls, 1 + static_cast<int>(since_first_ms / 250)) << "not one collection per connection; requests "
+                                                                  << "over " << since_first_ms << " ms";
   for (int fd : fds) close(fd);
   TimedScrape();  // still serving
 }
@@ -109,11 +116,19 @@ TEST_F(HttpServerTest, ScrapeIsAnsweredWhileSlowAndIdleClientsAreConnected) {
   HttpServer::Options options;
   options.max_connections = 128;  // room for all of them: this is about concurrency, not eviction
   StartServer(options);
+  const Clock::time_point connected = Clock::now();
   ClientLoad load(port_, /*slow=*/50, /*idle=*/50, 150ms, /*reconnect=*/false);
   const int big = NonReadingBigClient(port_);
   std::this_thread::sleep_for(300ms);
   EXPECT_LT(TimedScrape(), 1.0);
-  EXPECT_EQ(load.dropped(), 0) << "the clients should all still be connected (deadline 2 s)";
+  const int dropped = load.dropped();
+  // Their header deadline is 2 s from accept: only a test held off the CPU that long sees them dropped, rightly.
+  if (SecondsSince(connected) < 1.9) {
+    EXPECT_EQ(dropped, 0) << "the clients should all still be connected (deadline 2 s)";
+  } else {
+    std::printf("[ SKIPPED  ] the clients' count: the host held the test %.1f s, past their 2 s deadline\n",
+                SecondsSince(connected));
+  }
   close(big);
 }
 
@@ -163,6 +178,7 @@ TEST_F(HttpServerTest, ARequestThatCameInTimeIsAnsweredAfterTheServerWasBusy) {
   HttpServer::Options options;
   options.header_timeout = 1000ms;
   StartServer(options);
+  const Clock::time_point connected = Clock::now();  // before the accept, so before its deadline started
   const int early = ConnectLoopback(port_);
   ASSERT_GE(early, 0);
   std::this_thread::sleep_for(100ms);  // accepted: its header deadline runs
@@ -174,6 +190,8 @@ TEST_F(HttpServerTest, ARequestThatCameInTimeIsAnsweredAfterTheServerWasBusy) {
   while (!g_slow_entered) std::this_thread::sleep_for(1ms);
   const std::string request = "GET /metrics HTTP/1.0\r\n\r\n";  // well inside its deadline
   ASSERT_EQ(send(early, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  // In time by the server's clock too unless this thread was held off the CPU for most of the second.
+  const bool sent_in_time = SecondsSince(connected) < 0.95;
   std::string response;
   char buf[4096];
   for (pollfd p{early, POLLIN, 0}; poll(&p, 1, 5000) > 0;) {
@@ -181,7 +199,11 @@ TEST_F(HttpServerTest, ARequestThatCameInTimeIsAnsweredAfterTheServerWasBusy) {
     if (n <= 0) break;
     response.append(buf, static_cast<size_t>(n));
   }
-  EXPECT_EQ(StatusOf(response), 200) << "hung up on a request that came in time: '" << response << "'";
+  if (sent_in_time) {
+    EXPECT_EQ(StatusOf(response), 200) << "hung up on a request that came in time: '" << response << "'";
+  } else {
+    std::printf("[ SKIPPED  ] the host held the test past the request's 1 s deadline before it was sent\n");
+  }
   busy.join();
   close(early);
 }
@@ -211,11 +233,20 @@ TEST_F(HttpServerTest, FullServerEvictsTheOldestIdleConnectionNotAResponseInFlig
   std::this_thread::sleep_for(200ms);
   std::vector<int> idle;
   for (int i = 0; i < 74; ++i) idle.push_back(ConnectLoopback(port_));
+  const Clock::time_point newest_connected = Clock::now();
   std::this_thread::sleep_for(200ms);
   EXPECT_LT(TimedScrape(), 1.0) << "a full server refused the scrape";
   EXPECT_TRUE(WaitClosedByPeer(idle.front(), 500ms)) << "the oldest idle connection was not evicted";
   pollfd newest{idle.back(), POLLIN, 0};
-  EXPECT_EQ(poll(&newest, 1, 0), 0) << "the newest idle connection was dropped";
+  const int newest_events = poll(&newest, 1, 0);
+  // Idle connections are dropped at their 2 s header deadline anyway: only a test held off the CPU that long
+  // finds the newest one gone, rightly.
+  if (SecondsSince(newest_connected) < 1.9) {
+    EXPECT_EQ(newest_events, 0) << "the newest idle connection was dropped";
+  } else {
+    std::printf("[ SKIPPED  ] the newest connection's check: the host held the test %.1f s, past its 2 s deadline\n",
+                SecondsSince(newest_connected));
+  }
   // The response in flight is still delivered in full.
   size_t received = 0;
   char buf[65536];
