@@ -332,15 +332,26 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   EventDesc c = Coll(41, "ReduceScatter", 1024, 2);
   void* h = StartEvent(ctx, c);
   StopEvent(h);  // enqueued; its kernel never reports
+  const uint64_t checks_before = StallWatch::Instance().ticks();
   // Stall dumps go to the host's folder (docs/dump-format.md).
   const std::string path = dir + "/" + HostName() + "/" + dump::CommDumpName(0x57a11, 3, DumpReason::kStall);
+  // The watchdog checks every 250 ms, so its fifth check from here finds the operation past the 1 s threshold and
+  // dumps it before the next check starts. Judged in the watchdog's checks as well as in time (2 s: 1 s threshold
+  // + < 1 s to report), as a loaded host can hold the watchdog off the CPU for longer than that. The 20 s bound is
+  // only against a hang.
   auto t0 = std::chrono::steady_clock::now();
-  while (!std::filesystem::exists(path) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
+  bool dumped = false;
+  uint64_t checks = 0;
+  double waited = 0;
+  for (;;) {
+    checks = StallWatch::Instance().ticks() - checks_before;  // read before looking: its dumps are all written
+    dumped = std::filesystem::exists(path);
+    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (dumped || (checks >= 7 && waited >= 2.0) || waited >= 20.0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_TRUE(std::filesystem::exists(path)) << "no stall dump after " << waited << " s";
-  EXPECT_LT(waited, 2.0);  // 1 s threshold + < 1 s to report
+  ASSERT_TRUE(dumped) << "no stall dump after " << checks << " watchdog checks, " << waited << " s";
+  std::printf("stall dump after %.2f s, %llu watchdog checks\n", waited, static_cast<unsigned long long>(checks));
   {
     nlohmann::json j = testing::ReadDump(path);
     ASSERT_TRUE(j.is_object()) << path;
@@ -360,7 +371,8 @@ TEST(NeutralApi, StallWatchFlagsAndDumpsWithinASecond) {
   }
   // Its trace is written next to it (the trace hook runs after the dump hook).
   const std::string trace = dir + "/" + HostName() + "/" + dump::ChromeTraceName(0x57a11, 3, DumpReason::kStall);
-  while (!std::filesystem::exists(trace) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
+  t0 = std::chrono::steady_clock::now();
+  while (!std::filesystem::exists(trace) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(std::filesystem::exists(trace)) << trace;
@@ -591,10 +603,19 @@ TEST(NeutralApi, FailedConnectionStallsAtTheFloor) {
   RegisterNetLink(&link);
   SetNetLinkPeer(&link, 7, "hostC");
   link.Posted(MonotonicNs());
+  const auto started = std::chrono::steady_clock::now();
   void* stuck = RunMovingOp(ctx, 2, std::chrono::milliseconds(150), &link);
   const WaitSite early = WaitOf(kHash);
-  EXPECT_FALSE(early.present) << "150 ms in flight, under its kind's threshold (about 480 ms), on a moving link; "
-                              << "threshold " << early.threshold_ns << " ns, age " << early.age_ns << " ns";
+  // Checked only if it really is younger than its kind's threshold by our clock: a loaded host may stretch the
+  // 150 ms of host time past the 480 ms.
+  const auto in_flight = std::chrono::steady_clock::now() - started;
+  if (in_flight < std::chrono::milliseconds(400)) {
+    EXPECT_FALSE(early.present) << "150 ms in flight, under its kind's threshold (about 480 ms), on a moving link; "
+                                << "threshold " << early.threshold_ns << " ns, age " << early.age_ns << " ns";
+  } else {
+    std::printf("[ SKIPPED  ] the early check: the host held the operation in flight for %.0f ms\n",
+                std::chrono::duration<double, std::milli>(in_flight).count());
+  }
   link.Abandoned();
   link.Failed(MonotonicNs());
   const WaitSite w = WaitOf(kHash);
