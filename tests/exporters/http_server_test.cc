@@ -41,6 +41,10 @@ constexpr size_t kBigBody = 4u << 20;
 constexpr size_t kBigBody = 16u << 20;
 #endif
 
+// A server that waited on a slow or idle client would answer only at that client's 2 s header deadline: an answer
+// (or a Stop()) under this was not blocked by one, even on a loaded host that holds the test past a second.
+constexpr double kUnblockedS = 1.9;
+
 double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::atomic<int> g_handler_calls{0};
@@ -125,7 +129,7 @@ TEST_F(HttpServerTest, ScrapeIsAnsweredWhileSlowAndIdleClientsAreConnected) {
   ClientLoad load(port_, /*slow=*/50, /*idle=*/50, 150ms, /*reconnect=*/false);
   const int big = NonReadingBigClient(port_);
   std::this_thread::sleep_for(300ms);
-  EXPECT_LT(TimedScrape(), 1.0);
+  EXPECT_LT(TimedScrape(), kUnblockedS);
   const int dropped = load.dropped();
   // Their header deadline is 2 s from accept: only a test held off the CPU that long sees them dropped, rightly.
   if (SecondsSince(connected) < 1.9) {
@@ -144,7 +148,7 @@ TEST_F(HttpServerTest, StopReturnsAtOnceWhileClientsAreConnected) {
   std::this_thread::sleep_for(300ms);
   const Clock::time_point t0 = Clock::now();
   server_.Stop();
-  EXPECT_LT(SecondsSince(t0), 1.0);
+  EXPECT_LT(SecondsSince(t0), kUnblockedS);
   EXPECT_TRUE(WaitClosedByPeer(big, 1000ms)) << "Stop() must close the client connections";
   close(big);
   int status = 0;
@@ -240,7 +244,7 @@ TEST_F(HttpServerTest, FullServerEvictsTheOldestIdleConnectionNotAResponseInFlig
   for (int i = 0; i < 74; ++i) idle.push_back(ConnectLoopback(port_));
   const Clock::time_point newest_connected = Clock::now();
   std::this_thread::sleep_for(200ms);
-  EXPECT_LT(TimedScrape(), 1.0) << "a full server refused the scrape";
+  EXPECT_LT(TimedScrape(), kUnblockedS) << "a full server refused the scrape";
   EXPECT_TRUE(WaitClosedByPeer(idle.front(), 500ms)) << "the oldest idle connection was not evicted";
   pollfd newest{idle.back(), POLLIN, 0};
   const int newest_events = poll(&newest, 1, 0);
@@ -296,7 +300,7 @@ TEST_F(HttpServerTest, RequestsGetTheStatusTheyDeserve) {
     const std::string resp = RawRequest(port_, c.request, 3000ms);
     const std::string shown = ::testing::PrintToString(c.request.substr(0, 80));
     EXPECT_EQ(StatusOf(resp), c.status) << shown << " -> " << resp.substr(0, 200);
-    EXPECT_LT(SecondsSince(t0), 1.0) << shown << " was answered late";
+    EXPECT_LT(SecondsSince(t0), kUnblockedS) << shown << " was answered late";
   }
   const std::string head = RawRequest(port_, "HEAD /metrics HTTP/1.0\r\n\r\n");
   EXPECT_EQ(StatusOf(head), 200);
@@ -314,7 +318,7 @@ TEST_F(HttpServerTest, ThrowingHandlerGets500AndTheServerLivesOn) {
                   .ok());
   port_ = server_.port();
   EXPECT_EQ(StatusOf(RawRequest(port_, "GET /throw HTTP/1.0\r\n\r\n")), 500);
-  EXPECT_LT(TimedScrape(), 1.0);
+  EXPECT_LT(TimedScrape(), kUnblockedS);
 }
 
 TEST(HttpServerStart, RefusesWhatIsNotAnIpv4Address) {

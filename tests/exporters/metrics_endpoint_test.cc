@@ -49,8 +49,9 @@ class MetricsEndpointTest : public ::testing::Test {
 };
 
 // The job's teardown never waits on a client: with 50 slow and 50 idle clients connected to the endpoint,
-// a scrape is answered and the last communicator's finalize (which stops the server) returns within 1 s.
-// (The old server served one client at a time with a per-byte timeout: 25-43 s extra teardown.)
+// a scrape is answered and the last communicator's finalize (which stops the server) returns within 1.9 s, under
+// the 2 s header deadline a wait on any one client would cost (the old server served one client at a time with a
+// per-byte timeout: 25-43 s extra teardown); a loaded host can hold the test itself past a second.
 TEST_F(MetricsEndpointTest, LastFinalizeReturnsAtOnceWithSlowAndIdleClientsConnected) {
   int mask = 0;
   profiler::InitArgs args;
@@ -68,10 +69,10 @@ TEST_F(MetricsEndpointTest, LastFinalizeReturnsAtOnceWithSlowAndIdleClientsConne
     Clock::time_point t0 = Clock::now();
     std::string body = HttpGet(port, "/metrics", &status);
     EXPECT_EQ(status, 200);
-    EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.0) << "scrape behind hostile clients";
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.9) << "scrape behind hostile clients";
     t0 = Clock::now();
     profiler::Finalize(ctx);  // the last user: stops the endpoint
-    EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.0) << "finalize waited on a client";
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.9) << "finalize waited on a client";
   }
   EXPECT_EQ(MetricsEndpoint::Instance().port(), 0);
 }
