@@ -40,11 +40,17 @@ int ConnectLoopback(int port, int rcvbuf) {
 }
 
 std::string RawRequest(int port, const std::string& request, std::chrono::milliseconds timeout) {
-  const Clock::time_point deadline = Clock::now() + timeout;
   int fd = ConnectLoopback(port);
   if (fd < 0) return "";
   // The server may answer (and close) before it has read everything: a failed send is not an error.
   (void)!send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string resp = ReadUntilClosed(fd, timeout);
+  close(fd);
+  return resp;
+}
+
+std::string ReadUntilClosed(int fd, std::chrono::milliseconds timeout) {
+  const Clock::time_point deadline = Clock::now() + timeout;
   std::string resp;
   char buf[65536];
   while (true) {
@@ -54,7 +60,6 @@ std::string RawRequest(int port, const std::string& request, std::chrono::millis
     if (n <= 0) break;
     resp.append(buf, static_cast<size_t>(n));
   }
-  close(fd);
   return resp;
 }
 

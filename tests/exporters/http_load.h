@@ -22,6 +22,9 @@ int ConnectLoopback(int port, int rcvbuf = 0);
 std::string RawRequest(int port, const std::string& request,
                        std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
+// Reads from `fd` until the server closes it (or `timeout`). Returns what came.
+std::string ReadUntilClosed(int fd, std::chrono::milliseconds timeout);
+
 // The status code of a raw response ("HTTP/1.0 200 OK…" -> 200), or -1.
 int StatusOf(const std::string& response);
 

@@ -29,6 +29,7 @@ using testing::ClientLoad;
 using testing::ConnectLoopback;
 using testing::HttpGet;
 using testing::RawRequest;
+using testing::ReadUntilClosed;
 using testing::StatusOf;
 using testing::WaitClosedByPeer;
 
@@ -201,13 +202,7 @@ TEST_F(HttpServerTest, ARequestThatCameInTimeIsAnsweredAfterTheServerWasBusy) {
   ASSERT_EQ(send(early, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
   // In time by the server's clock too unless this thread was held off the CPU for most of the second.
   const bool sent_in_time = SecondsSince(connected) < 0.95;
-  std::string response;
-  char buf[4096];
-  for (pollfd p{early, POLLIN, 0}; poll(&p, 1, 5000) > 0;) {
-    const ssize_t n = recv(early, buf, sizeof(buf), 0);
-    if (n <= 0) break;
-    response.append(buf, static_cast<size_t>(n));
-  }
+  const std::string response = ReadUntilClosed(early, 5000ms);
   if (sent_in_time) {
     EXPECT_EQ(StatusOf(response), 200) << "hung up on a request that came in time: '" << response << "'";
   } else {
