@@ -21,6 +21,10 @@ local dur(seconds) =
     rateWindow: dur(std.max(self.minRateWindowSeconds, 4 * self.scrapeIntervalSeconds)),
     hangEvaluationInterval: dur(self.scrapeIntervalSeconds),
     hangTargetDownLookback: dur(2 * self.scrapeIntervalSeconds),
+    // Two failed scrapes in a row are looked for over three intervals: a failed scrape's sample is written when it
+    // times out (up to an interval after its timestamp), so a window of two intervals holds only one of them at
+    // most evaluations.
+    hangTargetFailedWindow: dur(3 * self.scrapeIntervalSeconds),
     // A target whose scrape has not completed this long after its last one does not answer (a healthy ncclscope
     // endpoint answers in milliseconds; a frozen one only fails at the scrape timeout, up to 4 s later).
     hangScrapeOverdueSeconds: self.scrapeIntervalSeconds + 2,

@@ -16,7 +16,7 @@
 //   process    a rank that stopped answering (killed, crashed, frozen, host gone): the wait edges end at it and its
 //              target's latest scrape failed or a waiting rank's connection to it failed (no earlier scrape of it
 //              needed); or it stopped reporting the stalled communicator and its target failed two scrapes in a row
-//              (c.hangTargetDownLookback);
+//              (c.hangTargetFailedWindow);
 //   mismatch   a rank that waits in a different collective than most ranks of the communicator;
 //   not_joined a rank others wait on that has no operation in flight there (where nobody says whom they wait on:
 //              a rank behind the others with none in flight): it never issued it;
@@ -33,6 +33,8 @@ local targetSilent = |||
     or time() - timestamp(up{ncclscope_job!=""%(selc)s}) > %(hangScrapeOverdueSeconds)s
   )
 |||;
+// The collectives a rank issued in a communicator.
+local collsIssued = 'sum without (func) (ncclscope_comm_last_seq{kind="coll"%(selc)s})';
 local culprits = |||
   max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, gpu_instance_id, rank, direction, via, from)
     (ncclscope:hang_culprit)
@@ -100,6 +102,12 @@ local culprits = |||
             record: "ncclscope:hang_comm_first_wait_seconds",
             expr: "min by (ncclscope_job, comm) (min_over_time(ncclscope:hang_victim[%(hangCommMemory)s]))" % c,
           },
+          // The most collectives a stalled rank of the communicator issued: a rank that issued as many has issued the
+          // collective the stalled ranks wait in.
+          {
+            record: "ncclscope:hang_comm_colls_issued",
+            expr: ("max by (ncclscope_job, comm) (" + collsIssued + " and on (ncclscope_job, comm, rank) ncclscope:hang_victim)") % c,
+          },
           // The ranks some stalled rank waits on directly (global_rank, host: the rank waited on).
           {
             record: "ncclscope:hang_waited_on",
@@ -131,8 +139,8 @@ local culprits = |||
                 and on (ncclscope_job, global_rank)
                 (
                   ncclscope:hang_peer_failed
-                  or (max_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetDownLookback)s]) == 0
-                      and count_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetDownLookback)s]) >= 2)
+                  or (max_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) == 0
+                      and count_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) >= 2)
                 )
               )
               * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
@@ -199,6 +207,11 @@ local culprits = |||
           // stalled only once its own connections have been still as long as the others': a scrape of it before that
           // (sooner after the stall began than the shortest wait reported) does not tell it from a culprit, unless it
           // is behind the stalled ranks in collectives issued (it never issued the one they wait in).
+          // With KernelCh (by="kernel": nothing in flight means all it issued finished), where they wait in a
+          // collective, a rank that issued as many collectives as they did is no culprit either: it finished theirs,
+          // and its scrape between two operations met a stalled rank's scrape taken just before that rank's wait
+          // ended (seen on a host that starved the whole job for seconds). Without KernelCh such a rank can still be
+          // the culprit (a kernel that never finishes, a different collective: both done once enqueued).
           // (Where nobody says whom they wait on, the group ncclscope.hang.progress below compares the ranks' progress.)
           {
             record: "ncclscope:hang_culprit",
@@ -215,25 +228,26 @@ local culprits = |||
                   )
                   unless on (ncclscope_job, comm, rank)
                   (
-                    timestamp(ncclscope_comm_in_flight_operations%(sel)s)
-                    - on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
-                    <= on (ncclscope_job, comm) group_left ncclscope:hang_comm_first_wait_seconds
-                    and on (ncclscope_job, comm, rank) ncclscope_comm_completion_seen{by="network"%(selc)s}
-                    unless on (ncclscope_job, comm, rank)
                     (
-                      sum without (func) (ncclscope_comm_last_seq{kind="coll"%(selc)s})
-                      < on (ncclscope_job, comm) group_left
-                      max by (ncclscope_job, comm) (
-                        sum without (func) (ncclscope_comm_last_seq{kind="coll"%(selc)s})
-                        and on (ncclscope_job, comm, rank) ncclscope:hang_victim
-                      )
+                      timestamp(ncclscope_comm_in_flight_operations%(sel)s)
+                      - on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+                      <= on (ncclscope_job, comm) group_left ncclscope:hang_comm_first_wait_seconds
+                      and on (ncclscope_job, comm, rank) ncclscope_comm_completion_seen{by="network"%(selc)s}
+                      unless on (ncclscope_job, comm, rank)
+                      (%(collsIssued)s < on (ncclscope_job, comm) group_left ncclscope:hang_comm_colls_issued)
+                    )
+                    or on (ncclscope_job, comm, rank)
+                    (
+                      %(collsIssued)s >= on (ncclscope_job, comm) group_left ncclscope:hang_comm_colls_issued
+                      and on (ncclscope_job, comm, rank) ncclscope_comm_completion_seen{by="kernel"%(selc)s}
+                      and on (ncclscope_job, comm) ncclscope_comm_wait_seconds{func!~"Send|Recv"%(selc)s}
                     )
                   )
                 )
                 * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               )
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}
-            ||| % c,
+            ||| % (c { collsIssued: collsIssued % c }),
             labels: {'class': 'not_joined'},
           },
           {
@@ -249,13 +263,13 @@ local culprits = |||
             ||| % c,
             labels: {'class': 'kernel'},
           },
-          // The ranks of a stalled communicator scraped after the stall began: alive during the hang, so a later
-          // failed scrape of theirs is an overloaded host, not a frozen process (a rank in the middle of the waits
-          // whose scrape fails loses its wait series and looks like a root for a while).
+          // The ranks of a stalled communicator scraped after the stall began, valued with when: alive during the
+          // hang, so a later failed scrape of theirs is an overloaded host, not a frozen process (a rank in the middle
+          // of the waits whose scrape fails loses its wait series and looks like a root for a while).
           {
             record: "ncclscope:hang_rank_answered",
             expr: |||
-              group by (ncclscope_job, comm, global_rank) (
+              max by (ncclscope_job, comm, global_rank) (
                 timestamp(ncclscope_comm_in_flight_operations%(sel)s)
                 > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
               )
@@ -270,16 +284,21 @@ local culprits = |||
               and on (ncclscope_job, global_rank)
             ||| + targetSilent) % c,
           },
-          // A silent root that has not answered since the stall began either, where it is the communicator's one
-          // silent root and no other class named a culprit: on a host so overloaded that many ranks miss their
-          // scrapes, none of them is guessed (the two-scrape rule above and the per-rank alerts remain).
+          // A silent root that has not answered since this stall began either (an answer during an earlier stall
+          // of the communicator, one that ended, does not count), where it is the communicator's one silent root
+          // and no other class named a culprit: on a host so overloaded that many ranks miss their scrapes, none of
+          // them is guessed (the two-scrape rule above and the per-rank alerts remain).
           {
             record: "ncclscope:hang_culprit",
             expr: |||
               (
                 (
                   ncclscope:hang_root_silent
-                  unless on (ncclscope_job, comm, global_rank) max_over_time(ncclscope:hang_rank_answered[%(hangCommMemory)s])
+                  unless on (ncclscope_job, comm, global_rank)
+                  (
+                    max_over_time(ncclscope:hang_rank_answered[%(hangCommMemory)s])
+                    > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+                  )
                 )
                 and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (ncclscope:hang_root_silent) == 1)
               )

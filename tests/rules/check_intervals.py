@@ -4,9 +4,9 @@ scrapeIntervalSeconds (scripts/gen-mixin.sh) and runs `promtool test rules` on u
 series sampled at that interval (promtool `interval:` and `evaluation_interval:` both the scrape interval):
   - the recorded straggler series has its value right after a missed scrape, and NcclscopeStraggler fires
     (rate windows of >= 4 scrapes: with a window of 2 scrapes a missed scrape leaves one sample, no rate);
-  - a rank whose target fails one scrape is not named by NcclscopeHang (the target-down lookback spans two
-    scrapes), one whose target stays down is named, class process.
-Controls, which must FAIL the same tests: the 60 s rules with today's 1 m rate window, and with a 10 s lookback.
+  - a rank whose target fails one scrape is not named by NcclscopeHang (the failed-scrape window spans three
+    intervals, two failed scrapes in a row needed), one whose target stays down is named, class process.
+Controls, which must FAIL the same tests: the 60 s rules with today's 1 m rate window, and with a 10 s window.
 """
 import os, sys, tempfile
 
@@ -103,7 +103,7 @@ def main():
             if not ok:
                 failures.append(f"{s} s:\n{log[-3000:]}")
         for what, cfg in (("a 1m rate window", {"scrapeIntervalSeconds": 60, "rateWindow": "1m"}),
-                          ("a 10s target-down lookback", {"scrapeIntervalSeconds": 60, "hangTargetDownLookback": "10s"})):
+                          ("a 10s failed-scrape window", {"scrapeIntervalSeconds": 60, "hangTargetFailedWindow": "10s"})):
             ok, log = run(tmp, "control", cfg, 60, cfg.get("rateWindow", "4m"))
             print(f"control, 60 s with {what}: {'passed (wrong)' if ok else 'fails, as it must'}")
             if ok:
