@@ -2,6 +2,9 @@
 # Another test running in parallel can take the port between our pick and Prometheus's bind, so Prometheus is
 # started again on a fresh port (up to 5 tries) if its listener lost the race.
 
+# Under `set -e` a failing command ends a test with no word of why; this names the line and command.
+trap 'echo "FAIL: line $LINENO: \`$BASH_COMMAND\` exited $?" >&2' ERR
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # start_prometheus WORK: runs prometheus with WORK/prometheus.yml and storage in WORK/data, logging to

@@ -122,7 +122,7 @@ echo "plain_http targets: $(echo "$plain" | head -1)"
 # curl against one target.
 target=$(python3 -c 'import json,glob; print(json.load(open(sorted(glob.glob("sd/*.json"))[0]))[0]["targets"][0])')
 echo "target $target"
-code=$(curl -s -o /dev/null -w '%{http_code}' --cacert ca.crt "https://$target/metrics" -D headers.txt)
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert ca.crt "https://$target/metrics" -D headers.txt || true)
 [ "$code" = 401 ] && grep -q 'WWW-Authenticate: Basic realm="ncclscope"' headers.txt || fail "no credentials: $code"
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://$target/metrics" || true)
 [ "$code" != 200 ] || fail "plain http to the TLS port was served"
@@ -155,8 +155,10 @@ echo "broken key: still serving $got; warned: $(grep -m1 -o 'the changed TLS fil
 cp next.key server.key.tmp && mv server.key.tmp server.key  # repaired
 
 # 70 clients stuck mid-handshake (a partial ClientHello each, more than the 64 connections the endpoint
-# keeps) do not keep a scrape out.
-python3 - "$target" <<'PY' &
+# keeps) do not keep a later scrape out. The scrape starts once all 70 are in: one racing them would be
+# the oldest connection when the 65th arrives, and eviction takes the oldest (a loaded host can start
+# python more than a second late).
+python3 - "$target" stuck.ready <<'PY' &
 import socket, sys, time
 host, port = sys.argv[1].rsplit(":", 1)
 socks = []
@@ -164,12 +166,14 @@ for _ in range(70):
     s = socket.create_connection((host, int(port)))
     s.sendall(b"\x16\x03\x01\x02")  # a handshake record header, and then nothing
     socks.append(s)
+open(sys.argv[2], "w").close()
 time.sleep(3)
 PY
 stuck=$!
-sleep 0.5
+for _ in $(seq 1 100); do [ -e stuck.ready ] && break; sleep 0.1; done  # up to 10 s
+[ -e stuck.ready ] || fail "the 70 stuck clients did not connect within 10 s"
 code=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 5 --cacert ca.crt -u "prometheus:$password" \
-         "https://$target/metrics")
+         "https://$target/metrics" || true)
 wait $stuck || true
 [ "${code%% *}" = 200 ] || fail "a scrape with 70 clients stuck mid-handshake: $code"
 echo "scrape with 70 clients stuck mid-handshake: HTTP ${code% *} in ${code#* } s"
