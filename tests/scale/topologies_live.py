@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""The hang alert through the topologies large sites run, live: an emulated job (16 ranks by default, 64 KiB
+all-reduces over ncclscope TCP, rank 0 straggling 50 ms) whose global rank C stops issuing, scraped by two
+per-host agents that each take half of the file_sd targets and remote-write to the engine that holds the rules.
+
+  prometheus-agents  two Prometheus agents (--enable-feature=agent, hashmod on the target address) ->
+                     one Prometheus (--web.enable-remote-write-receiver) evaluating rules/*.yml -> Alertmanager
+  victoriametrics    two vmagents (-promscrape.cluster.membersCount=2) -> victoria-metrics -> vmalert
+                     evaluating the same rules/*.yml, unchanged -> Alertmanager
+
+Both engines are real: Debian 12's Prometheus 2.42 and Alertmanager 0.25; Debian 13's VictoriaMetrics 1.112
+(scripts/fetch-victoria-metrics.sh unpacks it; --vm-bin names the directory). Passes when exactly one
+NcclscopeHang fires, naming global rank C with class not_joined, in the engine and in Alertmanager, within
+--within seconds of the onset (the fault line the rank prints; the alert time is the engine's activeAt), and no
+other NcclscopeHang fires in the --watch seconds after it. The last line:
+  topology: engine=E ranks=N hang_alert_s=X culprit=ok|wrong|none alerts=K alertmanager=ok|wrong
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from prom_server import Server, http_get  # noqa: E402
+from hang_support import SKIP, Job, forget_targets, parse_time, sim_env  # noqa: E402
+
+AGENTS = 2
+ONSET_MARKER = "--hang: stops issuing"
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def api(port, path, **params):
+    d = json.loads(http_get(port, path, params, timeout=30))
+    if d.get("status") != "success":
+        raise RuntimeError(f"{path}: {d}")
+    return d["data"]
+
+
+def scrape_config(sd, member=None):
+    """One scrape job over the file_sd targets; with MEMBER (a Prometheus agent), only its hashmod share.
+    (vmagent reads file_sd every -promscrape.fileSDCheckInterval and refuses refresh_interval.)"""
+    refresh = ", refresh_interval: 1s" if member is not None else ""
+    cfg = ("scrape_configs:\n  - job_name: ncclscope\n"
+           f"    file_sd_configs: [{{files: ['{sd}/*.json']{refresh}}}]\n")
+    if member is not None:
+        cfg += ("    relabel_configs:\n"
+                f"      - {{source_labels: [__address__], modulus: {AGENTS}, target_label: __tmp_shard, action: hashmod}}\n"
+                f"      - {{source_labels: [__tmp_shard], regex: '{member}', action: keep}}\n")
+    return cfg
+
+
+class Alertmanager(Server):
+    """Debian's Alertmanager with one receiver that sends nothing: the test reads its alerts API."""
+
+    def __init__(self, work):
+        cfg = write(os.path.join(work, "alertmanager.yml"),
+                    "route: {receiver: none, group_by: [alertname, ncclscope_job, comm]}\n"
+                    "receivers: [{name: none}]\n")
+        cluster = "--cluster.listen-address="  # no gossip: one instance
+        super().__init__(lambda port: ["prometheus-alertmanager", f"--config.file={cfg}", cluster,
+                                       f"--storage.path={work}/am", f"--web.listen-address=127.0.0.1:{port}"],
+                         os.path.join(work, "alertmanager.log"))
+
+    def hang_alerts(self):
+        body = http_get(self.port, "/api/v2/alerts", {"filter": 'alertname="NcclscopeHang"', "active": "true"})
+        return [a["labels"] for a in json.loads(body)]
+
+
+def prometheus_agents(work, sd, rules, am):
+    """Returns (servers, the rule engine's port)."""
+    central = os.path.join(work, "central")
+    os.makedirs(central)
+    cfg = write(os.path.join(central, "prometheus.yml"),
+                "global: {evaluation_interval: 5s}\n"
+                f"rule_files: {json.dumps(rules)}\n"
+                f"alerting: {{alertmanagers: [{{static_configs: [{{targets: ['127.0.0.1:{am.port}']}}]}}]}}\n")
+    engine = Server(lambda port: ["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={central}/data",
+                                  "--web.enable-remote-write-receiver", f"--web.listen-address=127.0.0.1:{port}"],
+                    os.path.join(central, "prometheus.log"))
+    servers = [engine]
+    for member in range(AGENTS):
+        d = os.path.join(work, f"agent{member}")
+        os.makedirs(d)
+        acfg = write(os.path.join(d, "prometheus.yml"),
+                     "global: {scrape_interval: 5s, scrape_timeout: 4s}\n" + scrape_config(sd, member) +
+                     f"remote_write:\n  - url: http://127.0.0.1:{engine.port}/api/v1/write\n"
+                     # The agent's default deadline (5 s) would hold a stall's first samples one more interval.
+                     "    queue_config: {batch_send_deadline: 1s}\n")
+        servers.append(Server(lambda port, acfg=acfg, d=d: [
+            "prometheus", "--enable-feature=agent", f"--config.file={acfg}", f"--storage.agent.path={d}/wal",
+            f"--web.listen-address=127.0.0.1:{port}"], os.path.join(d, "prometheus.log")))
+    return servers, engine.port
+
+
+def victoriametrics(work, sd, rules, am, vm_bin):
+    vm_dir = os.path.join(work, "vm")
+    # latencyOffset: VictoriaMetrics hides the last 30 s from queries by default, longer than the alert may take.
+    store = Server(lambda port: [os.path.join(vm_bin, "victoria-metrics"), f"-storageDataPath={vm_dir}",
+                                 f"-httpListenAddr=127.0.0.1:{port}", "-retentionPeriod=1d",
+                                 "-search.latencyOffset=0s"], os.path.join(work, "victoria-metrics.log"))
+    url = f"http://127.0.0.1:{store.port}"
+    servers = [store]
+    scrape = write(os.path.join(work, "vmagent-scrape.yml"),
+                   "global: {scrape_interval: 5s, scrape_timeout: 4s}\n" + scrape_config(sd))
+    for member in range(AGENTS):
+        servers.append(Server(lambda port, member=member: [
+            os.path.join(vm_bin, "vmagent"), f"-promscrape.config={scrape}", f"-remoteWrite.url={url}/api/v1/write",
+            f"-remoteWrite.tmpDataPath={work}/vmagent{member}", "-remoteWrite.flushInterval=1s",
+            "-promscrape.fileSDCheckInterval=1s", f"-promscrape.cluster.membersCount={AGENTS}",
+            f"-promscrape.cluster.memberNum={member}", f"-httpListenAddr=127.0.0.1:{port}"],
+            os.path.join(work, f"vmagent{member}.log")))
+    engine = Server(lambda port: [
+        os.path.join(vm_bin, "vmalert"), *[f"-rule={r}" for r in rules], f"-datasource.url={url}",
+        f"-remoteWrite.url={url}", f"-remoteRead.url={url}", f"-notifier.url=http://127.0.0.1:{am.port}",
+        "-evaluationInterval=5s", "-rule.evalDelay=0s", "-remoteWrite.flushInterval=1s",
+        f"-httpListenAddr=127.0.0.1:{port}"], os.path.join(work, "vmalert.log"))
+    servers.append(engine)
+    return servers, engine.port
+
+
+def hang_alerts(port):
+    """Firing NcclscopeHang alerts of the rule engine (Prometheus's and vmalert's API alike): [(labels, activeAt)]."""
+    return [(a["labels"], parse_time(a["activeAt"])) for a in api(port, "/api/v1/alerts")["alerts"]
+            if a["labels"].get("alertname") == "NcclscopeHang" and a["state"] == "firing"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sim")
+    ap.add_argument("libdir")
+    ap.add_argument("rules", help="the directory of the shipped rule files")
+    ap.add_argument("--topology", choices=["prometheus-agents", "victoriametrics"], required=True)
+    ap.add_argument("--vm-bin", help="VictoriaMetrics binaries (scripts/fetch-victoria-metrics.sh prints it)")
+    ap.add_argument("--ranks", type=int, default=16)
+    ap.add_argument("--culprit", type=int, default=11)
+    ap.add_argument("--seq", type=int, default=240, help="the world collective the culprit does not issue")
+    ap.add_argument("--within", type=float, default=15.0)
+    ap.add_argument("--watch", type=float, default=20.0)
+    args = ap.parse_args()
+    for tool in ("prometheus", "prometheus-alertmanager"):
+        if not shutil.which(tool):
+            print(f"SKIP: {tool} is not installed (scripts/install-deps.sh installs it)")
+            return SKIP
+    if args.topology == "victoriametrics" and not (args.vm_bin and os.access(os.path.join(args.vm_bin, "vmalert"),
+                                                                              os.X_OK)):
+        sys.exit("--vm-bin must name the directory of vmalert (scripts/fetch-victoria-metrics.sh prints it)")
+
+    work = tempfile.mkdtemp(prefix=f"ncclscope-{args.topology}-")
+    sd = os.path.join(work, "sd")
+    os.makedirs(sd)
+    rules = sorted(glob.glob(os.path.join(os.path.abspath(args.rules), "*.yml")))
+    servers, job = [], None
+    try:
+        am = Alertmanager(work)
+        servers.append(am)
+        made, port = (prometheus_agents(work, sd, rules, am) if args.topology == "prometheus-agents"
+                      else victoriametrics(work, sd, rules, am, args.vm_bin))
+        servers += made
+        name = f"{args.topology}-{os.getpid()}"
+        env = dict(sim_env(args.libdir), NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SD_DIR=sd,
+                   NCCLSCOPE_OUTPUT_GRACE_S="120", NCCLSCOPE_JOB_ID=name)
+        argv = [args.sim, "--ranks", str(args.ranks), "--ops", "allreduce", "--sizes", "64K:64K",
+                "--iters", "100000000", "--timeout", "150", "--expect-hang", "--straggle", "0:50",
+                "--hang", f"{args.culprit}@{args.seq}"]
+        job = Job(name, argv, env, work, ONSET_MARKER)
+        seen, first, deadline = {}, None, time.time() + 150
+        while time.time() < deadline:
+            time.sleep(1)
+            for labels, active in hang_alerts(port):
+                if labels.get("ncclscope_job") == name:
+                    seen.setdefault(frozenset(labels.items()), (labels, active))
+            if first is None and seen:
+                first = time.time()
+            if first is not None and time.time() - first >= args.watch:
+                break
+            if job.proc.poll() is not None and first is None:
+                break
+        in_am = [a for a in am.hang_alerts() if a.get("ncclscope_job") == name] if seen else []
+    finally:
+        if job:
+            job.stop()
+            forget_targets(sd, job.name)
+        for s in reversed(servers):
+            s.stop()
+
+    want = {"class": "not_joined", "global_rank": str(args.culprit)}
+    alerts = list(seen.values())
+    right = [(lab, t) for lab, t in alerts if all(lab.get(k) == v for k, v in want.items())]
+    delay = right[0][1] - job.onset if right and job.onset else None
+    culprit = "none" if not alerts else ("ok" if right and len(alerts) == 1 else "wrong")
+    am_ok = "ok" if len(in_am) == 1 and all(in_am[0].get(k) == v for k, v in want.items()) else "wrong"
+    for lab, t in alerts:
+        print(f"NcclscopeHang {{class={lab.get('class')}, global_rank={lab.get('global_rank')}, comm={lab.get('comm')}}}"
+              f" active {t - job.onset:+.1f} s after the onset" if job.onset else f"NcclscopeHang {lab}")
+    print(f"Alertmanager: {len(in_am)} active NcclscopeHang: {[(a.get('class'), a.get('global_rank')) for a in in_am]}")
+    ok = culprit == "ok" and am_ok == "ok" and delay is not None and delay <= args.within
+    if job.onset is None:
+        print("FAIL: the culprit never printed its onset line (see the job's log in " + work + ")")
+        ok = False
+    elif delay is not None and delay > args.within:
+        print(f"FAIL: NcclscopeHang fired {delay:.1f} s after the onset, past {args.within} s")
+    elif not ok:
+        print(f"FAIL: want exactly one NcclscopeHang {want} in the engine and in Alertmanager (logs in {work})")
+    if ok:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"topology: engine={args.topology} ranks={args.ranks} "
+          f"hang_alert_s={'%.1f' % delay if delay is not None else 'none'} culprit={culprit} "
+          f"alerts={len(alerts)} alertmanager={am_ok}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
