@@ -19,9 +19,11 @@ if [ ! -x "$bin/vmalert" ]; then
   echo "fetch-victoria-metrics: downloading Debian 13's victoria-metrics into $dir (one time, ~40 MB)" >&2
   apt-get "${opts[@]}" update >/dev/null
   (cd "$apt" && apt-get "${opts[@]}" download victoria-metrics >/dev/null)
-  dpkg-deb -x "$apt"/victoria-metrics_*.deb "$dir/root"
+  rm -rf "$dir/root.part"
+  dpkg-deb -x "$apt"/victoria-metrics_*.deb "$dir/root.part"
   dpkg-deb -f "$apt"/victoria-metrics_*.deb Version >"$dir/version"  # Debian's build prints no -version
   rm -rf "$apt"
+  mv "$dir/root.part" "$dir/root"  # whole or absent: the check above takes no lock
 fi
 echo "fetch-victoria-metrics: Debian's victoria-metrics $(cat "$dir/version")" >&2
 echo "$bin"
