@@ -8,7 +8,9 @@ per-host agents that each take half of the file_sd targets and remote-write to t
   victoriametrics    two vmagents (-promscrape.cluster.membersCount=2) -> victoria-metrics -> vmalert
                      evaluating the same rules/*.yml, unchanged -> Alertmanager
 
-Both engines are real: Debian 12's Prometheus 2.42 and Alertmanager 0.25; Debian 13's VictoriaMetrics 1.112
+The configurations are the recipes of deploy/prometheus-agents and deploy/victoriametrics (their example paths
+and addresses replaced; vmagent's and vmalert's flags as deploy/victoriametrics/README.md gives them). Both
+engines are real: Debian 12's Prometheus 2.42 and Alertmanager 0.25; Debian 13's VictoriaMetrics 1.112
 (scripts/fetch-victoria-metrics.sh unpacks it; --vm-bin names the directory). Passes when exactly one
 NcclscopeHang fires, naming global rank C with class not_joined, in the engine and in Alertmanager, within
 --within seconds of the onset (the fault line the rank prints; the alert time is the engine's activeAt), and no
@@ -25,11 +27,14 @@ import sys
 import tempfile
 import time
 
+import yaml
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from prom_server import Server, http_get  # noqa: E402
 from hang_support import SKIP, Job, forget_targets, parse_time, sim_env  # noqa: E402
 
 AGENTS = 2
+DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy")
 ONSET_MARKER = "--hang: stops issuing"
 
 
@@ -46,17 +51,24 @@ def api(port, path, **params):
     return d["data"]
 
 
-def scrape_config(sd, member=None):
-    """One scrape job over the file_sd targets; with MEMBER (a Prometheus agent), only its hashmod share.
-    (vmagent reads file_sd every -promscrape.fileSDCheckInterval and refuses refresh_interval.)"""
-    refresh = ", refresh_interval: 1s" if member is not None else ""
-    cfg = ("scrape_configs:\n  - job_name: ncclscope\n"
-           f"    file_sd_configs: [{{files: ['{sd}/*.json']{refresh}}}]\n")
-    if member is not None:
-        cfg += ("    relabel_configs:\n"
-                f"      - {{source_labels: [__address__], modulus: {AGENTS}, target_label: __tmp_shard, action: hashmod}}\n"
-                f"      - {{source_labels: [__tmp_shard], regex: '{member}', action: keep}}\n")
-    return cfg
+def recipe(path, **replace):
+    """A shipped configuration of deploy/ (YAML), its example paths and addresses replaced: the test runs the recipe."""
+    with open(os.path.join(DEPLOY, path)) as f:
+        cfg = yaml.safe_load(f)
+    for job in cfg.get("scrape_configs", []):
+        for sd_cfg in job.get("file_sd_configs", []):
+            sd_cfg["files"] = [os.path.join(replace["sd"], "*.json")]
+        if replace.get("member") is not None:  # the recipe's commented hashmod share
+            job["relabel_configs"] = [
+                {"source_labels": ["__address__"], "modulus": AGENTS, "target_label": "__tmp_shard",
+                 "action": "hashmod"},
+                {"source_labels": ["__tmp_shard"], "regex": str(replace["member"]), "action": "keep"}]
+    for rw in cfg.get("remote_write", []):
+        rw["url"] = replace["remote_write"]
+    if "rule_files" in cfg:
+        cfg["rule_files"] = replace["rules"]
+        cfg["alerting"]["alertmanagers"][0]["static_configs"] = [{"targets": [replace["alertmanager"]]}]
+    return yaml.safe_dump(cfg)
 
 
 class Alertmanager(Server):
@@ -81,9 +93,7 @@ def prometheus_agents(work, sd, rules, am):
     central = os.path.join(work, "central")
     os.makedirs(central)
     cfg = write(os.path.join(central, "prometheus.yml"),
-                "global: {evaluation_interval: 5s}\n"
-                f"rule_files: {json.dumps(rules)}\n"
-                f"alerting: {{alertmanagers: [{{static_configs: [{{targets: ['127.0.0.1:{am.port}']}}]}}]}}\n")
+                recipe("prometheus-agents/rules-engine.yml", rules=rules, alertmanager=f"127.0.0.1:{am.port}"))
     engine = Server(lambda port: ["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={central}/data",
                                   "--web.enable-remote-write-receiver", f"--web.listen-address=127.0.0.1:{port}"],
                     os.path.join(central, "prometheus.log"))
@@ -92,10 +102,8 @@ def prometheus_agents(work, sd, rules, am):
         d = os.path.join(work, f"agent{member}")
         os.makedirs(d)
         acfg = write(os.path.join(d, "prometheus.yml"),
-                     "global: {scrape_interval: 5s, scrape_timeout: 4s}\n" + scrape_config(sd, member) +
-                     f"remote_write:\n  - url: http://127.0.0.1:{engine.port}/api/v1/write\n"
-                     # The agent's default deadline (5 s) would hold a stall's first samples one more interval.
-                     "    queue_config: {batch_send_deadline: 1s}\n")
+                     recipe("prometheus-agents/agent.yml", sd=sd, member=member,
+                            remote_write=f"http://127.0.0.1:{engine.port}/api/v1/write"))
         servers.append(Server(lambda port, acfg=acfg, d=d: [
             "prometheus", "--enable-feature=agent", f"--config.file={acfg}", f"--storage.agent.path={d}/wal",
             f"--web.listen-address=127.0.0.1:{port}"], os.path.join(d, "prometheus.log")))
@@ -110,8 +118,7 @@ def victoriametrics(work, sd, rules, am, vm_bin):
                                  "-search.latencyOffset=0s"], os.path.join(work, "victoria-metrics.log"))
     url = f"http://127.0.0.1:{store.port}"
     servers = [store]
-    scrape = write(os.path.join(work, "vmagent-scrape.yml"),
-                   "global: {scrape_interval: 5s, scrape_timeout: 4s}\n" + scrape_config(sd))
+    scrape = write(os.path.join(work, "vmagent-scrape.yml"), recipe("victoriametrics/vmagent-scrape.yml", sd=sd))
     for member in range(AGENTS):
         servers.append(Server(lambda port, member=member: [
             os.path.join(vm_bin, "vmagent"), f"-promscrape.config={scrape}", f"-remoteWrite.url={url}/api/v1/write",
