@@ -40,18 +40,19 @@ ctest runs a small instance (scale_rule_eval_small: --ranks 256 --comms 8).
 """
 
 import argparse
+import glob
 import http.client
 import json
 import os
 import shutil
-import signal
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+
+import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 STEP_MS = 5000
@@ -61,7 +62,8 @@ SIZES = [0, 8, 4, 512, 64, 2, 16, 128]
 NAMES = ["world", "tp", "pp", "dp", "ep", "cp", "tp_dp", "dp_shard"]
 JOB = "scale"
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-from prom_server import PrometheusServer, http_get  # noqa: E402
+from prom_server import PrometheusServer, Server, http_get  # noqa: E402
+from hang_support import parse_time  # noqa: E402
 
 
 # --- remote write encoding (protobuf by hand, snappy as literals only: a valid snappy block) ---
@@ -334,6 +336,94 @@ def du_bytes(path):
     return total
 
 
+class PrometheusEngine:
+    """Debian's Prometheus: the pushed series and the rules in one process; rule files loaded by /-/reload."""
+    name = "prometheus"
+
+    def __init__(self, work, memlimit):
+        self.cfg = os.path.join(work, "prometheus.yml")
+        write_config(self.cfg, [])
+        env = dict(os.environ, **({"GOMEMLIMIT": memlimit} if memlimit else {}))
+        self.server = PrometheusServer(self.cfg, work, ["--web.enable-remote-write-receiver", "--web.enable-lifecycle"],
+                                       env)
+        self.store_port = self.rules_port = self.server.port
+        self.data = os.path.join(work, "data")
+
+    def load(self, files):
+        write_config(self.cfg, files)
+        req = urllib.request.Request(f"http://127.0.0.1:{self.store_port}/-/reload", method="POST")
+        urllib.request.urlopen(req, timeout=60).read()
+
+    def pids(self):
+        return [self.server.proc.pid]
+
+    def series(self):
+        return self_metric(self.store_port, "prometheus_tsdb_head_series")
+
+    def group_metrics(self):
+        out = {}
+        for line in get(self.rules_port, "/metrics").decode().splitlines():
+            for name in ("prometheus_rule_group_last_duration_seconds", "prometheus_rule_group_iterations_missed_total",
+                         "prometheus_rule_group_iterations_total"):
+                if line.startswith(name + "{"):
+                    g = line.split('rule_group="', 1)[1].split('"', 1)[0]
+                    out.setdefault(os.path.basename(g.split(";")[0]) + ";" + g.split(";")[-1], {})[name] = \
+                        float(line.rsplit(" ", 1)[1])
+        return out
+
+    def stop(self):
+        self.server.stop()
+
+
+class VictoriaMetricsEngine:
+    """Debian 13's victoria-metrics holds the pushed series; vmalert evaluates the rule files against it and writes
+    the recorded series back (remote write); a phase's rule files are loaded by starting vmalert afresh."""
+    name = "victoriametrics"
+
+    def __init__(self, work, memlimit, vm_bin):
+        self.work, self.vm_bin, self.vmalert = work, vm_bin, None
+        self.data = os.path.join(work, "vm")
+        extra = [f"-memory.allowedBytes={memlimit}"] if memlimit else []
+        self.server = Server(lambda port: [os.path.join(vm_bin, "victoria-metrics"), f"-storageDataPath={self.data}",
+                                           f"-httpListenAddr=127.0.0.1:{port}", "-retentionPeriod=1d",
+                                           "-search.latencyOffset=0s", "-search.maxUniqueTimeseries=0", *extra],
+                             os.path.join(work, "victoria-metrics.log"))
+        self.store_port = self.rules_port = self.server.port
+
+    def load(self, files):
+        if self.vmalert:
+            self.vmalert.stop()
+        url = f"http://127.0.0.1:{self.store_port}"
+        # The flags of deploy/victoriametrics/README.md; -notifier.blackhole: the test reads vmalert's alerts API.
+        self.vmalert = Server(lambda port: [os.path.join(self.vm_bin, "vmalert"), *[f"-rule={f}" for f in files],
+                                            f"-datasource.url={url}", f"-remoteWrite.url={url}",
+                                            "-remoteWrite.flushInterval=1s", "-notifier.blackhole",
+                                            "-evaluationInterval=5s", "-rule.evalDelay=0s",
+                                            f"-httpListenAddr=127.0.0.1:{port}"],
+                              os.path.join(self.work, "vmalert.log"))
+        self.rules_port = self.vmalert.port
+
+    def pids(self):
+        return [self.server.proc.pid] + ([self.vmalert.proc.pid] if self.vmalert else [])
+
+    def series(self):
+        return self_metric(self.store_port, "vm_new_timeseries_created_total")
+
+    def group_metrics(self):
+        out = {}
+        for line in get(self.rules_port, "/metrics").decode().splitlines():
+            for name in ("vmalert_iteration_missed_total", "vmalert_iteration_total"):
+                if line.startswith(name + "{"):
+                    g = line.split('group="', 1)[1].split('"', 1)[0]
+                    out.setdefault(g, {})[name] = float(line.rsplit(" ", 1)[1])
+        return out
+
+    def stop(self):
+        if self.vmalert:
+            self.vmalert.stop()
+        self.server.stop()
+
+
 def measure(port, seconds, groups_wanted):
     """Polls /api/v1/rules; returns {group: [evaluations]} with each evaluation's time and its rules' times."""
     seen = {}
@@ -348,7 +438,8 @@ def measure(port, seconds, groups_wanted):
                 continue
             evs = seen.setdefault(g["name"], {})
             if le not in evs:
-                evs[le] = {"evaluationTime": g["evaluationTime"],
+                # vmalert gives no group time: its rules run one after the other, so their sum.
+                evs[le] = {"evaluationTime": g.get("evaluationTime", sum(r["evaluationTime"] for r in g["rules"])),
                            "rules": [(r.get("record") or r.get("name"), r.get("labels", {}).get("class", ""),
                                       r["evaluationTime"], r.get("health"), r.get("lastError", ""))
                                      for r in g["rules"]]}
@@ -364,16 +455,30 @@ def self_metric(port, name):
     return None
 
 
-def group_metrics(port):
+def first_hang_alert_s(port, since):
+    """Seconds from SINCE to the activeAt of the firing NcclscopeHang, or None."""
+    alerts = json.loads(get(port, "/api/v1/alerts"))["data"]["alerts"]
+    active = [parse_time(x["activeAt"]) for x in alerts
+              if x["labels"].get("alertname") == "NcclscopeHang" and x["state"] == "firing"]
+    return min(active) - since if active else None
+
+
+def group_intervals(rules_dir):
+    """Each rule group's evaluation interval in seconds (the group's own, or the 5 s global)."""
     out = {}
-    for line in get(port, "/metrics").decode().splitlines():
-        for name in ("prometheus_rule_group_last_duration_seconds", "prometheus_rule_group_iterations_missed_total",
-                     "prometheus_rule_group_iterations_total"):
-            if line.startswith(name + "{"):
-                g = line.split('rule_group="', 1)[1].split('"', 1)[0]
-                out.setdefault(os.path.basename(g.split(";")[0]) + ";" + g.split(";")[-1], {})[name] = \
-                    float(line.rsplit(" ", 1)[1])
+    for path in glob.glob(os.path.join(rules_dir, "*.yml")):
+        with open(path) as f:
+            for g in yaml.safe_load(f)["groups"]:
+                out[g["name"]] = parse_duration(g.get("interval", "5s"))
     return out
+
+
+def parse_duration(text):
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    for unit in ("ms", "s", "m", "h"):
+        if text.endswith(unit) and text[:-len(unit)].replace(".", "", 1).isdigit():
+            return float(text[:-len(unit)]) * units[unit]
+    raise ValueError(f"not a duration: {text}")
 
 
 def group_names(path):
@@ -418,11 +523,17 @@ def main():
     ap.add_argument("--work", default=None, help="work folder (default: a temporary one, removed)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--json", default=None, help="write the figures here")
-    ap.add_argument("--memlimit", default=None, help="GOMEMLIMIT for Prometheus (e.g. 7GiB)")
+    ap.add_argument("--memlimit", default=None,
+                    help="the store's memory limit: GOMEMLIMIT for Prometheus (7GiB), -memory.allowedBytes for "
+                         "victoria-metrics (7GiB)")
+    ap.add_argument("--engine", choices=["prometheus", "victoriametrics"], default="prometheus")
+    ap.add_argument("--vm-bin", help="VictoriaMetrics binaries (scripts/fetch-victoria-metrics.sh prints it)")
     a = ap.parse_args()
-    if not shutil.which("prometheus"):
+    if a.engine == "prometheus" and not shutil.which("prometheus"):
         print("SKIP: prometheus not installed")
         return 77
+    if a.engine == "victoriametrics" and not (a.vm_bin and os.access(os.path.join(a.vm_bin, "vmalert"), os.X_OK)):
+        sys.exit("--vm-bin must name the directory of vmalert (scripts/fetch-victoria-metrics.sh prints it)")
     t_script = time.time()
     ranks, comms = a.ranks, a.comms
     culprit = a.culprit if a.culprit is not None else (ranks * 3 // 4 + 5) % ranks
@@ -440,19 +551,18 @@ def main():
 
     work = a.work or tempfile.mkdtemp(prefix="ncclscope-scale-")
     os.makedirs(os.path.join(work, "data"), exist_ok=True)
-    cfg = os.path.join(work, "prometheus.yml")
-    write_config(cfg, [])
-    env = dict(os.environ)
-    if a.memlimit:
-        env["GOMEMLIMIT"] = a.memlimit
-    server = PrometheusServer(cfg, work, ["--web.enable-remote-write-receiver", "--web.enable-lifecycle"], env)
-    prom, port = server.proc, server.port
-    fig = {"ranks": ranks, "comms": comms, "culprit": culprit, "history_s": a.history, "future_s": future,
+    engine = (PrometheusEngine(work, a.memlimit) if a.engine == "prometheus"
+              else VictoriaMetricsEngine(work, a.memlimit, a.vm_bin))
+    port = engine.store_port
+    cpu = lambda: sum(cpu_seconds(p) for p in engine.pids())  # noqa: E731
+    rss = lambda: {k: sum(rss_kib(p)[k] for p in engine.pids()) for k in ("VmRSS", "VmHWM")}  # noqa: E731
+    fig = {"engine": engine.name, "ranks": ranks, "comms": comms, "culprit": culprit, "history_s": a.history, "future_s": future,
            "samples_per_series": n}
-    ok = True
+    ok, within, culprit_ok, hang_alert_s = True, True, "wrong", None
+    intervals = group_intervals(os.path.join(ROOT, "rules"))
     try:
         print(f"{ranks} ranks x {comms} communicators, ~{nseries} series x {n} samples; culprit global rank "
-              f"{culprit}; Prometheus on {port}, work {work}", flush=True)
+              f"{culprit}; {engine.name} on {port}, work {work}", flush=True)
         t0 = time.time()
         w = Writer(port)
         push_job(w, tl, ranks, comms, culprit, onset_idx)
@@ -460,14 +570,13 @@ def main():
         fig.update(push_s=round(t_push, 1), pushed_series=w.series, pushed_samples=w.samples,
                    push_requests=w.requests)
         print(f"pushed {w.series} series, {w.samples} samples in {t_push:.1f} s ({w.requests} requests)", flush=True)
-        head_series = self_metric(port, "prometheus_tsdb_head_series")
-        fig["head_series_after_push"] = head_series
-        fig["rss_after_push_kib"] = rss_kib(prom.pid)
+        fig["head_series_after_push"] = engine.series()
+        fig["rss_after_push_kib"] = rss()
         data_end = (start_ms + (n - 1) * STEP_MS) / 1000
-        cpu0 = cpu_seconds(prom.pid)
+        cpu0 = cpu()
         time.sleep(a.settle)
-        fig["idle_cpu_per_s"] = round((cpu_seconds(prom.pid) - cpu0) / max(1, a.settle), 2)
-        print(f"settled {a.settle} s: Prometheus without rules used {fig['idle_cpu_per_s']:.2f} CPU s per s", flush=True)
+        fig["idle_cpu_per_s"] = round((cpu() - cpu0) / max(1, a.settle), 2)
+        print(f"settled {a.settle} s: {engine.name} without rules used {fig['idle_cpu_per_s']:.2f} CPU s per s", flush=True)
 
         hang_file = os.path.join(ROOT, "rules", "ncclscope-hang.yml")
         phases = [("hang", [hang_file])]
@@ -484,28 +593,30 @@ def main():
                 print(f"WARNING: the data end within {data_end - time.time():.0f} s; phase {name} would read stale "
                       f"ranges (raise --future)", flush=True)
                 ok = False
-            write_config(cfg, files)
-            req = urllib.request.Request(f"http://127.0.0.1:{port}/-/reload", method="POST")
-            urllib.request.urlopen(req, timeout=60).read()
+            engine.load(files)
             groups = ["ncclscope.hang"] + (["ncclscope.recording", "ncclscope.alerts"] if name == "all" else [])
             if name.startswith("variant"):
                 groups = [g for g in group_names(files[0])]
-            cpu0 = cpu_seconds(prom.pid)
+            cpu0 = cpu()
             t_phase = time.time()
-            res = measure(port, seconds, groups)
-            cpu = cpu_seconds(prom.pid) - cpu0
+            if name == "hang":
+                t_hang_rules = t_phase  # the hang is in the data from the start: the alert's delay counts from here
+            res = measure(engine.rules_port, seconds, groups)
+            used = cpu() - cpu0
+            if name == "hang":  # vmalert forgets its alerts when the next phase restarts it
+                hang_alert_s = first_hang_alert_s(engine.rules_port, t_hang_rules)
             fig["phases"][name] = {g: summarize(res.get(g, [])) for g in groups}
-            # Prometheus does nothing else here (no scrapes): its CPU time per second of the phase, and per
+            # The engine does nothing else here (no scrapes): its CPU time per second of the phase, and per
             # evaluation of the hang group when it runs alone, say what an evaluation costs whatever else runs.
-            fig["phases"][name]["prometheus_cpu_s"] = round(cpu, 2)
-            fig["phases"][name]["prometheus_cpu_per_s"] = round(cpu / (time.time() - t_phase), 2)
+            fig["phases"][name]["engine_cpu_s"] = round(used, 2)
+            fig["phases"][name]["engine_cpu_per_s"] = round(used / (time.time() - t_phase), 2)
             nev = sum(len(v) for v in res.values())
             fig["phases"][name]["evaluations_all_groups"] = nev
-            fig["phases"][name]["cpu_s_per_evaluation"] = round(cpu / max(1, nev), 3)
+            fig["phases"][name]["cpu_s_per_evaluation"] = round(used / max(1, nev), 3)
             fig["phases"][name]["heap_inuse_bytes"] = self_metric(port, "go_memstats_heap_inuse_bytes")
-            fig["phases"][name]["group_metrics"] = group_metrics(port)
-            fig["phases"][name]["rss_kib"] = rss_kib(prom.pid)
-            print(f"phase {name}: Prometheus used {cpu:.1f} CPU s in {seconds} s "
+            fig["phases"][name]["group_metrics"] = engine.group_metrics()
+            fig["phases"][name]["rss_kib"] = rss()
+            print(f"phase {name}: {engine.name} used {used:.1f} CPU s in {seconds} s "
                   f"({fig['phases'][name]['cpu_s_per_evaluation']:.2f} per group evaluation); Go heap in use "
                   f"{(fig['phases'][name]['heap_inuse_bytes'] or 0) / 2**30:.2f} GiB, RSS "
                   f"{fig['phases'][name]['rss_kib']['VmRSS'] / 2**20:.2f} GiB", flush=True)
@@ -517,6 +628,8 @@ def main():
                     continue
                 print(f"phase {name}: {g}: {s['evaluations']} evaluations, first {s['first_s']:.3f} s, "
                       f"median {s['median_s']:.3f} s, max {s['max_s']:.3f} s", flush=True)
+                if s["max_s"] > intervals.get(g, 5):
+                    within = False
                 for rule, t in sorted(s["rules_median_s"].items(), key=lambda kv: -kv[1]
                                       if not isinstance(kv[1], list) else 0):
                     if rule == "errors":
@@ -526,7 +639,7 @@ def main():
                         print(f"   {t:8.3f} s  {rule}")
 
         # The alert names the culprit, once; the victims count proves every waiting rank was read.
-        alerts = json.loads(get(port, "/api/v1/alerts"))["data"]["alerts"]
+        alerts = json.loads(get(engine.rules_port, "/api/v1/alerts"))["data"]["alerts"]
         hang = [x for x in alerts if x["labels"].get("alertname") == "NcclscopeHang"]
         others = sorted({x["labels"]["alertname"] for x in alerts} - {"NcclscopeHang"})
         world, _, _ = comm_of(0, culprit, ranks)
@@ -541,6 +654,7 @@ def main():
             print(f"FAIL: NcclscopeHang should fire once with {want}; got {fig['alerts']}")
             ok = False
         else:
+            culprit_ok = "ok"
             print(f"NcclscopeHang firing: {firing[0]['labels']}  summary: "
                   f"{firing[0].get('annotations', {}).get('summary', '')}")
             desc = [x for x in alerts if x["labels"].get("alertname") == "NcclscopeHang"][0]["annotations"]
@@ -550,26 +664,21 @@ def main():
             ok = False
         if others:
             print(f"note: other alerts pending or firing: {others}")
-        fig["head_series"] = self_metric(port, "prometheus_tsdb_head_series")
-        fig["head_chunks"] = self_metric(port, "prometheus_tsdb_head_chunks")
-        fig["rss_end_kib"] = rss_kib(prom.pid)
-        fig["data_dir_bytes"] = du_bytes(os.path.join(work, "data"))
-        fig["wal_bytes"] = du_bytes(os.path.join(work, "data", "wal"))
+        fig["head_series"] = engine.series() or 0
+        fig["store_rss_kib"] = rss_kib(engine.pids()[0])
+        fig["rss_end_kib"] = rss()
+        fig["data_dir_bytes"] = du_bytes(engine.data)
         fig["loadavg"] = os.getloadavg()
-        print(f"head series {fig['head_series']:.0f}, head chunks {fig['head_chunks']:.0f}, data dir "
-              f"{fig['data_dir_bytes'] / 2**20:.0f} MiB (WAL {fig['wal_bytes'] / 2**20:.0f} MiB), Prometheus RSS "
+        print(f"series {fig['head_series']:.0f}, data dir {fig['data_dir_bytes'] / 2**20:.0f} MiB, store RSS "
+              f"{fig['store_rss_kib']['VmRSS'] / 2**20:.2f} GiB (peak {fig['store_rss_kib']['VmHWM'] / 2**20:.2f}), "
+              f"{engine.name} RSS "
               f"{fig['rss_end_kib']['VmRSS'] / 2**20:.2f} GiB (peak {fig['rss_end_kib']['VmHWM'] / 2**20:.2f} GiB), "
               f"load average {fig['loadavg'][0]:.1f}", flush=True)
     except Exception as e:  # noqa: BLE001 - any failure is a test failure with its reason
         print(f"FAIL: {e!r}")
         ok = False
     finally:
-        prom.send_signal(signal.SIGTERM)
-        try:
-            prom.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            prom.kill()
-            prom.wait()
+        engine.stop()
         fig["run_s"] = round(time.time() - t_script, 1)
         fig["ok"] = ok
         if a.json:
@@ -578,8 +687,14 @@ def main():
         if not a.keep and not a.work:
             shutil.rmtree(work, ignore_errors=True)
         elif not ok:
-            print("prometheus log tail:\n" + open(os.path.join(work, "prometheus.log")).read()[-3000:])
+            for log in glob.glob(os.path.join(work, "*.log")):
+                print(f"{log} tail:\n" + open(log).read()[-3000:])
     print(f"{'PASS' if ok else 'FAIL'} in {time.time() - t_script:.0f} s")
+    rss_gib = fig.get("store_rss_kib", {}).get("VmHWM", 0) / 2**20
+    print(f"scale: engine={engine.name} ranks={ranks} comms={comms} "
+          f"groups_within_interval={'yes' if within else 'no'} "
+          f"hang_alert_s={'%.1f' % hang_alert_s if hang_alert_s is not None else 'none'} culprit={culprit_ok} "
+          f"store_rss_gib={rss_gib:.2f}")
     return 0 if ok else 1
 
 
