@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Rule evaluation time of rules/*.yml at scale, in a real Prometheus, with a hang that must be named.
+"""Rule evaluation time of rules/*.yml at scale, in a real Prometheus or VictoriaMetrics, with a hang that must be named.
+
+--engine prometheus (default): Debian's Prometheus holds the series and evaluates the rules. --engine
+victoriametrics: Debian 13's victoria-metrics holds them (pushed the same way, to its remote-write endpoint) and
+vmalert evaluates the same rule files against it, started afresh for each phase (--vm-bin: the binaries,
+scripts/fetch-victoria-metrics.sh). The CPU and RSS figures are the store's and the rule engine's together.
 
 Synthetic series for RANKS ranks x COMMS communicators, shaped as ncclscope exports them at the default level
 (docs/metrics.md) with the file_sd target labels (job, instance, ncclscope_job, host, global_rank, local_rank,
@@ -33,6 +38,10 @@ RANKS-1 waiting ranks: the evaluation did the real work.
 
 With --variant FILE (another version of the hang rules) the hang rules and the variant are
 measured A/B/A/B on the same data before the all-files phase (--phase-all 0 leaves that out).
+
+The last line: scale: engine=E ranks=N comms=C groups_within_interval=yes|no (every group's slowest evaluation
+within its interval) hang_alert_s=X (the hang rules' load to NcclscopeHang's activeAt, during the hang-only phase)
+culprit=ok|wrong store_rss_gib=Y (the store's peak).
 
 Exit status: 0 pass, 1 fail, 77 prometheus missing. Run by hand for the big figures, e.g.
   tests/scale/rule_eval_scale.py --ranks 16384 --comms 8 --json /tmp/scale.json
