@@ -231,7 +231,7 @@ TEST_F(EndpointSecurityTest, AFloodOfWrongPasswordsStallsNeitherScrapesNorTheLas
   printf("scrapes with the right password during the flood: %zu, failed %d, p50 %.1f ms, max %.1f ms\n",
          scrape_ms.size(), scrape_failures, Percentile(scrape_ms, 0.5), Percentile(scrape_ms, 1.0));
   for (const auto& [status, count] : other_statuses) printf("  status %d: %d\n", status, count);
-  // On a shared 2-core host (load average 15 seen) a client can lose its 2 s header deadline; 1 % may.
+  // On a shared 2-core host (load average 15 seen) a client can lose its header deadline; 1 % may.
   EXPECT_LE(other.load(), kAttempts / 100);
   EXPECT_GT(limited.load(), 0) << "the rate limit never answered";
   ASSERT_GE(scrape_ms.size(), 3u);

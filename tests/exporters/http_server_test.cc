@@ -43,10 +43,19 @@ constexpr size_t kBigBody = 4u << 20;
 constexpr size_t kBigBody = 16u << 20;
 #endif
 
-// Under the clients' 2 s header deadline. A server that waited on a slow or idle client would answer only at that
-// deadline: an answer (or a Stop()) sooner was not blocked by one, even on a loaded host that holds the test past a
-// second. And a client connected for less than this cannot have been dropped for its deadline yet.
+// These tests run the server with a 2 s header deadline (kTestHeaderTimeout; the default is 10 s), and this is
+// under it. A server that waited on a slow or idle client would answer only at that deadline: an answer (or a
+// Stop()) sooner was not blocked by one, even on a loaded host that holds the test past a second. And a client
+// connected for less than this cannot have been dropped for its deadline yet.
+constexpr std::chrono::milliseconds kTestHeaderTimeout{2000};
 constexpr double kUnderHeaderDeadlineS = 1.9;
+
+// The options of a test server: the defaults, with the tests' 2 s header deadline.
+HttpServer::Options TestOptions() {
+  HttpServer::Options options;
+  options.header_timeout = kTestHeaderTimeout;
+  return options;
+}
 
 double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -79,7 +88,7 @@ int NonReadingBigClient(int port) {
 
 class HttpServerTest : public ::testing::Test {
  protected:
-  void StartServer(const HttpServer::Options& options = HttpServer::Options()) {
+  void StartServer(const HttpServer::Options& options = TestOptions()) {
     ASSERT_TRUE(server_.Start("127.0.0.1", 0, &Handler, options).ok());
     port_ = server_.port();
     ASSERT_GT(port_, 0);
@@ -125,7 +134,7 @@ TEST_F(HttpServerTest, AFloodOfRequestsSharesOneResponse) {
 }
 
 TEST_F(HttpServerTest, ScrapeIsAnsweredWhileSlowAndIdleClientsAreConnected) {
-  HttpServer::Options options;
+  HttpServer::Options options = TestOptions();
   options.max_connections = 128;  // room for all of them: this is about concurrency, not eviction
   StartServer(options);
   const Clock::time_point connected = Clock::now();
@@ -187,7 +196,7 @@ TEST_F(HttpServerTest, SlowAndIdleClientsAreDroppedAtTheHeaderDeadline) {
 // header deadline passed (held off the CPU on a loaded host, or in a slow collection as here). The old
 // server checked deadlines before reading and hung up on it: a failed scrape, a false "target down".
 TEST_F(HttpServerTest, ARequestThatCameInTimeIsAnsweredAfterTheServerWasBusy) {
-  HttpServer::Options options;
+  HttpServer::Options options = TestOptions();
   options.header_timeout = 1000ms;
   StartServer(options);
   const Clock::time_point connected = Clock::now();  // before the accept, so before its deadline started
@@ -215,7 +224,7 @@ TEST_F(HttpServerTest, ARequestThatCameInTimeIsAnsweredAfterTheServerWasBusy) {
 }
 
 TEST_F(HttpServerTest, NonReadingClientIsDroppedAtTheTotalDeadlineWithoutBlockingOthers) {
-  HttpServer::Options options;
+  HttpServer::Options options = TestOptions();
   options.total_timeout = 1000ms;
   StartServer(options);
   const Clock::time_point t0 = Clock::now();

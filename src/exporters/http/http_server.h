@@ -49,8 +49,11 @@ class HttpServer {
 
   struct Options {
     int max_connections = 64;
-    std::chrono::milliseconds header_timeout{2000};  // from accept to the end of the request header
-    std::chrono::milliseconds total_timeout{10000};  // from accept to the last byte of the response
+    // From accept to the end of the request header: Prometheus's default scrape timeout. A shorter one failed
+    // scrapes a starved host's Prometheus would have waited for (connected, its request sent seconds later): a
+    // false "target down". Idle clients cost nothing while there is room; a full server evicts the oldest.
+    std::chrono::milliseconds header_timeout{10000};
+    std::chrono::milliseconds total_timeout{20000};  // from accept to the last byte of the response
     std::shared_ptr<TlsContext> tls;  // null: plain HTTP
     std::shared_ptr<BasicAuth> auth;  // null: no authentication
   };
