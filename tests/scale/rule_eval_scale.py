@@ -72,7 +72,7 @@ NAMES = ["world", "tp", "pp", "dp", "ep", "cp", "tp_dp", "dp_shard"]
 JOB = "scale"
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 from prom_server import PrometheusServer, Server, http_get  # noqa: E402
-from hang_support import parse_time  # noqa: E402
+from hang_support import hang_alerts  # noqa: E402
 
 
 # --- remote write encoding (protobuf by hand, snappy as literals only: a valid snappy block) ---
@@ -464,14 +464,6 @@ def self_metric(port, name):
     return None
 
 
-def first_hang_alert_s(port, since):
-    """Seconds from SINCE to the activeAt of the firing NcclscopeHang, or None."""
-    alerts = json.loads(get(port, "/api/v1/alerts"))["data"]["alerts"]
-    active = [parse_time(x["activeAt"]) for x in alerts
-              if x["labels"].get("alertname") == "NcclscopeHang" and x["state"] == "firing"]
-    return min(active) - since if active else None
-
-
 def group_intervals(rules_dir):
     """Each rule group's evaluation interval in seconds (the group's own, or the 5 s global)."""
     out = {}
@@ -613,7 +605,8 @@ def main():
             res = measure(engine.rules_port, seconds, groups)
             used = cpu() - cpu0
             if name == "hang":  # vmalert forgets its alerts when the next phase restarts it
-                hang_alert_s = first_hang_alert_s(engine.rules_port, t_hang_rules)
+                active = [t for _, t in hang_alerts(engine.rules_port)]
+                hang_alert_s = min(active) - t_hang_rules if active else None
             fig["phases"][name] = {g: summarize(res.get(g, [])) for g in groups}
             # The engine does nothing else here (no scrapes): its CPU time per second of the phase, and per
             # evaluation of the hang group when it runs alone, say what an evaluation costs whatever else runs.

@@ -31,7 +31,7 @@ import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from prom_server import Server, http_get  # noqa: E402
-from hang_support import SKIP, Job, forget_targets, parse_time, sim_env  # noqa: E402
+from hang_support import SKIP, Job, forget_targets, hang_alerts, sim_env  # noqa: E402
 
 AGENTS = 2
 DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy")
@@ -42,13 +42,6 @@ def write(path, text):
     with open(path, "w") as f:
         f.write(text)
     return path
-
-
-def api(port, path, **params):
-    d = json.loads(http_get(port, path, params, timeout=30))
-    if d.get("status") != "success":
-        raise RuntimeError(f"{path}: {d}")
-    return d["data"]
 
 
 def recipe(path, **replace):
@@ -133,12 +126,6 @@ def victoriametrics(work, sd, rules, am, vm_bin):
         f"-httpListenAddr=127.0.0.1:{port}"], os.path.join(work, "vmalert.log"))
     servers.append(engine)
     return servers, engine.port
-
-
-def hang_alerts(port):
-    """Firing NcclscopeHang alerts of the rule engine (Prometheus's and vmalert's API alike): [(labels, activeAt)]."""
-    return [(a["labels"], parse_time(a["activeAt"])) for a in api(port, "/api/v1/alerts")["alerts"]
-            if a["labels"].get("alertname") == "NcclscopeHang" and a["state"] == "firing"]
 
 
 def main():

@@ -9,7 +9,7 @@ import threading
 import time
 from datetime import datetime
 
-from prom_server import PrometheusServer
+from prom_server import PrometheusServer, http_get
 
 SKIP = 77
 
@@ -91,12 +91,21 @@ def parse_time(s):
     return datetime.fromisoformat(base + "+00:00").timestamp() + (float("0." + frac) if frac else 0.0)
 
 
+def hang_alerts(port):
+    """NcclscopeHang alerts firing now at the rule engine on PORT (Prometheus's and vmalert's API alike):
+    [(labels, activeAt)]."""
+    d = json.loads(http_get(port, "/api/v1/alerts", timeout=60))
+    if d.get("status") != "success":
+        raise RuntimeError(f"/api/v1/alerts: {d}")
+    return [(a["labels"], parse_time(a["activeAt"])) for a in d["data"]["alerts"]
+            if a["labels"].get("alertname") == "NcclscopeHang" and a["state"] == "firing"]
+
+
 def firing(prom):
     """NcclscopeHang alerts firing now, by ncclscope_job: [(labels, activeAt)]."""
     out = {}
-    for a in prom.get("/api/v1/alerts")["alerts"]:
-        if a["labels"].get("alertname") == "NcclscopeHang" and a["state"] == "firing":
-            out.setdefault(a["labels"].get("ncclscope_job"), []).append((a["labels"], parse_time(a["activeAt"])))
+    for labels, active in hang_alerts(prom.port):
+        out.setdefault(labels.get("ncclscope_job"), []).append((labels, active))
     return out
 
 
