@@ -102,11 +102,11 @@ local culprits = |||
             record: "ncclscope:hang_comm_first_wait_seconds",
             expr: "min by (ncclscope_job, comm) (min_over_time(ncclscope:hang_victim[%(hangCommMemory)s]))" % c,
           },
-          // The most collectives a stalled rank of the communicator issued: a rank that issued as many has issued the
-          // collective the stalled ranks wait in.
+          // The most collectives a stalled rank of the communicator issued (each exports its own beside its wait): a
+          // rank that issued as many has issued the collective the stalled ranks wait in.
           {
             record: "ncclscope:hang_comm_colls_issued",
-            expr: ("max by (ncclscope_job, comm) (" + collsIssued + " and on (ncclscope_job, comm, rank) ncclscope:hang_victim)") % c,
+            expr: "max by (ncclscope_job, comm) (ncclscope_comm_wait_last_seq%(sel)s)" % c,
           },
           // The ranks some stalled rank waits on directly (global_rank, host: the rank waited on).
           {
@@ -200,55 +200,26 @@ local culprits = |||
             ||| % c,
             labels: {'class': 'mismatch'},
           },
-          // A rank a stalled rank waits on, with nothing in flight in that communicator as scraped after the stall
-          // began (a rank between two operations just before it is not a culprit), and not stalled itself (without
-          // KernelCh a stalled rank shows nothing in flight either): it never issued the operation.
-          // Without KernelCh (by="network") nothing is ever in flight, and a rank in the middle of the waits says it is
-          // stalled only once its own connections have been still as long as the others': a scrape of it before that
-          // (sooner after the stall began than the shortest wait reported) does not tell it from a culprit, unless it
-          // is behind the stalled ranks in collectives issued (it never issued the one they wait in).
-          // With KernelCh (by="kernel": nothing in flight means all it issued finished), where they wait in a
-          // collective, a rank that issued as many collectives as they did is no culprit either: it finished theirs,
-          // and its scrape between two operations met a stalled rank's scrape taken just before that rank's wait
-          // ended (seen on a host that starved the whole job for seconds). Without KernelCh such a rank can still be
-          // the culprit (a kernel that never finishes, a different collective: both done once enqueued).
-          // (Where nobody says whom they wait on, the group ncclscope.hang.progress below compares the ranks' progress.)
+          // A rank idle on every communicator (only then does it export ncclscope_comm_idle_last_seq), scraped after the
+          // stall began, not stalled itself, and behind the stalled ranks in collectives issued: it never issued the
+          // collective they wait in. It reads only the idle and the stalled ranks' series, so its cost follows the
+          // hang, not the job's size; it needs no wait edge. A culprit that is busy elsewhere (in flight in another
+          // communicator) is not idle: the rule after this group's, in ncclscope.hang.in_flight, names it.
           {
             record: "ncclscope:hang_culprit",
             expr: |||
               (
-                (
-                  (ncclscope_comm_in_flight_operations%(sel)s == 0) + 1
-                  and on (ncclscope_job, comm, global_rank) ncclscope:hang_waited_on
-                  unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
-                  and on (ncclscope_job, comm, rank)
-                  (
-                    timestamp(ncclscope_comm_in_flight_operations%(sel)s)
-                    > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
-                  )
-                  unless on (ncclscope_job, comm, rank)
-                  (
-                    (
-                      timestamp(ncclscope_comm_in_flight_operations%(sel)s)
-                      - on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
-                      <= on (ncclscope_job, comm) group_left ncclscope:hang_comm_first_wait_seconds
-                      and on (ncclscope_job, comm, rank) ncclscope_comm_completion_seen{by="network"%(selc)s}
-                      unless on (ncclscope_job, comm, rank)
-                      (%(collsIssued)s < on (ncclscope_job, comm) group_left ncclscope:hang_comm_colls_issued)
-                    )
-                    or on (ncclscope_job, comm, rank)
-                    (
-                      %(collsIssued)s >= on (ncclscope_job, comm) group_left ncclscope:hang_comm_colls_issued
-                      and on (ncclscope_job, comm, rank) ncclscope_comm_completion_seen{by="kernel"%(selc)s}
-                      and on (ncclscope_job, comm) ncclscope_comm_wait_seconds{func!~"Send|Recv"%(selc)s}
-                    )
-                  )
+                group by (ncclscope_job, comm, rank, host, global_rank) (
+                  ncclscope_comm_idle_last_seq%(sel)s < on (ncclscope_job, comm) group_left ncclscope:hang_comm_colls_issued
+                  and
+                  timestamp(ncclscope_comm_idle_last_seq%(sel)s) > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
                 )
-                * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
+                unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
               )
+              * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}
-            ||| % (c { collsIssued: collsIssued % c }),
-            labels: {'class': 'not_joined'},
+            ||| % c,
+            labels: {'class': 'not_joined', 'from': 'idle'},
           },
           {
             record: "ncclscope:hang_culprit",
@@ -456,7 +427,69 @@ local culprits = |||
           },
         ],
       },
-      // Where the stalled ranks do not say whom they wait on (NCCL's own transports without ProxyOp events): the rank
+      // A culprit others wait on that is not idle everywhere (in flight in another communicator), or a rank that does
+      // not export ncclscope_comm_idle_last_seq (an older ncclscope, NCCLSCOPE_FR_DEPTH=0): every rank's state in
+      // every communicator, so at the slower interval of the progress group (c.hangProgressInterval).
+      {
+        name: "ncclscope.hang.in_flight",
+        interval: c.hangProgressInterval,
+        rules: [
+          // A rank a stalled rank waits on, with nothing in flight in that communicator as scraped after the stall
+          // began (a rank between two operations just before it is not a culprit), and not stalled itself (without
+          // KernelCh a stalled rank shows nothing in flight either): it never issued the operation.
+          // Without KernelCh (by="network") nothing is ever in flight, and a rank in the middle of the waits says it is
+          // stalled only once its own connections have been still as long as the others': a scrape of it before that
+          // (sooner after the stall began than the shortest wait reported) does not tell it from a culprit, unless it
+          // is behind the stalled ranks in collectives issued (it never issued the one they wait in).
+          // With KernelCh (by="kernel": nothing in flight means all it issued finished), where they wait in a
+          // collective, a rank that issued as many collectives as they did is no culprit either: it finished theirs,
+          // and its scrape between two operations met a stalled rank's scrape taken just before that rank's wait
+          // ended (seen on a host that starved the whole job for seconds). Without KernelCh such a rank can still be
+          // the culprit (a kernel that never finishes, a different collective: both done once enqueued).
+          // (Where nobody says whom they wait on, the group ncclscope.hang.progress below compares the ranks' progress.)
+          // It reads every rank's state in every communicator: only for a culprit the idle rule above cannot name.
+          {
+            record: "ncclscope:hang_culprit",
+            expr: |||
+              (
+                (
+                  (ncclscope_comm_in_flight_operations%(sel)s == 0) + 1
+                  and on (ncclscope_job, comm, global_rank) ncclscope:hang_waited_on
+                  unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
+                  and on (ncclscope_job, comm, rank)
+                  (
+                    timestamp(ncclscope_comm_in_flight_operations%(sel)s)
+                    > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+                  )
+                  unless on (ncclscope_job, comm, rank)
+                  (
+                    (
+                      timestamp(ncclscope_comm_in_flight_operations%(sel)s)
+                      - on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+                      <= on (ncclscope_job, comm) group_left ncclscope:hang_comm_first_wait_seconds
+                      and on (ncclscope_job, comm, rank) ncclscope_comm_completion_seen{by="network"%(selc)s}
+                      unless on (ncclscope_job, comm, rank)
+                      (%(collsIssued)s < on (ncclscope_job, comm) group_left ncclscope:hang_comm_colls_issued)
+                    )
+                    or on (ncclscope_job, comm, rank)
+                    (
+                      %(collsIssued)s >= on (ncclscope_job, comm) group_left ncclscope:hang_comm_colls_issued
+                      and on (ncclscope_job, comm, rank) ncclscope_comm_completion_seen{by="kernel"%(selc)s}
+                      and on (ncclscope_job, comm) ncclscope_comm_wait_seconds{func!~"Send|Recv"%(selc)s}
+                    )
+                  )
+                )
+                * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
+              )
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="not_joined", from="idle"}
+            ||| % (c { collsIssued: collsIssued % c }),
+            labels: {'class': 'not_joined', 'from': 'in_flight'},
+          },
+        ],
+      },
+      // Where the stalled ranks do not say whom they wait on (NCCL's own transports without ProxyOp events) and the
+      // culprit is not idle everywhere (the idle rule of the first group needs no edge): the rank
       // behind the furthest one (collectives issued, or sends/receives started) with nothing in flight there, as
       // scraped after the stall began. Every 15 s: it reads every rank's progress in every communicator, the costliest
       // query of these rules at scale (docs/measurements.md, "Hang detection at scale").
@@ -488,6 +521,7 @@ local culprits = |||
               )
               unless on (ncclscope_job, comm) ncclscope:hang_waited_on
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="not_joined", from="idle"}
             ||| % c,
             labels: {'class': 'not_joined', 'from': 'progress'},
           },

@@ -160,6 +160,11 @@ struct CommSnapshot {
   int in_flight_count = 0;
   uint64_t oldest_in_flight_age_ns = 0;
   WaitSite wait;
+  // How long this communicator has been left alone: nothing in flight, no stalled wait, and its newest operation
+  // finished this long ago (a communicator that never had one: since boot). 0 while busy, or when the flight
+  // recorder cannot say (NCCLSCOPE_FR_DEPTH=0). A rank idle on every communicator exports its progress for the
+  // hang rules (ncclscope_comm_idle_last_seq).
+  uint64_t idle_ns = 0;
   int64_t gpu_to_host_offset_ns = 0;  // host_monotonic ≈ gpu + offset; 0 with has_gpu_offset false
   bool has_gpu_offset = false;
   std::vector<OpTotals> ops;

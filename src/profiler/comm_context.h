@@ -154,6 +154,8 @@ class CommContext final : public CommSource {
                           std::optional<CommNetLinks>* links) const;
   // Where the oldest in-flight operation waits, when it is past its threshold under `policy`.
   WaitSite FindWait(uint64_t now_ns, const StallPolicy& policy) const;
+  // CommSnapshot::idle_ns of a communicator with nothing in flight: since its newest recorded operation ended.
+  uint64_t IdleNs(uint64_t now, uint64_t arrivals) const;
   // Without KernelCh an operation completes at enqueue and none is seen in flight: the communicator counts as
   // stalled when its connections have requests pending and none has moved for the floor (or one failed).
   WaitSite NetworkOnlyWait(uint64_t now_ns, const StallPolicy& policy) const;

@@ -41,6 +41,14 @@ void CommContext::FillCounters(std::map<std::string, uint64_t>* dropped, std::ma
   }
 }
 
+uint64_t CommContext::IdleNs(uint64_t now, uint64_t arrivals) const {
+  if (arrivals == 0) return now;
+  OpRecord newest;
+  if (!fr_.Newest(arrivals, &newest)) return 0;
+  const uint64_t last = std::max({newest.start_ns, newest.enqueued_ns, newest.end_ns});
+  return last != 0 && now > last ? now - last : 0;
+}
+
 void CommContext::Fill(CommSnapshot* out, SnapshotScope scope) const {
   const uint64_t now = MonotonicNs();
   // KernelCh events: those counted so far plus the announced channels started by operations still in
@@ -114,6 +122,7 @@ void CommContext::Fill(CommSnapshot* out, SnapshotScope scope) const {
     if (r.start_ns != 0 && now > r.start_ns) out->oldest_in_flight_age_ns = std::max(out->oldest_in_flight_age_ns, now - r.start_ns);
   }
   out->wait = FindWait(now, cfg_.stall);
+  out->idle_ns = out->in_flight.empty() && !out->wait.present ? IdleNs(now, out->arrivals) : 0;
   out->completion = is_process_ ? CompletionSeen::kKernel : Completion(now);
   int64_t off = gpu_offset_.load(std::memory_order_relaxed);
   out->has_gpu_offset = off != INT64_MAX;

@@ -20,7 +20,8 @@ after t). Families (only those the shipped rules read):
                        ncclscope_comm_stalled, ncclscope_comm_operations_total{kind},
                        ncclscope_comm_operation_seconds_total{kind}, ncclscope_comm_bus_bytes_total,
                        ncclscope_comm_dropped_events_total
-  while stalled:       ncclscope_comm_wait_seconds{class="peer",...}
+  while stalled:       ncclscope_comm_wait_seconds{class="peer",...}, ncclscope_comm_wait_last_seq
+  while idle:          ncclscope_comm_idle_last_seq (the culprit, on every communicator)
 
 Communicators: comm 0 is the world (all ranks); comm k > 0 splits the ranks into groups of SIZES[k] (8 = a
 node's tensor-parallel group, 4 pipeline, 512 data-parallel, ...), one communicator hash per group. 8 ranks per
@@ -282,9 +283,16 @@ def push_job(w, tl, ranks, comms, culprit, onset_idx):
             w.add(dict(base, __name__="ncclscope_comm_bus_bytes_total"),
                   tl.samples(("bus", k), [rate * min(i, h) * 67108864.0 for i in range(n)]), n)
             w.add(dict(base, __name__="ncclscope_comm_dropped_events_total"), tl.samples("zero", zeros), n)
+            if role == "culprit":
+                # Idle on every communicator from the onset on: each one's collectives issued.
+                w.add(dict(base, __name__="ncclscope_comm_idle_last_seq"),
+                      tl.samples(("idle", k), seq(0)[h + 1:], h + 1), n - h - 1)
             if role == "waiter":
-                # Exported only while stalled: from the flag on, how long the oldest operation has waited.
+                # Exported only while stalled: from the flag on, how long the oldest operation has waited, and the
+                # collectives the rank issued.
                 first = h + thr + 1
+                w.add(dict(base, __name__="ncclscope_comm_wait_last_seq"),
+                      tl.samples(("waitseq", k), seq(extra)[first:], first), n - first)
                 waits = [(i - h) * STEP_MS / 1000 for i in range(first, n)]
                 pred = (r - 1) % ranks
                 w.add(dict(base, __name__="ncclscope_comm_wait_seconds", **{

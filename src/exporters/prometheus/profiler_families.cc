@@ -56,6 +56,7 @@ using prometheus::MetricFamily;
 struct CommView {
   const CommSnapshot* c;
   bool detailed;
+  bool rank_idle;  // this rank has left every live communicator alone for the stall floor or more
   prom::Labels base;
   std::map<std::tuple<OpKind, Func, Algo, Proto>, AggregateCell> counters;  // per kind (x func x algo x proto)
   std::map<OpKind, AggregateCell> by_kind;
@@ -129,18 +130,23 @@ void EmitSeconds(const CommView& v, MetricFamily* f) {
     prom::AddCounter(f, Seconds(a.latency_sum_ns), v.With({{"kind", KindName(kind)}}));
   }
 }
+// Collectives issued: the sum over functions of the largest sequence number.
+uint64_t CollsIssued(const CommSnapshot& c) {
+  uint64_t n = 0;
+  for (const OpTotals& t : c.ops) n += t.kind == OpKind::kColl ? t.last_seq : 0;
+  return n;
+}
 // Progress, visible for both kinds at every level (a point-to-point hang shows as a p2p lag).
 void EmitLastSeq(const CommView& v, MetricFamily* f) {
-  uint64_t coll_seq = 0, p2p_started = 0;
-  for (const OpTotals& t : v.c->ops) {
-    if (t.kind != OpKind::kColl) continue;
-    if (v.detailed) {
+  uint64_t p2p_started = 0;
+  if (v.detailed) {
+    for (const OpTotals& t : v.c->ops) {
+      if (t.kind != OpKind::kColl) continue;
       prom::AddGauge(f, static_cast<double>(t.last_seq), v.With({{"kind", "coll"}, {"func", FuncName(t.func)}}));
     }
-    coll_seq += t.last_seq;
   }
   for (const PeerProgress& p : v.c->p2p_peers) p2p_started += p.started;
-  if (!v.detailed) prom::AddGauge(f, static_cast<double>(coll_seq), v.With({{"kind", "coll"}}));
+  if (!v.detailed) prom::AddGauge(f, static_cast<double>(CollsIssued(*v.c)), v.With({{"kind", "coll"}}));
   prom::AddGauge(f, static_cast<double>(p2p_started), v.With({{"kind", "p2p"}}));
 }
 // Where a stalled communicator's oldest operation waits: nothing while it is healthy; when stalled, one series
@@ -169,6 +175,16 @@ void EmitWait(const CommView& v, MetricFamily* f) {
   };
   if (w.peers.empty()) return add(Seconds(w.age_ns), nullptr);
   for (const WaitPeer& p : w.peers) add(Seconds(p.waiting_ns), &p);
+}
+// The hang rules' progress inputs, exported only where they can matter, so that the rules read the waiting ranks and
+// the idle ones instead of every rank x communicator (docs/scaling.md): a stalled communicator's collectives
+// issued (beside its wait), and, on a rank idle on every communicator, each one's collectives issued (a rank that
+// did not issue what the others wait in is idle and behind them).
+void EmitWaitLastSeq(const CommView& v, MetricFamily* f) {
+  if (v.c->wait.present && !v.c->finalized) prom::AddGauge(f, static_cast<double>(CollsIssued(*v.c)), v.base);
+}
+void EmitIdleLastSeq(const CommView& v, MetricFamily* f) {
+  if (v.rank_idle && !v.c->finalized) prom::AddGauge(f, static_cast<double>(CollsIssued(*v.c)), v.base);
 }
 void EmitBySize(const CommView& v, MetricFamily* f) {
   for (const auto& [key, n] : v.sized) {
@@ -274,6 +290,13 @@ const CommRow kCommRows[] = {
      "Stalled communicators only: where the oldest operation waits (class host, peer, kernel or launched; for peer, "
      "whom and on which NIC) and for how long",
      kGauge, kBasic, nullptr, EmitWait},
+    {"ncclscope_comm_wait_last_seq",
+     "Stalled communicators only: ncclscope_comm_last_seq{kind=\"coll\"}, the collectives this waiting rank issued",
+     kGauge, kBasic, nullptr, EmitWaitLastSeq},
+    {"ncclscope_comm_idle_last_seq",
+     "Only while this rank has had nothing in flight on any communicator for the stall floor "
+     "(NCCLSCOPE_STALL_FLOOR_MS) or more: ncclscope_comm_last_seq{kind=\"coll\"} of each communicator",
+     kGauge, kBasic, nullptr, EmitIdleLastSeq},
     {"ncclscope_comm_dropped_events_total", "Profiler events dropped", kCounter, kBasic,  // present while zero
      [](const CommSnapshot& c) { return static_cast<double>(Sum(c.dropped)); }, nullptr},
     {"ncclscope_comm_operations_by_size_total",
@@ -318,8 +341,8 @@ const ProcessRow kProcessRows[] = {
      kCounter, kDetailed, EmitProcessDroppedByReason},
 };
 
-CommView MakeView(const CommSnapshot& c, bool detailed, ProcessView* process) {
-  CommView v{&c, detailed, {{"comm", Hex0x16(c.comm_hash)}, {"rank", std::to_string(c.rank)}}, {}, {}, {}, {}};
+CommView MakeView(const CommSnapshot& c, bool detailed, bool rank_idle, ProcessView* process) {
+  CommView v{&c, detailed, rank_idle, {{"comm", Hex0x16(c.comm_hash)}, {"rank", std::to_string(c.rank)}}, {}, {}, {}, {}};
   for (const AggregateCell& cell : c.aggregates) {
     const auto key = detailed ? std::make_tuple(cell.kind, cell.func, cell.algo, cell.proto)
                               : std::make_tuple(cell.kind, Func::kOther, Algo::kNone, Proto::kNone);
@@ -332,10 +355,24 @@ CommView MakeView(const CommSnapshot& c, bool detailed, ProcessView* process) {
   return v;
 }
 
+// Idle on every live communicator (at least one) for the stall floor or more: the rank issues nothing, waits in
+// nothing, so a communicator others wait in is one it did not join.
+bool RankIdle(const ProcessSnapshot& snap) {
+  const uint64_t floor_ns = static_cast<uint64_t>(Params().Int(ParamId::kStallFloorMs)) * 1'000'000;
+  bool any = false;
+  for (const CommSnapshot& c : snap.comms) {
+    if (c.finalized) continue;
+    if (c.idle_ns < floor_ns) return false;
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace
 
 void AppendProfilerFamilies(std::vector<MetricFamily>* out) {
   ProcessSnapshot snap = CommRegistry::Instance().Snapshot(SnapshotScope::kWithoutRecorder);
+  const bool rank_idle = RankIdle(snap);
   // Destroyed communicators' final totals, newest first; a (comm, rank) that is live again, or retired twice,
   // is exported once (the exposition must not repeat a series).
   std::set<std::pair<uint64_t, int>> seen;
@@ -350,7 +387,7 @@ void AppendProfilerFamilies(std::vector<MetricFamily>* out) {
   ProcessView process{&snap, detailed, {}};
   std::vector<CommView> views;
   views.reserve(snap.comms.size());
-  for (const CommSnapshot& c : snap.comms) views.push_back(MakeView(c, detailed, &process));
+  for (const CommSnapshot& c : snap.comms) views.push_back(MakeView(c, detailed, rank_idle, &process));
 
   auto keep = [out](MetricFamily f) {
     if (!f.metric.empty()) out->push_back(std::move(f));

@@ -30,6 +30,7 @@ void KeepFinalTotals(const CommSnapshot& snap, DumpReason reason) {
   totals.in_flight_count = 0;
   totals.oldest_in_flight_age_ns = 0;
   totals.stalled = false;  // gone, not stuck: no stall alert on a final total
+  totals.idle_ns = 0;
   RetiredList& retired = Retired();
   AnnotatedLock lock(&retired.mu);
   retired.comms.push_back(std::move(totals));
