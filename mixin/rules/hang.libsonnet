@@ -203,20 +203,25 @@ local culprits = |||
           // A rank idle on every communicator (only then does it export ncclscope_comm_idle_last_seq), scraped after the
           // stall began, not stalled itself, and behind the stalled ranks in collectives issued: it never issued the
           // collective they wait in. It reads only the idle and the stalled ranks' series, so its cost follows the
-          // hang, not the job's size; it needs no wait edge. A culprit that is busy elsewhere (in flight in another
-          // communicator) is not idle: the rule after this group's, in ncclscope.hang.in_flight, names it.
+          // hang, not the job's size; it needs no wait edge. It reads no series recorded by this group but the
+          // precedence: an engine that sees recorded series an evaluation late (vmalert writes them back through
+          // remote write) names it one level after the raw series. A culprit that is busy elsewhere (in flight in
+          // another communicator) is not idle: the rule in ncclscope.hang.in_flight names it.
           {
             record: "ncclscope:hang_culprit",
             expr: |||
               (
                 group by (ncclscope_job, comm, rank, host, global_rank) (
-                  ncclscope_comm_idle_last_seq%(sel)s < on (ncclscope_job, comm) group_left ncclscope:hang_comm_colls_issued
+                  ncclscope_comm_idle_last_seq%(sel)s
+                  < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_last_seq%(sel)s)
                   and
-                  timestamp(ncclscope_comm_idle_last_seq%(sel)s) > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+                  timestamp(ncclscope_comm_idle_last_seq%(sel)s)
+                  > on (ncclscope_job, comm) group_left
+                  min by (ncclscope_job, comm) (timestamp(ncclscope_comm_wait_seconds%(sel)s) - ncclscope_comm_wait_seconds%(sel)s)
                 )
-                unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
+                unless on (ncclscope_job, comm, global_rank) ncclscope_comm_wait_seconds%(sel)s
               )
-              * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
+              * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}
             ||| % c,
             labels: {'class': 'not_joined', 'from': 'idle'},
