@@ -603,9 +603,7 @@ def main():
                       f"ranges (raise --future)", flush=True)
                 ok = False
             engine.load(files)
-            groups = ["ncclscope.hang"] + (["ncclscope.recording", "ncclscope.alerts"] if name == "all" else [])
-            if name.startswith("variant"):
-                groups = [g for g in group_names(files[0])]
+            groups = [g for path in files for g in group_names(path)]  # every group loaded, the 15 s ones too
             cpu0 = cpu()
             t_phase = time.time()
             if name == "hang":
