@@ -31,6 +31,10 @@ local dur(seconds) =
     hangCommMemory: dur(std.max(120, 4 * self.scrapeIntervalSeconds)),
     // The progress comparison (the costliest query at scale) runs at most this often.
     hangProgressInterval: dur(std.max(15, self.scrapeIntervalSeconds)),
+    // The recording group (rates over the rate window, for the dashboard and the straggler alert) and the alerts over
+    // windows of 10-15 minutes read every rank x communicator: they run this often, not once per scrape.
+    recordingInterval: dur(std.max(30, self.scrapeIntervalSeconds)),
+    slowAlertsInterval: dur(std.max(60, self.scrapeIntervalSeconds)),
 
     // Alert thresholds.
     stallOldestOperationSeconds: 300,  // NcclscopeCommStalled without the stall watch's flag

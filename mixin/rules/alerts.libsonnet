@@ -12,10 +12,23 @@ local words(d) =
   '%d %s%s' % [n, unit, if n == 1 then '' else 's'];
 {
   alerts(c):: {
+    // Alerts over long windows or with a long `for` (every rank x communicator over 10-15 minutes, the costliest
+    // alert queries at scale) run at c.slowAlertsInterval; the rest at the global evaluation interval.
+    local slow = ['NcclscopeRankDown', 'NcclscopeRankMissing', 'NcclscopeCommDroppedEvents', 'NcclscopeHangDetectionBlind',
+                  'NcclscopeProfilerDroppedEvents'],
+    local isSlow(r) = std.member(slow, r.alert),
     groups: [
       {
         name: "ncclscope.alerts",
-        rules: [
+        rules: std.filter(function(r) !isSlow(r), all),
+      },
+      {
+        name: "ncclscope.alerts.slow",
+        interval: c.slowAlertsInterval,
+        rules: std.filter(isSlow, all),
+      },
+    ],
+    local all = [
           // A rank has waited too long for the operation it is in, and the hang rules (ncclscope-hang.yml) name no
           // culprit for its communicator (they are not loaded, or nobody can be named). The stall watch flags it
           // past the adaptive threshold (docs/stall-detection.md); an oldest in-flight operation older than 5 minutes
@@ -252,8 +265,6 @@ local words(d) =
               ]),
             },
           },
-        ],
-      },
     ],
   },
 }

@@ -239,16 +239,17 @@ local culprits = |||
             ||| % c,
             labels: {'class': 'kernel'},
           },
-          // The ranks of a stalled communicator scraped after the stall began, valued with when: alive during the
-          // hang, so a later failed scrape of theirs is an overloaded host, not a frozen process (a rank in the middle
-          // of the waits whose scrape fails loses its wait series and looks like a root for a while).
+          // The ranks of a job with a stalled communicator, valued with their latest good scrape: one that answered
+          // after the stall began was alive during the hang, so a later failed scrape of theirs is an overloaded
+          // host, not a frozen process (a rank in the middle of the waits whose scrape fails loses its wait series
+          // and looks like a root for a while). From `up`, one series per rank, not one per rank x communicator.
           {
             record: "ncclscope:hang_rank_answered",
             expr: |||
-              max by (ncclscope_job, comm, global_rank) (
-                timestamp(ncclscope_comm_in_flight_operations%(sel)s)
-                > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
+              max by (ncclscope_job, global_rank) (
+                timestamp(up{ncclscope_job!=""%(selc)s}) and up{ncclscope_job!=""%(selc)s} == 1
               )
+              and on (ncclscope_job) group by (ncclscope_job) (ncclscope:hang_comm_seconds)
             ||| % c,
           },
           // The roots that do not answer now: their latest scrape failed, or the one under way is overdue
@@ -272,6 +273,8 @@ local culprits = |||
                   ncclscope:hang_root_silent
                   unless on (ncclscope_job, comm, global_rank)
                   (
+                    ncclscope:hang_root_silent * 0
+                    + on (ncclscope_job, global_rank) group_left
                     max_over_time(ncclscope:hang_rank_answered[%(hangCommMemory)s])
                     > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
                   )

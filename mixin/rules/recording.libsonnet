@@ -9,6 +9,7 @@
     groups: [
       {
         name: "ncclscope.recording",
+        interval: c.recordingInterval,
         rules: [
           // Seconds per collective of one rank: GPU/proxy-timed time inside operations (waiting for peers
           // included) over the operations completed. Communicators idle for the whole window are left out.

@@ -44,6 +44,10 @@ def scenario(pause_s, hang_s, flicker_at=None):
         t = k * S
         return next((t - a for a, b in waits if a < t < b), None)
 
+    def issued(k):  # collectives rank 1 issued by sample k: one per pause it came through (the others one more)
+        t = k * S
+        return sum(1 for a, _ in waits if a < t)
+
     def victim(value_of, idle):
         """A victim's series: value_of(age) while it waits, `idle` between waits (None: no sample, as the wait
         series is exported only while stalled), stale at the failed scrape."""
@@ -67,7 +71,14 @@ def scenario(pause_s, hang_s, flicker_at=None):
                        "values": alive(r, "1")})
         series.append({"series": "ncclscope_comm_in_flight_operations" + labels(**c),
                        "values": alive(r, "0" if r == 1 else "1")})
+        if r == 1:
+            # Idle on its one communicator while it pauses: its collectives issued, one behind the waiting ranks'.
+            series.append({"series": "ncclscope_comm_idle_last_seq" + labels(**c),
+                           "values": " ".join(str(issued(k) - 1) if age(k) is not None else "_" for k in range(n))})
         if r != 1:
+            series.append({"series": "ncclscope_comm_wait_last_seq" + labels(**c),
+                           "values": " ".join(
+                               (str(issued(k)) if age(k) is not None and k != flicker else "_") for k in range(n))})
             series.append({"series": "ncclscope_comm_stalled" + labels(**c), "values": victim(lambda a: 1, 0)})
             series.append({"series": "ncclscope_comm_oldest_in_flight_age_seconds" + labels(**c),
                            "values": victim(lambda a: a, 0.01)})
