@@ -202,7 +202,10 @@ local culprits = |||
           },
           // A rank idle on every communicator (only then does it export ncclscope_comm_idle_last_seq), scraped after the
           // stall began, not stalled itself, and behind the stalled ranks in collectives issued: it never issued the
-          // collective they wait in. It reads only the idle and the stalled ranks' series, so its cost follows the
+          // collective they wait in; or, where its operations are seen to finish on the GPU (by="kernel": nothing
+          // in flight means nothing issued is unfinished), the peer a stalled send or receive waits on: it never
+          // issued the matching one. (Without KernelCh a rank in the middle of point-to-point waits looks idle until
+          // its own stillness reaches its threshold: the rule in ncclscope.hang.in_flight decides those.) It reads only the idle and the stalled ranks' series, so its cost follows the
           // hang, not the job's size; it needs no wait edge. It reads no series recorded by this group but the
           // precedence: an engine that sees recorded series an evaluation late (vmalert writes them back through
           // remote write) names it one level after the raw series. A culprit that is busy elsewhere (in flight in
@@ -212,8 +215,15 @@ local culprits = |||
             expr: |||
               (
                 group by (ncclscope_job, comm, rank, host, global_rank) (
-                  ncclscope_comm_idle_last_seq%(sel)s
-                  < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_last_seq%(sel)s)
+                  (
+                    ncclscope_comm_idle_last_seq%(sel)s
+                    < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_last_seq%(sel)s)
+                    or
+                    ncclscope_comm_idle_last_seq{by="kernel"%(selc)s}
+                    and on (ncclscope_job, comm, global_rank)
+                    label_replace(ncclscope_comm_wait_seconds{func=~"Send|Recv", peer_global_rank!=""%(selc)s},
+                      "global_rank", "$1", "peer_global_rank", "(.*)")
+                  )
                   and
                   timestamp(ncclscope_comm_idle_last_seq%(sel)s)
                   > on (ncclscope_job, comm) group_left
@@ -286,7 +296,8 @@ local culprits = |||
             ||| % c,
             labels: {'class': 'process', 'via': 'silent_edge'},
           },
-          // Every rank of the communicator (all nranks of them, counted against ncclscope_comm_info's nranks label) is
+          // Every rank of the communicator (all nranks of them, counted against the nranks label of its rank 0's
+          // ncclscope_comm_info: one series per communicator, not one per rank, read) is
           // stalled and reports it, and this one waits on a peer that waits too: the pair with the longest wait. Its
           // receiver was the first to starve (the others still moved data for a while), so the broken link is the one
           // into it. All nranks, not all the ranks Prometheus has seen: a rank frozen or killed before its first scrape
@@ -304,7 +315,7 @@ local culprits = |||
                   and on (ncclscope_job, comm)
                   (
                     count_values by (ncclscope_job, comm) ("nranks", count by (ncclscope_job, comm) (ncclscope:hang_victim))
-                    and on (ncclscope_job, comm, nranks) ncclscope_comm_info%(sel)s
+                    and on (ncclscope_job, comm, nranks) ncclscope_comm_info{rank="0"%(selc)s}
                   )
                 ),
                 "peer_global_rank", "$1", "global_rank", "(.*)"), "peer_host", "$1", "host", "(.*)"),
@@ -314,7 +325,7 @@ local culprits = |||
             labels: {'class': 'link'},
           },
           // Pauses are not hangs: a named hang that ended by itself (the communicator is no longer stalled and
-          // still reported), with how long it had lasted, for the evaluations just after. Not where a process
+          // its rank 0 still reports it), with how long it had lasted, for the evaluations just after. Not where a process
           // stopped answering (a failure ends in an abort, not a resume), nor while a target of the job is down or
           // overdue (a wait that only vanished with a failed scrape has not ended).
           {
@@ -324,7 +335,7 @@ local culprits = |||
                 max_over_time(ncclscope:hang_culprit{class!="process"}[%(hangTargetDownLookback)s])
               )
               unless on (ncclscope_job, comm) ncclscope:hang_comm_seconds
-              and on (ncclscope_job, comm) ncclscope_comm_info%(sel)s
+              and on (ncclscope_job, comm) ncclscope_comm_info{rank="0"%(selc)s}
               unless on (ncclscope_job)
             ||| + targetSilent) % c,
           },

@@ -73,7 +73,7 @@ def scenario(pause_s, hang_s, flicker_at=None):
                        "values": alive(r, "0" if r == 1 else "1")})
         if r == 1:
             # Idle on its one communicator while it pauses: its collectives issued, one behind the waiting ranks'.
-            series.append({"series": "ncclscope_comm_idle_last_seq" + labels(**c),
+            series.append({"series": "ncclscope_comm_idle_last_seq" + labels(**c, by="kernel"),
                            "values": " ".join(str(issued(k) - 1) if age(k) is not None else "_" for k in range(n))})
         if r != 1:
             series.append({"series": "ncclscope_comm_wait_last_seq" + labels(**c),

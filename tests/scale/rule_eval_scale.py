@@ -37,10 +37,14 @@ prometheus_rule_group_last_duration_seconds from /metrics. Then the NcclscopeHan
 the culprit (global rank, host, world communicator, class not_joined), and ncclscope:hang_victim must count
 RANKS-1 waiting ranks: the evaluation did the real work.
 
+With --jobs J the store holds J jobs of RANKS ranks (a cluster, e.g. 20 x 512 for 10,240 GPUs), on hosts of their
+own, named scale-00 ...: the first hangs as above, the others run on (every communicator progresses, nobody
+waits); exactly one NcclscopeHang must name the first job's culprit.
+
 With --variant FILE (another version of the hang rules) the hang rules and the variant are
 measured A/B/A/B on the same data before the all-files phase (--phase-all 0 leaves that out).
 
-The last line: scale: engine=E ranks=N comms=C groups_within_interval=yes|no (every group's slowest evaluation
+The last line: scale: engine=E [jobs=J] ranks=N comms=C groups_within_interval=yes|no (every group's slowest evaluation
 within its interval) hang_alert_s=X (the hang rules' load to NcclscopeHang's activeAt, during the hang-only phase)
 culprit=ok|wrong store_rss_gib=Y (the store's peak).
 
@@ -207,13 +211,18 @@ def comm_of(k, r, ranks):
     return f"0x{h:016x}", r % size, size
 
 
-def identity(r):
-    host = f"node{r // RANKS_PER_HOST:05d}"
+def job_name(j, jobs):
+    return JOB if jobs == 1 else f"{JOB}-{j:02d}"
+
+
+def identity(r, j=0, jobs=1, ranks=0):
+    """Labels of global rank r of job j; the jobs of a cluster run on hosts of their own."""
+    host = f"node{(j * ranks + r) // RANKS_PER_HOST:05d}"
     lr = r % RANKS_PER_HOST
     return {
         "job": "ncclscope",
         "instance": f"{host}:{9850 + lr}",
-        "ncclscope_job": JOB,
+        "ncclscope_job": job_name(j, jobs),
         "host": host,
         "global_rank": str(r),
         "local_rank": str(lr),
@@ -221,16 +230,17 @@ def identity(r):
     }
 
 
-def push_job(w, tl, ranks, comms, culprit, onset_idx):
-    """Every series of the job, rank by rank. Values per communicator type are the same on every rank (so the
-    encoded sample runs are cached), except the hang's roles in the world communicator."""
+def push_job(w, tl, ranks, comms, culprit, onset_idx, j=0, jobs=1):
+    """Every series of job j, rank by rank. Values per communicator type are the same on every rank (so the
+    encoded sample runs are cached), except the hang's roles in the world communicator. culprit None: a healthy
+    job, running on from the onset (every communicator progresses, nobody waits)."""
     n = tl.n
-    h = onset_idx
+    h = onset_idx if culprit is not None else n
     thr = 1  # the stall watch flags the communicator one sample (5 s, past the 2 s floor) after the onset
     ones = [1] * n
     zeros = [0] * n
     for r in range(ranks):
-        ident = identity(r)
+        ident = identity(r, j, jobs, ranks)
         w.add(dict(ident, __name__="up"), tl.samples("one", ones), n)
         w.add(dict(ident, __name__="ncclscope_process_info", pid=str(100000 + r)), tl.samples("one", ones), n)
         w.add(dict(ident, __name__="ncclscope_profiler_dropped_events_total"), tl.samples("zero", zeros), n)
@@ -241,7 +251,7 @@ def push_job(w, tl, ranks, comms, culprit, onset_idx):
             nnodes = max(1, (size + RANKS_PER_HOST - 1) // RANKS_PER_HOST) if size >= RANKS_PER_HOST else 1
             base = dict(ident, comm=comm, rank=str(crank))
             role = "healthy"
-            if k == 0:
+            if k == 0 and culprit is not None:
                 role = "culprit" if r == culprit else "waiter"
             rate = (k % 4) + 1  # collectives per 5 s on this communicator type
             # Progress: healthy until the onset, then frozen; the world's waiters issued one more collective.
@@ -285,7 +295,7 @@ def push_job(w, tl, ranks, comms, culprit, onset_idx):
             w.add(dict(base, __name__="ncclscope_comm_dropped_events_total"), tl.samples("zero", zeros), n)
             if role == "culprit":
                 # Idle on every communicator from the onset on: each one's collectives issued.
-                w.add(dict(base, __name__="ncclscope_comm_idle_last_seq"),
+                w.add(dict(base, __name__="ncclscope_comm_idle_last_seq", by="kernel"),
                       tl.samples(("idle", k), seq(0)[h + 1:], h + 1), n - h - 1)
             if role == "waiter":
                 # Exported only while stalled: from the flag on, how long the oldest operation has waited, and the
@@ -297,7 +307,7 @@ def push_job(w, tl, ranks, comms, culprit, onset_idx):
                 pred = (r - 1) % ranks
                 w.add(dict(base, __name__="ncclscope_comm_wait_seconds", **{
                     "class": "peer", "func": "AllReduce", "peer_global_rank": str(pred),
-                    "peer_host": identity(pred)["host"], "nic": f"mlx5_{r % RANKS_PER_HOST}",
+                    "peer_host": identity(pred, j, jobs, ranks)["host"], "nic": f"mlx5_{r % RANKS_PER_HOST}",
                     "direction": "recv", "state": "waiting"}), tl.samples(("wait",), waits, first), len(waits))
     w.flush()
 
@@ -517,6 +527,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ranks", type=int, default=16384)
     ap.add_argument("--comms", type=int, default=8)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="jobs of --ranks ranks each in the store (a cluster): the first hangs, the others run on")
     ap.add_argument("--culprit", type=int, default=None, help="global rank that did not join (default ranks*3/4+5)")
     ap.add_argument("--history", type=int, default=600, help="seconds of samples before now (default 600)")
     ap.add_argument("--future", type=int, default=None,
@@ -546,7 +558,8 @@ def main():
     t_script = time.time()
     ranks, comms = a.ranks, a.comms
     culprit = a.culprit if a.culprit is not None else (ranks * 3 // 4 + 5) % ranks
-    nseries = ranks * (4 + 12 * comms) + (ranks - 1)
+    jobs = a.jobs
+    nseries = jobs * ranks * (4 + 12 * comms) + (ranks - 1)
     # Estimated push: ~450 us per series (Python and Prometheus's ingestion) measured on a loaded 2-core machine.
     phase_all = a.phase_all if a.phase_all is not None else a.phase
     nphases = 4 if a.variant else 1
@@ -565,16 +578,17 @@ def main():
     port = engine.store_port
     cpu = lambda: sum(cpu_seconds(p) for p in engine.pids())  # noqa: E731
     rss = lambda: {k: sum(rss_kib(p)[k] for p in engine.pids()) for k in ("VmRSS", "VmHWM")}  # noqa: E731
-    fig = {"engine": engine.name, "ranks": ranks, "comms": comms, "culprit": culprit, "history_s": a.history, "future_s": future,
+    fig = {"engine": engine.name, "jobs": jobs, "ranks": ranks, "comms": comms, "culprit": culprit, "history_s": a.history, "future_s": future,
            "samples_per_series": n}
     ok, within, culprit_ok, hang_alert_s = True, True, "wrong", None
     intervals = group_intervals(os.path.join(ROOT, "rules"))
     try:
-        print(f"{ranks} ranks x {comms} communicators, ~{nseries} series x {n} samples; culprit global rank "
-              f"{culprit}; {engine.name} on {port}, work {work}", flush=True)
+        print(f"{jobs} job(s) x {ranks} ranks x {comms} communicators, ~{nseries} series x {n} samples; culprit "
+              f"global rank {culprit} of {job_name(0, jobs)}; {engine.name} on {port}, work {work}", flush=True)
         t0 = time.time()
         w = Writer(port)
-        push_job(w, tl, ranks, comms, culprit, onset_idx)
+        for j in range(jobs):
+            push_job(w, tl, ranks, comms, culprit if j == 0 else None, onset_idx, j, jobs)
         t_push = time.time() - t0
         fig.update(push_s=round(t_push, 1), pushed_series=w.series, pushed_samples=w.samples,
                    push_requests=w.requests)
@@ -651,11 +665,11 @@ def main():
         hang = [x for x in alerts if x["labels"].get("alertname") == "NcclscopeHang"]
         others = sorted({x["labels"]["alertname"] for x in alerts} - {"NcclscopeHang"})
         world, _, _ = comm_of(0, culprit, ranks)
-        want = {"class": "not_joined", "global_rank": str(culprit), "host": identity(culprit)["host"],
-                "comm": world, "ncclscope_job": JOB}
+        want = {"class": "not_joined", "global_rank": str(culprit), "host": identity(culprit, 0, jobs, ranks)["host"],
+                "comm": world, "ncclscope_job": job_name(0, jobs)}
         fig["alerts"] = [{"labels": x["labels"], "state": x["state"], "activeAt": x.get("activeAt")} for x in hang]
         fig["other_alerts"] = others
-        victims = scalar(port, 'count(ncclscope:hang_victim{ncclscope_job="%s"})' % JOB)
+        victims = scalar(port, 'count(ncclscope:hang_victim)')
         fig["hang_victims"] = victims
         firing = [x for x in hang if x["state"] == "firing"]
         if len(firing) != 1 or any(firing[0]["labels"].get(k) != v for k, v in want.items()):
@@ -699,7 +713,7 @@ def main():
                 print(f"{log} tail:\n" + open(log).read()[-3000:])
     print(f"{'PASS' if ok else 'FAIL'} in {time.time() - t_script:.0f} s")
     rss_gib = fig.get("store_rss_kib", {}).get("VmHWM", 0) / 2**20
-    print(f"scale: engine={engine.name} ranks={ranks} comms={comms} "
+    print(f"scale: engine={engine.name} {'jobs=%d ' % jobs if jobs > 1 else ''}ranks={ranks} comms={comms} "
           f"groups_within_interval={'yes' if within else 'no'} "
           f"hang_alert_s={'%.1f' % hang_alert_s if hang_alert_s is not None else 'none'} culprit={culprit_ok} "
           f"store_rss_gib={rss_gib:.2f}")

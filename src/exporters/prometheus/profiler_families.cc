@@ -184,7 +184,8 @@ void EmitWaitLastSeq(const CommView& v, MetricFamily* f) {
   if (v.c->wait.present && !v.c->finalized) prom::AddGauge(f, static_cast<double>(CollsIssued(*v.c)), v.base);
 }
 void EmitIdleLastSeq(const CommView& v, MetricFamily* f) {
-  if (v.rank_idle && !v.c->finalized) prom::AddGauge(f, static_cast<double>(CollsIssued(*v.c)), v.base);
+  if (!v.rank_idle || v.c->finalized) return;
+  prom::AddGauge(f, static_cast<double>(CollsIssued(*v.c)), v.With({{"by", CompletionSeenName(v.c->completion)}}));
 }
 void EmitBySize(const CommView& v, MetricFamily* f) {
   for (const auto& [key, n] : v.sized) {
@@ -295,7 +296,8 @@ const CommRow kCommRows[] = {
      kGauge, kBasic, nullptr, EmitWaitLastSeq},
     {"ncclscope_comm_idle_last_seq",
      "Only while this rank has had nothing in flight on any communicator for the stall floor "
-     "(NCCLSCOPE_STALL_FLOOR_MS) or more: ncclscope_comm_last_seq{kind=\"coll\"} of each communicator",
+     "(NCCLSCOPE_STALL_FLOOR_MS) or more: ncclscope_comm_last_seq{kind=\"coll\"} of each communicator (by: as in "
+     "ncclscope_comm_completion_seen)",
      kGauge, kBasic, nullptr, EmitIdleLastSeq},
     {"ncclscope_comm_dropped_events_total", "Profiler events dropped", kCounter, kBasic,  // present while zero
      [](const CommSnapshot& c) { return static_cast<double>(Sum(c.dropped)); }, nullptr},
