@@ -13,6 +13,7 @@ import glob
 import gzip
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -117,6 +118,16 @@ def over_ncclscope_tcp(work):
             textfiles(work)))
         check(text is not None and 'ncclscope_comm_completion_seen{' in text and 'by="network"' in text,
               "the textfile exports completion_seen by=\"network\" and the wait series")
+        # The rank that stopped issuing is idle on every communicator: it exports its collectives issued, by
+        # "network", one behind rank 0's beside its wait (the hang rules' idle rule compares the two).
+        idle = wait_for("rank 1's idle series", lambda: (lambda t: t if re.search(
+            r'^ncclscope_comm_idle_last_seq\{[^}]*by="network"[^}]*,global_rank="1"', t, re.M) else None)(
+            textfiles(work)))
+        waiting = re.search(r'^ncclscope_comm_wait_last_seq\{[^}]*,global_rank="0"[^}]*\} (\S+)', idle or "", re.M)
+        behind = re.search(r'^ncclscope_comm_idle_last_seq\{[^}]*,global_rank="1"[^}]*\} (\S+)', idle or "", re.M)
+        check(waiting is not None and behind is not None and float(behind.group(1)) < float(waiting.group(1)),
+              f"rank 1 exports ncclscope_comm_idle_last_seq by=network, behind rank 0's ncclscope_comm_wait_last_seq "
+              f"({behind and behind.group(1)} < {waiting and waiting.group(1)})")
     finally:
         finish(proc, log)
     code, report = analyze(work)

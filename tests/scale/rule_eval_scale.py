@@ -467,7 +467,9 @@ def measure(port, seconds, groups_wanted):
             if le not in evs:
                 # vmalert gives no group time: its rules run one after the other, so their sum.
                 evs[le] = {"evaluationTime": g.get("evaluationTime", sum(r["evaluationTime"] for r in g["rules"])),
-                           "rules": [(r.get("record") or r.get("name"), r.get("labels", {}).get("class", ""),
+                           "rules": [(r.get("record") or r.get("name"),
+                                      ",".join(f"{k}={v}" for k, v in sorted((r.get("labels") or {}).items())
+                                               if k in ("class", "via", "from")),
                                       r["evaluationTime"], r.get("health"), r.get("lastError", ""))
                                      for r in g["rules"]]}
         time.sleep(1.0)
@@ -514,13 +516,27 @@ def summarize(evals, skip_first=1):
     per_rule = {}
     for e in evals[skip_first:] or evals:
         for name, cls, t, health, err in e["rules"]:
-            key = name + (f"{{class={cls}}}" if cls else "")
+            key = name + (f"{{{cls}}}" if cls else "")  # rules of one name told apart by class, via, from
             per_rule.setdefault(key, []).append(t)
             if health not in ("ok", "unknown"):
                 per_rule.setdefault("errors", []).append(f"{key}: {err}")
     return {"evaluations": len(times), "first_s": times[0], "median_s": statistics.median(rest),
             "max_s": max(rest), "rules_median_s": {k: (statistics.median(v) if k != "errors" else v)
                                                    for k, v in per_rule.items()}}
+
+
+def budget_check(fig, a, cpu_used, hang_evaluations, intervals):
+    """The cost test: CPU per hang-group evaluation, scaled linearly in ranks, against interval x cores."""
+    per_eval = cpu_used / max(1, hang_evaluations)
+    projected = per_eval * a.budget_ranks / a.ranks
+    budget = intervals.get("ncclscope.hang", 5) * a.budget_cores
+    within = projected <= budget
+    fig["budget"] = {"cpu_s_per_hang_evaluation": round(per_eval, 3), "ranks": a.budget_ranks,
+                     "projected_cpu_s": round(projected, 2), "budget_cpu_s": budget, "within": within}
+    print(f"budget: {per_eval:.3f} CPU s per hang evaluation at {a.ranks} ranks -> {projected:.2f} s at "
+          f"{a.budget_ranks} ranks; budget {budget:g} s ({a.budget_cores:g} cores x the interval): "
+          f"{'within' if within else 'OVER'}", flush=True)
+    return within
 
 
 def main():
@@ -547,6 +563,11 @@ def main():
     ap.add_argument("--memlimit", default=None,
                     help="the store's memory limit: GOMEMLIMIT for Prometheus (7GiB), -memory.allowedBytes for "
                          "victoria-metrics (7GiB)")
+    ap.add_argument("--budget-ranks", type=int, default=None,
+                    help="the cost test: the engine's CPU seconds per evaluation of the 5 s hang group (all its CPU "
+                         "in the hang phase, the 15 s groups' included), scaled linearly to this many ranks, must fit "
+                         "in the group's interval on --budget-cores cores")
+    ap.add_argument("--budget-cores", type=float, default=1.0)
     ap.add_argument("--engine", choices=["prometheus", "victoriametrics"], default="prometheus")
     ap.add_argument("--vm-bin", help="VictoriaMetrics binaries (scripts/fetch-victoria-metrics.sh prints it)")
     a = ap.parse_args()
@@ -627,6 +648,8 @@ def main():
             if name == "hang":  # vmalert forgets its alerts when the next phase restarts it
                 active = [t for _, t in hang_alerts(engine.rules_port)]
                 hang_alert_s = min(active) - t_hang_rules if active else None
+                if a.budget_ranks:
+                    ok = budget_check(fig, a, used, len(res.get("ncclscope.hang", [])), intervals) and ok
             fig["phases"][name] = {g: summarize(res.get(g, [])) for g in groups}
             # The engine does nothing else here (no scrapes): its CPU time per second of the phase, and per
             # evaluation of the hang group when it runs alone, say what an evaluation costs whatever else runs.
