@@ -35,6 +35,31 @@ local targetSilent = |||
 |||;
 // The collectives a rank issued in a communicator.
 local collsIssued = 'sum without (func) (ncclscope_comm_last_seq{kind="coll"%(selc)s})';
+// The not_joined culprit of the idle rule (below), from raw series only: the alert reads it as well as the recorded
+// ncclscope:hang_culprit, so an engine that sees recorded series an evaluation or two late (vmalert) fires one level
+// sooner. Its precedence (a process or a mismatch of the communicator first) is applied where it is used.
+local idleCulprit = |||
+  (
+    group by (ncclscope_job, comm, rank, host, global_rank) (
+      (
+        ncclscope_comm_idle_last_seq%(sel)s
+        < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_last_seq%(sel)s)
+        or
+        ncclscope_comm_idle_last_seq{by="kernel"%(selc)s}
+        and on (ncclscope_job, comm, global_rank)
+        label_replace(ncclscope_comm_wait_seconds{func=~"Send|Recv", peer_global_rank!=""%(selc)s},
+          "global_rank", "$1", "peer_global_rank", "(.*)")
+      )
+      and
+      timestamp(ncclscope_comm_idle_last_seq%(sel)s)
+      > on (ncclscope_job, comm) group_left
+      min by (ncclscope_job, comm) (timestamp(ncclscope_comm_wait_seconds%(sel)s) - ncclscope_comm_wait_seconds%(sel)s)
+    )
+    unless on (ncclscope_job, comm, global_rank) ncclscope_comm_wait_seconds%(sel)s
+  )
+  * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
+|||;
+local indent(text, by) = std.join('\n', [if l == '' then l else by + l for l in std.split(text, '\n')]);
 local culprits = |||
   max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, gpu_instance_id, rank, direction, via, from)
     (ncclscope:hang_culprit)
@@ -212,28 +237,9 @@ local culprits = |||
           // another communicator) is not idle: the rule in ncclscope.hang.in_flight names it.
           {
             record: "ncclscope:hang_culprit",
-            expr: |||
-              (
-                group by (ncclscope_job, comm, rank, host, global_rank) (
-                  (
-                    ncclscope_comm_idle_last_seq%(sel)s
-                    < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_last_seq%(sel)s)
-                    or
-                    ncclscope_comm_idle_last_seq{by="kernel"%(selc)s}
-                    and on (ncclscope_job, comm, global_rank)
-                    label_replace(ncclscope_comm_wait_seconds{func=~"Send|Recv", peer_global_rank!=""%(selc)s},
-                      "global_rank", "$1", "peer_global_rank", "(.*)")
-                  )
-                  and
-                  timestamp(ncclscope_comm_idle_last_seq%(sel)s)
-                  > on (ncclscope_job, comm) group_left
-                  min by (ncclscope_job, comm) (timestamp(ncclscope_comm_wait_seconds%(sel)s) - ncclscope_comm_wait_seconds%(sel)s)
-                )
-                unless on (ncclscope_job, comm, global_rank) ncclscope_comm_wait_seconds%(sel)s
-              )
-              * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
+            expr: (idleCulprit + |||
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}
-            ||| % c,
+            |||) % c,
             labels: {'class': 'not_joined', 'from': 'idle'},
           },
           {
@@ -353,11 +359,15 @@ local culprits = |||
               group by (ncclscope_job) (ncclscope:hang_comm_seconds) * 0 + %(hangPageMinSeconds)s
             ||| % c,
           },
-          // One alert per root cause (in the recording rules' group, so it reads this evaluation's culprits): the culprit's global rank and host, the communicator and the class. The ranks
-          // that wait on it are listed in the description, not alerted one by one.
+          // One alert per root cause (in the recording rules' group, so it reads this evaluation's culprits): the
+          // culprit's global rank and host, the communicator and the class. The ranks that wait on it are listed in
+          // the description, not alerted one by one. The idle rule's culprit is read from raw series too (where no
+          // culprit of the communicator is recorded yet): on vmalert that saves the level of recorded series.
           {
             alert: "NcclscopeHang",
-            expr: culprits,
+            expr: (culprits + 'or on (ncclscope_job, comm)\nmax without (rank) (\n  label_replace(\n' + indent(idleCulprit, '    ')
+                   + '  , "class", "not_joined", "", "")\n'
+                   + '  unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}\n)\n') % c,
             labels: {'severity': c.hangEarlySeverity},
             annotations: {
               summary: std.join(' ', [
