@@ -39,23 +39,14 @@ local collsIssued = 'sum without (func) (ncclscope_comm_last_seq{kind="coll"%(se
 // ncclscope:hang_culprit, so an engine that sees recorded series an evaluation or two late (vmalert) fires one level
 // sooner. Its precedence (a process or a mismatch of the communicator first) is applied where it is used.
 local idleCulprit = |||
-  (
-    group by (ncclscope_job, comm, rank, host, global_rank) (
-      (
-        ncclscope_comm_idle_last_seq%(sel)s
-        < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_last_seq%(sel)s)
-        or
-        ncclscope_comm_idle_last_seq{by="kernel"%(selc)s}
-        and on (ncclscope_job, comm, global_rank)
-        label_replace(ncclscope_comm_wait_seconds{func=~"Send|Recv", peer_global_rank!=""%(selc)s},
-          "global_rank", "$1", "peer_global_rank", "(.*)")
-      )
-      and
-      timestamp(ncclscope_comm_idle_last_seq%(sel)s)
-      > on (ncclscope_job, comm) group_left
-      min by (ncclscope_job, comm) (timestamp(ncclscope_comm_wait_seconds%(sel)s) - ncclscope_comm_wait_seconds%(sel)s)
-    )
-    unless on (ncclscope_job, comm, global_rank) ncclscope_comm_wait_seconds%(sel)s
+  group by (ncclscope_job, comm, rank, host, global_rank) (
+    ncclscope_comm_idle_last_seq%(sel)s
+    < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_last_seq%(sel)s)
+    or
+    ncclscope_comm_idle_last_seq{by="kernel"%(selc)s}
+    and on (ncclscope_job, comm, global_rank)
+    label_replace(ncclscope_comm_wait_seconds{func=~"Send|Recv", peer_global_rank!=""%(selc)s},
+      "global_rank", "$1", "peer_global_rank", "(.*)")
   )
   * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
 |||;
@@ -200,11 +191,16 @@ local culprits = |||
             record: "ncclscope:hang_rank_func",
             expr: "group by (ncclscope_job, comm, rank, host, global_rank, func) (ncclscope_comm_wait_seconds%(sel)s)" % c,
           },
-          // How many different functions the stalled ranks of a communicator wait in: a kernel or a link is only
-          // named where they all wait in the same one (a rank alone in another function looks like a stuck kernel).
+          // How many stalled ranks wait in each function, and in how many different functions: a kernel or a link is
+          // only named where they all wait in the same one (a rank alone in another function looks like a stuck
+          // kernel).
+          {
+            record: "ncclscope:hang_comm_func_ranks",
+            expr: "count by (ncclscope_job, comm, func) (ncclscope:hang_rank_func)" % c,
+          },
           {
             record: "ncclscope:hang_comm_funcs",
-            expr: "count by (ncclscope_job, comm) (count by (ncclscope_job, comm, func) (ncclscope:hang_rank_func))" % c,
+            expr: "count by (ncclscope_job, comm) (ncclscope:hang_comm_func_ranks)" % c,
           },
           {
             record: "ncclscope:hang_culprit",
@@ -214,9 +210,8 @@ local culprits = |||
                   ncclscope:hang_rank_func
                   and on (ncclscope_job, comm, func)
                   (
-                    count by (ncclscope_job, comm, func) (ncclscope:hang_rank_func)
-                    < on (ncclscope_job, comm) group_left
-                    max by (ncclscope_job, comm) (count by (ncclscope_job, comm, func) (ncclscope:hang_rank_func))
+                    ncclscope:hang_comm_func_ranks
+                    < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope:hang_comm_func_ranks)
                   )
                 )
                 * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
@@ -225,16 +220,17 @@ local culprits = |||
             ||| % c,
             labels: {'class': 'mismatch'},
           },
-          // A rank idle on every communicator (only then does it export ncclscope_comm_idle_last_seq), scraped after the
-          // stall began, not stalled itself, and behind the stalled ranks in collectives issued: it never issued the
-          // collective they wait in; or, where its operations are seen to finish on the GPU (by="kernel": nothing
-          // in flight means nothing issued is unfinished), the peer a stalled send or receive waits on: it never
-          // issued the matching one. (Without KernelCh a rank in the middle of point-to-point waits looks idle until
-          // its own stillness reaches its threshold: the rule in ncclscope.hang.in_flight decides those.) It reads only the idle and the stalled ranks' series, so its cost follows the
-          // hang, not the job's size; it needs no wait edge. It reads no series recorded by this group but the
-          // precedence: an engine that sees recorded series an evaluation late (vmalert writes them back through
-          // remote write) names it one level after the raw series. A culprit that is busy elsewhere (in flight in
-          // another communicator) is not idle: the rule in ncclscope.hang.in_flight names it.
+          // A rank idle on every communicator (only then does it export ncclscope_comm_idle_last_seq: it waits in
+          // nothing, and its latest scrape says so; a failed or a later one ends the series) and behind the stalled
+          // ranks in collectives issued: it never issued the collective they wait in. Or, where its operations are
+          // seen to finish on the GPU (by="kernel": nothing in flight means nothing issued is unfinished), the peer a
+          // stalled send or receive waits on: it never issued the matching one. (Without KernelCh a rank in the middle
+          // of point-to-point waits looks idle until its own stillness reaches its threshold: the rule in
+          // ncclscope.hang.in_flight decides those.) It reads only the idle and the stalled ranks' series, so its
+          // cost follows the hang, not the job's size, and it needs no wait edge. It reads no series recorded by this
+          // group but the precedence, so an engine that sees recorded series an evaluation late (vmalert writes them
+          // back through remote write) names it one level after the raw series. A culprit busy elsewhere (in flight
+          // in another communicator) is not idle: the rule in ncclscope.hang.in_flight names it.
           {
             record: "ncclscope:hang_culprit",
             expr: (idleCulprit + |||
