@@ -34,6 +34,8 @@ local dur(seconds) =
     // The recording group (rates over the rate window, for the dashboard and the straggler alert) and the alerts over
     // windows of 10-15 minutes read every rank x communicator: they run this often, not once per scrape.
     recordingInterval: dur(std.max(30, self.scrapeIntervalSeconds)),
+    // The other alerts (for: 30 s and more; the hang rules give the early answer) run at least every 15 s.
+    alertsInterval: dur(std.max(15, self.scrapeIntervalSeconds)),
     slowAlertsInterval: dur(std.max(60, self.scrapeIntervalSeconds)),
 
     // Alert thresholds.

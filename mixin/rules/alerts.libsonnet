@@ -13,13 +13,14 @@ local words(d) =
 {
   alerts(c):: {
     // Alerts over long windows or with a long `for` (every rank x communicator over 10-15 minutes, the costliest
-    // alert queries at scale) run at c.slowAlertsInterval; the rest at the global evaluation interval.
+    // alert queries at scale) run at c.slowAlertsInterval; the rest at c.alertsInterval.
     local slow = ['NcclscopeRankDown', 'NcclscopeRankMissing', 'NcclscopeCommDroppedEvents', 'NcclscopeHangDetectionBlind',
                   'NcclscopeProfilerDroppedEvents'],
     local isSlow(r) = std.member(slow, r.alert),
     groups: [
       {
         name: "ncclscope.alerts",
+        interval: c.alertsInterval,
         rules: std.filter(function(r) !isSlow(r), all),
       },
       {
