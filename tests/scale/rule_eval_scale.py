@@ -50,7 +50,8 @@ culprit=ok|wrong store_rss_gib=Y (the store's peak).
 
 Exit status: 0 pass, 1 fail, 77 prometheus missing. Run by hand for the big figures, e.g.
   tests/scale/rule_eval_scale.py --ranks 16384 --comms 8 --json /tmp/scale.json
-ctest runs a small instance (scale_rule_eval_small: --ranks 256 --comms 8).
+ctest runs a small instance (scale_rule_eval_small: --ranks 256 --comms 8), the cost tests (scale_rule_cost_*:
+2,048 x 8 with --budget-ranks) and, by hand under label scale_16k, the full-size shapes.
 """
 
 import argparse
