@@ -27,6 +27,8 @@ packages=(
   rdma-core ibverbs-providers ibverbs-utils perftest
   # The stress stage (scripts/stress-test.sh): the main tier under a CPU hog.
   stress-ng
+  # scripts/test.sh compiles through ccache: the minimal build reuses the main build's abseil objects.
+  ccache
 )
 
 missing=()

@@ -11,6 +11,11 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
 source scripts/tiers.sh
+# Through ccache unless the caller chose a launcher: the minimal build's abseil objects are the main build's
+# (the same command in another build folder; CCACHE_NOHASHDIR lets them match), about 2 minutes of a cold CI run.
+if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+fi
 # Each stage line says how far into the run it starts, so a slow stage shows in the log.
 stage() { echo "=== $* ($(( SECONDS / 60 )) min $(( SECONDS % 60 )) s in) ==="; }
 
