@@ -578,7 +578,7 @@
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "description": "How many operations of each kind (coll: collectives issued; p2p: sends and receives started) a rank is behind the furthest rank of its communicator (ncclscope:comm_rank_seq_lag). In a hang the rank that stopped issuing stays behind. The top $topk series only (the topk variable).",
+        "description": "How many operations of each kind (coll: collectives issued; p2p: sends and receives started) a rank is behind the furthest rank of a stalled communicator (ncclscope:comm_rank_seq_lag: ranks behind on communicators where some rank is stalled; empty while the job is healthy). In a hang the rank that stopped issuing stays behind. The top $topk series only (the topk variable).",
         "fieldConfig": {
           "defaults": {
             "unit": "short"

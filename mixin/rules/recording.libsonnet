@@ -6,6 +6,8 @@
 // ratio sums them away first, so the rules give the same series at every level.
 {
   recording(c):: {
+    // The communicators where some rank is stalled.
+    local stalledComms = "(max by (ncclscope_job, comm) (ncclscope_comm_stalled%(sel)s) == 1)" % c,
     groups: [
       {
         name: "ncclscope.recording",
@@ -63,17 +65,25 @@
               (sum by (ncclscope_job, comm) (rate(ncclscope_comm_operation_seconds_total{kind="coll"%(selc)s}[%(rateWindow)s])) > 0)
             ||| % c,
           },
-          // Progress lag: how many operations of a kind this rank is behind the furthest rank of the communicator
-          // (coll: collectives issued; p2p: sends and receives started, comparable across ranks only when every
-          // rank sends and receives alike, as a ring does). A rank that stopped issuing falls behind while its
-          // peers wait in the next operation.
+          // Progress lag on a stalled communicator: how many operations of a kind this rank is behind the furthest
+          // rank of a communicator where some rank is stalled (coll: collectives issued; p2p: sends and receives
+          // started, comparable across ranks only when every rank sends and receives alike, as a ring does). A rank
+          // that stopped issuing falls behind while its peers wait in the next operation. Only ranks behind (> 0),
+          // and only on stalled communicators: a healthy job's lags are the scrapes' timing, and recording them for
+          // every rank x communicator x kind was the recording group's largest cost at scale (docs/scaling.md).
+          // The filter comes first, so the sums and the join read the stalled communicators' series only; `sum
+          // without (func)`: the `detailed` level splits collectives by func.
           {
             record: "ncclscope:comm_rank_seq_lag",
             expr: |||
-              max by (ncclscope_job, comm, kind) (sum without (func) (ncclscope_comm_last_seq%(sel)s))
-              - on (ncclscope_job, comm, kind) group_right
-              sum without (func) (ncclscope_comm_last_seq%(sel)s)
-            ||| % c,
+              (
+                max by (ncclscope_job, comm, kind) (
+                  sum without (func) (ncclscope_comm_last_seq%(sel)s and on (ncclscope_job, comm) %(stalledComms)s)
+                )
+                - on (ncclscope_job, comm, kind) group_right
+                sum without (func) (ncclscope_comm_last_seq%(sel)s and on (ncclscope_job, comm) %(stalledComms)s)
+              ) > 0
+            ||| % c { stalledComms: stalledComms },
           },
           // The communicator's name for legends and tables: comm_name of ncclscope_comm_info, or the hash where NCCL
           // gave the communicator no name; one series per communicator. Join with
