@@ -39,55 +39,45 @@ done
 # after the 2 s floor). There each communicator has its own thread, so rank 1 stays busy on the other seven; a rank
 # idle on every communicator adds ncclscope_comm_idle_last_seq, one per communicator: rank 1 of a 4-rank job with a
 # tensor- and a data-parallel communicator issued from one thread (--layout tp=2), once it stops issuing.
-declare -A stalled idle
-for level in $levels; do
-  dir="$work/$level-stalled"
+# hung_rank_textfile DIR LEVEL GLOBAL_RANK FAMILY SIM_ARGS...: runs a hung job (the stall capped at 2 s however slow
+# a loaded host made the operations before it, the textfile written every second) until the textfile of GLOBAL_RANK
+# has FAMILY, then ends it; prints that textfile's path (nothing if FAMILY never showed).
+hung_rank_textfile() {
+  local dir=$1 level=$2 rank=$3 family=$4 pid f="" _
+  shift 4
   mkdir -p "$dir"
-  # The cap (NCCLSCOPE_STALL_TIMEOUT_S=2) keeps the stall at 2 s however slow a loaded host made the operations
-  # before it (their history would otherwise raise the threshold); the job is ended once the series is seen.
   LD_LIBRARY_PATH=$lib NCCLSCOPE_PROM_PORT=-1 NCCLSCOPE_PROM_TEXTFILE_DIR="$dir" NCCLSCOPE_METRICS_LEVEL=$level \
     NCCLSCOPE_PROM_TEXTFILE_INTERVAL_S=1 NCCLSCOPE_STALL_TIMEOUT_S=2 NCCLSCOPE_SOCKET_IFNAME=lo \
-    NCCLSCOPE_DUMP_ON_FINALIZE=0 \
-    timeout 90 "$sim" --ranks 2 --comms 8 --ops allreduce --sizes 1K:1K --iters 100000 --hang 1@20 --expect-hang \
-    --timeout 60 >"$dir/sim.log" 2>&1 &
+    NCCLSCOPE_DUMP_ON_FINALIZE=0 timeout 90 "$sim" --ops allreduce --sizes 1K:1K --iters 100000 --expect-hang \
+    --timeout 60 "$@" >"$dir/sim.log" 2>&1 &
   pid=$!
-  n=0 last=0 i=0
   for _ in $(seq 1 600); do
     sleep 0.1
-    f=$(grep -l ',global_rank="0"' "$dir"/*.prom 2>/dev/null | head -1)
-    if [ -n "$f" ]; then
-      n=$(grep -c '^ncclscope_comm_wait_seconds' "$f") last=$(grep -c '^ncclscope_comm_wait_last_seq' "$f")
-      [ "$n" -gt 0 ] && break
-    fi
+    f=$(grep -l ",global_rank=\"$rank\"" "$dir"/*.prom 2>/dev/null | head -1)
+    [ -n "$f" ] && grep -q "^$family" "$f" && break
+    f=""
     kill -0 $pid 2>/dev/null || break
   done
   kill $pid 2>/dev/null
   wait $pid
-  [ "$n" -gt 0 ] || { echo "FAIL: no wait series while rank 0 was stalled (level $level)"; tail -5 "$dir/sim.log"; exit 1; }
+  echo "$f"
+}
+declare -A stalled idle
+for level in $levels; do
+  f=$(hung_rank_textfile "$work/$level-stalled" "$level" 0 ncclscope_comm_wait_seconds --ranks 2 --comms 8 --hang 1@20)
+  [ -n "$f" ] || { echo "FAIL: no wait series while rank 0 was stalled (level $level)"; tail -5 "$work/$level-stalled/sim.log"; exit 1; }
+  n=$(grep -c '^ncclscope_comm_wait_seconds' "$f") last=$(grep -c '^ncclscope_comm_wait_last_seq' "$f")
   [ "$last" = 1 ] || { echo "FAIL: rank 0 exports $last ncclscope_comm_wait_last_seq series for its stalled communicator, not 1"; exit 1; }
   grep -q '^ncclscope_comm_idle_last_seq' "$f" && { echo "FAIL: stalled rank 0 exports ncclscope_comm_idle_last_seq"; exit 1; }
   stalled[$level]=$((n + last))
   dir="$work/$level-idle"
-  mkdir -p "$dir"
-  LD_LIBRARY_PATH=$lib NCCLSCOPE_PROM_PORT=-1 NCCLSCOPE_PROM_TEXTFILE_DIR="$dir" NCCLSCOPE_METRICS_LEVEL=$level \
-    NCCLSCOPE_PROM_TEXTFILE_INTERVAL_S=1 NCCLSCOPE_STALL_TIMEOUT_S=2 NCCLSCOPE_SOCKET_IFNAME=lo \
-    NCCLSCOPE_DUMP_ON_FINALIZE=0 \
-    timeout 90 "$sim" --ranks 4 --layout tp=2 --ops allreduce --sizes 1K:1K --iters 100000 --hang 1@20 --expect-hang \
-    --timeout 60 >"$dir/sim.log" 2>&1 &
-  pid=$!
+  g=$(hung_rank_textfile "$dir" "$level" 1 ncclscope_comm_idle_last_seq --ranks 4 --layout tp=2 --hang 1@20)
   i=0
-  for _ in $(seq 1 600); do
-    sleep 0.1
-    g=$(grep -l ',global_rank="1"' "$dir"/*.prom 2>/dev/null | head -1)
-    [ -n "$g" ] && i=$(grep -c '^ncclscope_comm_idle_last_seq' "$g") && [ "$i" -gt 0 ] && break
-    kill -0 $pid 2>/dev/null || break
-  done
-  kill $pid 2>/dev/null
-  wait $pid
+  [ -z "$g" ] || i=$(grep -c '^ncclscope_comm_idle_last_seq' "$g")
   [ "$i" = 2 ] || { echo "FAIL: idle rank 1 exports $i ncclscope_comm_idle_last_seq series, not one per communicator (2)"; tail -5 "$dir/sim.log"; exit 1; }
   others=$(grep -L ',global_rank="1"' "$dir"/*.prom | xargs grep -l '^ncclscope_comm_idle_last_seq' 2>/dev/null | wc -l)
   [ "$others" = 0 ] || { echo "FAIL: $others ranks that wait export ncclscope_comm_idle_last_seq"; exit 1; }
-  idle[$level]=8  # one per communicator: 8 at 8 communicators
+  idle[$level]=$((i / 2 * 8))  # one per communicator, as measured on 2: at 8 communicators
 done
 if [ "${3:-}" = --table ]; then
 printf '| level | 1 comm | 8 comms | 16 comms | 10,000 GPUs x 8 comms | added by a stalled communicator |\n|---|---|---|---|---|---|\n'

@@ -54,20 +54,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
-from hang_support import SKIP, Job, Prometheus, firing, forget_targets, sim_env  # noqa: E402
+from hang_support import CLASSES, SKIP, Job, Prometheus, firing, forget_targets, sim_env  # noqa: E402
 
 ANALYZER = os.path.join(HERE, "..", "..", "tools", "analyze", "ncclscope_analyze.py")
 # What the live alert can tell without KernelCh, where it differs (the analyzer's class stays CLASSES').
 LIVE_CLASS_WITHOUT_KERNELCH = {"mismatch": "not_joined"}
-CLASSES = {  # name: (sim args for culprit C at sequence S, expected class, stderr marker of the onset)
-    "hang": (lambda c, s: ["--ops", "allreduce", "--hang", f"{c}@{s}"], "not_joined", "--hang: stops issuing"),
-    "p2p": (lambda c, s: ["--ops", "sendrecv", "--hang", f"{c}@{s}"], "not_joined", "--hang: stops issuing"),
-    "kill": (lambda c, s: ["--ops", "allreduce", "--kill", f"{c}@{s}", "--hold-on-error", "120"], "process",
-             "--kill: exiting abruptly"),
-    "freeze": (lambda c, s: ["--ops", "allreduce", "--freeze", f"{c}@{s}"], "process", "--freeze: stops the whole"),
-    "mismatch": (lambda c, s: ["--ops", "allreduce", "--mismatch", f"{c}@{s}"], "mismatch", "--mismatch: issues"),
-    "kernel": (lambda c, s: ["--ops", "allreduce", "--stuck-kernel", f"{c}@{s}"], "kernel", "--stuck-kernel: starts"),
-}
 # Milliseconds per all-reduce of one job running alone on a 2-core host, TCP over lo (the sim's time(us) column,
 # measured); K jobs at once each run about 0.8 K times slower (6 jobs of 3 ranks: 4.4-5 times). Only the first
 # guess: calibrate() measures each batch.

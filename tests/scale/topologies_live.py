@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The hang alert through the topologies large sites run, live: an emulated job (16 ranks by default, 64 KiB
-all-reduces over ncclscope TCP, rank 0 straggling 50 ms) whose global rank C stops issuing, scraped by two
-per-host agents that each take half of the file_sd targets and remote-write to the engine that holds the rules.
+all-reduces over ncclscope TCP, rank 0 straggling 50 ms) whose global rank C stops issuing (--class: or is
+killed, frozen, issues another collective...), scraped by two per-host agents that each take half of the file_sd targets and remote-write to the engine that holds the rules.
 
   prometheus-agents  two Prometheus agents (--enable-feature=agent, hashmod on the target address) ->
                      one Prometheus (--web.enable-remote-write-receiver) evaluating rules/*.yml -> Alertmanager
@@ -12,8 +12,8 @@ The configurations are the recipes of deploy/prometheus-agents and deploy/victor
 and addresses replaced; vmagent's and vmalert's flags as deploy/victoriametrics/README.md gives them). Both
 engines are real: Debian 12's Prometheus 2.42 and Alertmanager 0.25; Debian 13's VictoriaMetrics 1.112
 (scripts/fetch-victoria-metrics.sh unpacks it; --vm-bin names the directory). Passes when exactly one
-NcclscopeHang fires, naming global rank C with class not_joined, in the engine and in Alertmanager, within
---within seconds of the onset (the fault line the rank prints; the alert time is the engine's activeAt), and no
+NcclscopeHang fires, naming global rank C with the class of --class (not_joined for the default hang), in the
+engine and in Alertmanager, within --within seconds of the onset (the fault line the rank prints; the alert time is the engine's activeAt), and no
 other NcclscopeHang fires in the --watch seconds after it. The last line:
   topology: engine=E ranks=N hang_alert_s=X culprit=ok|wrong|none alerts=K alertmanager=ok|wrong
 """
@@ -31,11 +31,10 @@ import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from prom_server import Server, http_get  # noqa: E402
-from hang_support import SKIP, Job, forget_targets, hang_alerts, sim_env  # noqa: E402
+from hang_support import CLASSES, SKIP, Job, forget_targets, hang_alerts, sim_env  # noqa: E402
 
 AGENTS = 2
 DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy")
-ONSET_MARKER = "--hang: stops issuing"
 
 
 def write(path, text):
@@ -138,6 +137,8 @@ def main():
     ap.add_argument("--ranks", type=int, default=16)
     ap.add_argument("--culprit", type=int, default=11)
     ap.add_argument("--seq", type=int, default=240, help="the world collective the culprit does not issue")
+    ap.add_argument("--class", dest="cls", choices=sorted(CLASSES), default="hang",
+                    help="the fault (tests/support/hang_support.py: CLASSES); default hang (not_joined)")
     ap.add_argument("--within", type=float, default=15.0)
     ap.add_argument("--watch", type=float, default=20.0)
     args = ap.parse_args()
@@ -163,10 +164,10 @@ def main():
         name = f"{args.topology}-{os.getpid()}"
         env = dict(sim_env(args.libdir), NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SD_DIR=sd,
                    NCCLSCOPE_OUTPUT_GRACE_S="120", NCCLSCOPE_JOB_ID=name)
-        argv = [args.sim, "--ranks", str(args.ranks), "--ops", "allreduce", "--sizes", "64K:64K",
-                "--iters", "100000000", "--timeout", "150", "--expect-hang", "--straggle", "0:50",
-                "--hang", f"{args.culprit}@{args.seq}"]
-        job = Job(name, argv, env, work, ONSET_MARKER)
+        fault_args, want_class, marker = CLASSES[args.cls]
+        argv = [args.sim, "--ranks", str(args.ranks), "--sizes", "64K:64K", "--iters", "100000000", "--timeout", "150",
+                "--expect-hang", "--straggle", "0:50", *fault_args(args.culprit, args.seq)]
+        job = Job(name, argv, env, work, marker)
         seen, first, deadline = {}, None, time.time() + 150
         while time.time() < deadline:
             time.sleep(1)
@@ -187,7 +188,7 @@ def main():
         for s in reversed(servers):
             s.stop()
 
-    want = {"class": "not_joined", "global_rank": str(args.culprit)}
+    want = {"class": want_class, "global_rank": str(args.culprit)}
     alerts = list(seen.values())
     right = [(lab, t) for lab, t in alerts if all(lab.get(k) == v for k, v in want.items())]
     delay = right[0][1] - job.onset if right and job.onset else None

@@ -14,6 +14,18 @@ from prom_server import PrometheusServer, http_get
 SKIP = 77
 
 
+# The hang classes the emulated job makes.
+CLASSES = {  # name: (sim args for culprit C at sequence S, expected class, stderr marker of the onset)
+    "hang": (lambda c, s: ["--ops", "allreduce", "--hang", f"{c}@{s}"], "not_joined", "--hang: stops issuing"),
+    "p2p": (lambda c, s: ["--ops", "sendrecv", "--hang", f"{c}@{s}"], "not_joined", "--hang: stops issuing"),
+    "kill": (lambda c, s: ["--ops", "allreduce", "--kill", f"{c}@{s}", "--hold-on-error", "120"], "process",
+             "--kill: exiting abruptly"),
+    "freeze": (lambda c, s: ["--ops", "allreduce", "--freeze", f"{c}@{s}"], "process", "--freeze: stops the whole"),
+    "mismatch": (lambda c, s: ["--ops", "allreduce", "--mismatch", f"{c}@{s}"], "mismatch", "--mismatch: issues"),
+    "kernel": (lambda c, s: ["--ops", "allreduce", "--stuck-kernel", f"{c}@{s}"], "kernel", "--stuck-kernel: starts"),
+}
+
+
 def sim_env(libdir):
     """The environment every emulated job starts from: the plugin on the library path, its endpoint on a free
     loopback port, its traffic on lo."""
