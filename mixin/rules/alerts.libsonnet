@@ -32,13 +32,16 @@ local words(d) =
     local all = [
           // A rank has waited too long for the operation it is in, and the hang rules (ncclscope-hang.yml) name no
           // culprit for its communicator (they are not loaded, or nobody can be named). The stall watch flags it
-          // past the adaptive threshold (docs/stall-detection.md); an oldest in-flight operation older than 5 minutes
-          // counts as stalled even without that flag.
+          // past the adaptive threshold (docs/stall-detection.md), and a flagged rank exports where it waits and for
+          // how long (ncclscope_comm_wait_seconds, read here instead of every rank's flag); an oldest in-flight
+          // operation older than 5 minutes counts as stalled even without that flag.
           {
             alert: "NcclscopeCommStalled",
             expr: |||
               (
-                (ncclscope_comm_oldest_in_flight_age_seconds%(sel)s and ncclscope_comm_stalled%(sel)s == 1)
+                max without (class, func, peer_global_rank, peer_host, peer_rank, nic, direction, state) (
+                  ncclscope_comm_wait_seconds%(sel)s
+                )
                 or
                 ncclscope_comm_oldest_in_flight_age_seconds%(sel)s > %(stallOldestOperationSeconds)s
               )
@@ -69,8 +72,7 @@ local words(d) =
             alert: "NcclscopeCommRankNotJoining",
             expr: |||
               ncclscope:comm_rank_seq_lag > %(seqLagMin)s
-              and on (ncclscope_job, comm)
-              (max by (ncclscope_job, comm) (ncclscope_comm_stalled%(sel)s) == 1)
+              and on (ncclscope_job, comm) group by (ncclscope_job, comm) (ncclscope_comm_wait_last_seq%(sel)s)
               unless on (ncclscope_job, comm) ncclscope:hang_culprit
               unless on (ncclscope_job, comm) %(withinPause)s
             ||| % c { withinPause: withinPause },

@@ -6,8 +6,9 @@
 // ratio sums them away first, so the rules give the same series at every level.
 {
   recording(c):: {
-    // The communicators where some rank is stalled.
-    local stalledComms = "(max by (ncclscope_job, comm) (ncclscope_comm_stalled%(sel)s) == 1)" % c,
+    // The communicators where some rank is stalled, from the series only a stalled rank exports (one per stalled
+    // communicator), not from every rank's ncclscope_comm_stalled.
+    local stalledComms = "group by (ncclscope_job, comm) (ncclscope_comm_wait_last_seq%(sel)s)" % c,
     groups: [
       {
         name: "ncclscope.recording",
@@ -113,10 +114,15 @@
             record: "ncclscope:job_targets_down",
             expr: "count by (ncclscope_job) (up{ncclscope_job!=\"\"%(selc)s}) - sum by (ncclscope_job) (up{ncclscope_job!=\"\"%(selc)s})" % c,
           },
-          // Communicators with at least one rank flagged by the stall watch (0 when none).
+          // Communicators with at least one rank flagged by the stall watch (0 when none; the zero from the ranks'
+          // process_info, one series per rank).
           {
             record: "ncclscope:job_comms_stalled",
-            expr: "sum by (ncclscope_job) (max by (ncclscope_job, comm) (ncclscope_comm_stalled%(sel)s))" % c,
+            expr: |||
+              count by (ncclscope_job) (%(stalledComms)s)
+              or
+              group by (ncclscope_job) (ncclscope_process_info%(sel)s) * 0
+            ||| % c { stalledComms: stalledComms },
           },
         ],
       },
