@@ -32,8 +32,9 @@ local dur(seconds) =
     // The progress comparison (the costliest query at scale) runs at most this often.
     hangProgressInterval: dur(std.max(15, self.scrapeIntervalSeconds)),
     // The recording group (rates over the rate window, for the dashboard and the straggler alert) and the alerts over
-    // windows of 10-15 minutes read every rank x communicator: they run this often, not once per scrape.
-    recordingInterval: dur(std.max(30, self.scrapeIntervalSeconds)),
+    // windows of 10-15 minutes read every rank x communicator: they run this often, not once per scrape (once per
+    // rate window: at 16,384 ranks x 8 a recording evaluation took 18 s of a 2-core engine, docs/scaling.md).
+    recordingInterval: dur(std.max(60, self.scrapeIntervalSeconds)),
     // The other alerts (for: 30 s and more; the hang rules give the early answer) run at least every 15 s.
     alertsInterval: dur(std.max(15, self.scrapeIntervalSeconds)),
     slowAlertsInterval: dur(std.max(60, self.scrapeIntervalSeconds)),

@@ -13,10 +13,11 @@ local words(d) =
 {
   alerts(c):: {
     // Alerts over long windows or with a long `for` (every rank x communicator over 10-15 minutes, the costliest
-    // alert queries at scale) run at c.slowAlertsInterval; the rest at c.alertsInterval.
+    // alert queries at scale) run at c.slowAlertsInterval; the rest at c.alertsInterval. A rule marked `slow::`
+    // joins them too (an arm of an alert that reads every rank for a minutes-old condition).
     local slow = ['NcclscopeRankDown', 'NcclscopeRankMissing', 'NcclscopeCommDroppedEvents', 'NcclscopeHangDetectionBlind',
                   'NcclscopeProfilerDroppedEvents'],
-    local isSlow(r) = std.member(slow, r.alert),
+    local isSlow(r) = std.member(slow, r.alert) || std.objectHasAll(r, 'slow'),
     groups: [
       {
         name: "ncclscope.alerts",
@@ -29,42 +30,54 @@ local words(d) =
         rules: std.filter(isSlow, all),
       },
     ],
+    // NcclscopeCommStalled's name, `for`, labels and annotations; its two arms (above) add the expression.
+    local commStalled = {
+      alert: "NcclscopeCommStalled",
+      'for': c.stalledFor,
+      labels: {'severity': 'critical'},
+      annotations: {
+        summary: std.join(' ', [
+          "NCCL communicator {{ $labels.comm }} stalled on rank {{ $labels.rank }} (host",
+          "{{ $labels.host }}, global rank {{ $labels.global_rank }}, job {{ $labels.ncclscope_job }})",
+        ]),
+        description: std.join(' ', [
+          "Rank {{ $labels.rank }} of communicator {{ $labels.comm }} (host {{ $labels.host }}, global",
+          "rank {{ $labels.global_rank }}, job {{ $labels.ncclscope_job }}) has had an operation in",
+          "flight for {{ $value | humanizeDuration }} without completing: a collective or a send/recv",
+          "waiting for a peer. Next step: the rank that has not joined is named by the",
+          "NcclscopeCommRankNotJoining alert (or the largest ncclscope:comm_rank_seq_lag of this",
+          "communicator on the dashboard); look at that process (py-spy dump / gdb), and read the",
+          "stall dump ncclscope wrote under NCCLSCOPE_DUMP_DIR for this rank.",
+        ]),
+      },
+    },
     local all = [
           // A rank has waited too long for the operation it is in, and the hang rules (ncclscope-hang.yml) name no
           // culprit for its communicator (they are not loaded, or nobody can be named). The stall watch flags it
           // past the adaptive threshold (docs/stall-detection.md), and a flagged rank exports where it waits and for
-          // how long (ncclscope_comm_wait_seconds, read here instead of every rank's flag); an oldest in-flight
-          // operation older than 5 minutes counts as stalled even without that flag.
-          {
-            alert: "NcclscopeCommStalled",
+          // how long (ncclscope_comm_wait_seconds, read here instead of every rank's flag).
+          commStalled {
             expr: |||
-              (
-                max without (class, func, peer_global_rank, peer_host, peer_rank, nic, direction, state) (
-                  ncclscope_comm_wait_seconds%(sel)s
-                )
-                or
-                ncclscope_comm_oldest_in_flight_age_seconds%(sel)s > %(stallOldestOperationSeconds)s
+              max without (class, func, peer_global_rank, peer_host, peer_rank, nic, direction, state) (
+                ncclscope_comm_wait_seconds%(sel)s
               )
               unless on (ncclscope_job, comm) ncclscope:hang_culprit
               unless on (ncclscope_job, comm) %(withinPause)s
             ||| % c { withinPause: withinPause },
-            'for': c.stalledFor,
-            labels: {'severity': 'critical'},
-            annotations: {
-              summary: std.join(' ', [
-                "NCCL communicator {{ $labels.comm }} stalled on rank {{ $labels.rank }} (host",
-                "{{ $labels.host }}, global rank {{ $labels.global_rank }}, job {{ $labels.ncclscope_job }})",
-              ]),
-              description: std.join(' ', [
-                "Rank {{ $labels.rank }} of communicator {{ $labels.comm }} (host {{ $labels.host }}, global",
-                "rank {{ $labels.global_rank }}, job {{ $labels.ncclscope_job }}) has had an operation in",
-                "flight for {{ $value | humanizeDuration }} without completing: a collective or a send/recv",
-                "waiting for a peer. Next step: the rank that has not joined is named by the",
-                "NcclscopeCommRankNotJoining alert (or the largest ncclscope:comm_rank_seq_lag of this",
-                "communicator on the dashboard); look at that process (py-spy dump / gdb), and read the",
-                "stall dump ncclscope wrote under NCCLSCOPE_DUMP_DIR for this rank.",
-              ]),
-            },
+          },
+          // The same alert for an oldest in-flight operation older than 5 minutes that the stall watch did not flag
+          // (it cannot see the communicator's completions, or its cap was raised past 5 minutes). It reads every
+          // rank x communicator for a condition minutes old, so it runs with the slow alerts. Label flagged="false"
+          // tells the two apart (and keeps the rules distinct for promtool's duplicate check).
+          commStalled {
+            slow:: true,
+            labels+: {flagged: 'false'},
+            expr: |||
+              ncclscope_comm_oldest_in_flight_age_seconds%(sel)s > %(stallOldestOperationSeconds)s
+              unless on (ncclscope_job, comm, rank) ncclscope_comm_wait_seconds%(sel)s
+              unless on (ncclscope_job, comm) ncclscope:hang_culprit
+              unless on (ncclscope_job, comm) %(withinPause)s
+            ||| % c { withinPause: withinPause },
           },
           // The rank the stalled communicator waits for: behind its peers in the sequence of operations while some
           // rank of the communicator is stalled (coll: collectives issued; p2p: sends/receives started).
@@ -76,7 +89,7 @@ local words(d) =
               unless on (ncclscope_job, comm) ncclscope:hang_culprit
               unless on (ncclscope_job, comm) %(withinPause)s
             ||| % c { withinPause: withinPause },
-            'for': c.stalledFor,
+      'for': c.stalledFor,
             labels: {'severity': 'critical'},
             annotations: {
               summary: std.join(' ', [

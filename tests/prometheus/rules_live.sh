@@ -56,7 +56,9 @@ for r in json.load(sys.stdin)["data"]["result"]:
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # Each stage waits until its own deadline (counted from here), so that one stage failing leaves the others
-# their time: the alerts fire about 35 s in (2 s stall timeout, then `for: 30s`).
+# their time: NcclscopeCommStalled fires about 35 s in (2 s stall timeout, then `for: 30s`); the straggler and
+# NcclscopeCommRankNotJoining read the recording group, which runs once a minute (its first evaluation up to a
+# minute after the load, then `for: 30s`).
 start=$SECONDS
 deadline=$((start + 60))
 # (1) every rank of every job is scraped (3 + 2 + 2 + 2 targets).
@@ -71,7 +73,7 @@ echo "[$((SECONDS - start)) s] targets up: ${up:-none}"
 
 # (2) the straggler rule names rank 2 of rl-straggle although the ranks' clocks disagree by up to 2 h.
 straggler=""
-deadline=$((start + 75))
+deadline=$((start + 140))
 while [ $SECONDS -lt $deadline ]; do
   straggler=$(rows 'ncclscope:comm_straggler:rate1m{ncclscope_job="rl-straggle"}' comm rank global_rank host)
   # Rank 2, late by more than 10 ms (the first seconds' rates, from two scrapes, can be noisy on a busy host).
@@ -96,7 +98,7 @@ sys.exit(0 if got.keys() == want.keys() and all(abs(got[k] - want[k]) < 30 for k
 PY
 
 # (3) the stall alert fires for the collective and the point-to-point hang; the rank not joining is named.
-deadline=$((start + 100))
+deadline=$((start + 170))
 for j in rl-hang-coll rl-hang-p2p; do
   firing=""
   while [ $SECONDS -lt $deadline ]; do
