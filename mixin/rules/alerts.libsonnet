@@ -30,7 +30,7 @@ local words(d) =
         rules: std.filter(isSlow, all),
       },
     ],
-    // NcclscopeCommStalled's name, `for`, labels and annotations; its two arms (above) add the expression.
+    // NcclscopeCommStalled's name, `for`, labels and annotations; its two arms (below) add the expression.
     local commStalled = {
       alert: "NcclscopeCommStalled",
       'for': c.stalledFor,
@@ -89,7 +89,7 @@ local words(d) =
               unless on (ncclscope_job, comm) ncclscope:hang_culprit
               unless on (ncclscope_job, comm) %(withinPause)s
             ||| % c { withinPause: withinPause },
-      'for': c.stalledFor,
+            'for': c.stalledFor,
             labels: {'severity': 'critical'},
             annotations: {
               summary: std.join(' ', [
