@@ -50,6 +50,25 @@ local idleCulprit = |||
   )
   * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
 |||;
+// The process culprit (the rule below), from raw series only, for the same reason: a rank that reported the
+// communicator in the last hangCommMemory and no longer does, whose connection failed under a waiting rank's request
+// or whose target failed two scrapes in a row; the value is the communicator's longest wait.
+local processCulprit = |||
+  (
+    (
+      group by (ncclscope_job, comm, rank, host, global_rank) (max_over_time(ncclscope_comm_info%(sel)s[%(hangCommMemory)s]))
+      unless on (ncclscope_job, comm, rank) ncclscope_comm_info%(sel)s
+    )
+    and on (ncclscope_job, global_rank)
+    (
+      label_replace(group by (ncclscope_job, peer_global_rank) (ncclscope_comm_wait_seconds{state="failed", peer_global_rank!=""%(selc)s}),
+        "global_rank", "$1", "peer_global_rank", "(.*)")
+      or (max_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) == 0
+          and count_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) >= 2)
+    )
+  )
+  * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
+|||;
 local indent(text, by) = std.join('\n', [if l == '' then l else by + l for l in std.split(text, '\n')]);
 local culprits = |||
   max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, gpu_instance_id, rank, direction, via, from)
@@ -146,21 +165,7 @@ local culprits = |||
           // target failed two scrapes in a row (one slow scrape of an overloaded rank is not enough).
           {
             record: "ncclscope:hang_culprit",
-            expr: |||
-              (
-                (
-                  group by (ncclscope_job, comm, rank, host, global_rank) (max_over_time(ncclscope_comm_info%(sel)s[%(hangCommMemory)s]))
-                  unless on (ncclscope_job, comm, rank) ncclscope_comm_info%(sel)s
-                )
-                and on (ncclscope_job, global_rank)
-                (
-                  ncclscope:hang_peer_failed
-                  or (max_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) == 0
-                      and count_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) >= 2)
-                )
-              )
-              * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
-            ||| % c,
+            expr: processCulprit % c,
             labels: {'class': 'process'},
           },
           // The roots of the waits: the ranks the stalled ranks wait on that are not stalled themselves (global_rank,
@@ -357,11 +362,15 @@ local culprits = |||
           },
           // One alert per root cause (in the recording rules' group, so it reads this evaluation's culprits): the
           // culprit's global rank and host, the communicator and the class. The ranks that wait on it are listed in
-          // the description, not alerted one by one. The idle rule's culprit is read from raw series too (where no
-          // culprit of the communicator is recorded yet): on vmalert that saves the level of recorded series.
+          // the description, not alerted one by one. The process and idle culprits are read from raw series too (where
+          // no culprit of the communicator is recorded yet, in that order): on vmalert that saves the levels of
+          // recorded series.
           {
             alert: "NcclscopeHang",
-            expr: (culprits + 'or on (ncclscope_job, comm)\nmax without (rank) (\n  label_replace(\n' + indent(idleCulprit, '    ')
+            expr: (culprits
+                   + 'or on (ncclscope_job, comm)\nmax without (rank) (\n  label_replace(\n' + indent(processCulprit, '    ')
+                   + '  , "class", "process", "", "")\n)\n'
+                   + 'or on (ncclscope_job, comm)\nmax without (rank) (\n  label_replace(\n' + indent(idleCulprit, '    ')
                    + '  , "class", "not_joined", "", "")\n'
                    + '  unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}\n)\n') % c,
             labels: {'severity': c.hangEarlySeverity},
@@ -473,6 +482,9 @@ local culprits = |||
           // the culprit (a kernel that never finishes, a different collective: both done once enqueued).
           // (Where nobody says whom they wait on, the group ncclscope.hang.progress below compares the ranks' progress.)
           // It reads every rank's state in every communicator: only for a culprit the idle rule above cannot name.
+          // Whether the rank is stalled itself comes from its raw wait series, not from ncclscope:hang_victim: the
+          // engine runs this group beside the 5 s one, so an evaluation can read this scrape's series with the
+          // previous evaluation's victims and name a rank whose wait began in between (promtool runs showed it).
           {
             record: "ncclscope:hang_culprit",
             expr: |||
@@ -480,7 +492,7 @@ local culprits = |||
                 (
                   (ncclscope_comm_in_flight_operations%(sel)s == 0) + 1
                   and on (ncclscope_job, comm, global_rank) ncclscope:hang_waited_on
-                  unless on (ncclscope_job, comm, global_rank) ncclscope:hang_victim
+                  unless on (ncclscope_job, comm, global_rank) ncclscope_comm_wait_seconds%(sel)s
                   and on (ncclscope_job, comm, rank)
                   (
                     timestamp(ncclscope_comm_in_flight_operations%(sel)s)
