@@ -70,10 +70,16 @@ local processCulprit = |||
   * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
 |||;
 local indent(text, by) = std.join('\n', [if l == '' then l else by + l for l in std.split(text, '\n')]);
-local culprits = |||
-  max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, gpu_instance_id, rank, direction, via, from)
-    (ncclscope:hang_culprit)
-|||;
+// The culprits of each communicator in the order of precedence (process, mismatch, not_joined, kernel, link):
+// `or on (ncclscope_job, comm)` keeps a class only where no class before it names one. Each rule applies that
+// order through `unless` too, but an engine that sees recorded series an evaluation late (vmalert) records two
+// classes for one communicator until the later rule sees the earlier one: the alert must not show both.
+local byPrecedence(arms) =
+  'max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, gpu_instance_id, rank, direction, via, from) (\n'
+  + indent(std.join('\nor on (ncclscope_job, comm)\n', arms), '  ') + '\n)\n';
+local recorded(class) = 'ncclscope:hang_culprit{class="' + class + '"}';
+local withClass(expr, class) = 'label_replace(\n' + indent(expr, '  ') + ', "class", "' + class + '", "", "")';
+local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatch', 'not_joined', 'kernel', 'link']]);
 {
   hang(c):: {
     groups: [
@@ -362,17 +368,14 @@ local culprits = |||
           },
           // One alert per root cause (in the recording rules' group, so it reads this evaluation's culprits): the
           // culprit's global rank and host, the communicator and the class. The ranks that wait on it are listed in
-          // the description, not alerted one by one. The process and idle culprits are read from raw series too (where
-          // no culprit of the communicator is recorded yet, in that order): on vmalert that saves the levels of
-          // recorded series.
+          // the description, not alerted one by one. The process and idle culprits are read from raw series too, each
+          // at its place in the order of precedence: on vmalert that saves the levels of recorded series.
           {
             alert: "NcclscopeHang",
-            expr: (culprits
-                   + 'or on (ncclscope_job, comm)\nmax without (rank) (\n  label_replace(\n' + indent(processCulprit, '    ')
-                   + '  , "class", "process", "", "")\n)\n'
-                   + 'or on (ncclscope_job, comm)\nmax without (rank) (\n  label_replace(\n' + indent(idleCulprit, '    ')
-                   + '  , "class", "not_joined", "", "")\n'
-                   + '  unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}\n)\n') % c,
+            expr: byPrecedence([
+              recorded('process'), withClass(processCulprit, 'process'), recorded('mismatch'),
+              recorded('not_joined'), withClass(idleCulprit, 'not_joined'), recorded('kernel'), recorded('link'),
+            ]) % c,
             labels: {'severity': c.hangEarlySeverity},
             annotations: {
               summary: std.join(' ', [
