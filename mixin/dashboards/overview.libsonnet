@@ -1,4 +1,6 @@
 // The ncclscope overview dashboard (Grafana 10+). Strings with %(...)s take the parameters of config.libsonnet.
+// Panels name communicators by joining ncclscope:comm_name, recorded once a minute: `or ignoring (comm_name)` keeps
+// the rows of a communicator not named yet (a hang in a job's first minute still shows).
 {
   dashboard(c):: {
     "__inputs": [
@@ -90,7 +92,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(ncclscope:hang_culprit{ncclscope_job=~\"$job\", comm=~\"$comm\"}) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}",
+            "expr": "(ncclscope:hang_culprit{ncclscope_job=~\"$job\", comm=~\"$comm\"}) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (ncclscope:hang_culprit{ncclscope_job=~\"$job\", comm=~\"$comm\"})",
             "format": "table",
             "instant": true,
             "legendFormat": "{{comm_name}} {{global_rank}}",
@@ -152,7 +154,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(ncclscope_comm_wait_seconds{ncclscope_job=~\"$job\", comm=~\"$comm\"%(selc)s}) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "expr": "(ncclscope_comm_wait_seconds{ncclscope_job=~\"$job\", comm=~\"$comm\"%(selc)s}) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (ncclscope_comm_wait_seconds{ncclscope_job=~\"$job\", comm=~\"$comm\"%(selc)s})" % c,
             "format": "table",
             "instant": true,
             "legendFormat": "{{comm_name}} {{global_rank}}",
@@ -299,7 +301,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(ncclscope:comm_straggler:rate%(rateWindow)s{ncclscope_job=~\"$job\", comm=~\"$comm\"}) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "expr": "(ncclscope:comm_straggler:rate%(rateWindow)s{ncclscope_job=~\"$job\", comm=~\"$comm\"}) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (ncclscope:comm_straggler:rate%(rateWindow)s{ncclscope_job=~\"$job\", comm=~\"$comm\"})" % c,
             "format": "table",
             "instant": true,
             "legendFormat": "{{comm_name}} rank {{rank}}",
@@ -368,7 +370,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(topk($topk, ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "expr": "(topk($topk, ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (topk($topk, ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}))" % c,
             "legendFormat": "{{comm_name}} rank {{rank}} ({{host}})",
             "refId": "A"
           }
@@ -415,7 +417,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(topk($topk, ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "expr": "(topk($topk, ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (topk($topk, ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}))" % c,
             "legendFormat": "{{comm_name}} rank {{rank}} ({{host}})",
             "refId": "A"
           }
@@ -518,7 +520,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(sum by (ncclscope_job, comm) (rate(ncclscope_comm_bus_bytes_total{ncclscope_job=~\"$job\", comm=~\"$comm\"%(selc)s}[$__rate_interval])) / (sum by (ncclscope_job, comm) (rate(ncclscope_comm_operation_seconds_total{ncclscope_job=~\"$job\", comm=~\"$comm\", kind=\"coll\"%(selc)s}[$__rate_interval])) > 0)) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "expr": "(sum by (ncclscope_job, comm) (rate(ncclscope_comm_bus_bytes_total{ncclscope_job=~\"$job\", comm=~\"$comm\"%(selc)s}[$__rate_interval])) / (sum by (ncclscope_job, comm) (rate(ncclscope_comm_operation_seconds_total{ncclscope_job=~\"$job\", comm=~\"$comm\", kind=\"coll\"%(selc)s}[$__rate_interval])) > 0)) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (sum by (ncclscope_job, comm) (rate(ncclscope_comm_bus_bytes_total{ncclscope_job=~\"$job\", comm=~\"$comm\"%(selc)s}[$__rate_interval])) / (sum by (ncclscope_job, comm) (rate(ncclscope_comm_operation_seconds_total{ncclscope_job=~\"$job\", comm=~\"$comm\", kind=\"coll\"%(selc)s}[$__rate_interval])) > 0))" % c,
             "legendFormat": "{{comm_name}}",
             "refId": "A"
           }
@@ -565,7 +567,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(topk($topk, ncclscope_comm_oldest_in_flight_age_seconds{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "expr": "(topk($topk, ncclscope_comm_oldest_in_flight_age_seconds{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (topk($topk, ncclscope_comm_oldest_in_flight_age_seconds{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s}))" % c,
             "legendFormat": "{{comm_name}} rank {{rank}} ({{host}})",
             "refId": "A"
           }
@@ -612,7 +614,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(topk($topk, ncclscope:comm_rank_seq_lag{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}",
+            "expr": "(topk($topk, ncclscope:comm_rank_seq_lag{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (topk($topk, ncclscope:comm_rank_seq_lag{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}))",
             "legendFormat": "{{comm_name}} {{kind}} rank {{rank}} ({{host}})",
             "refId": "A"
           }
@@ -659,7 +661,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(topk($topk, ncclscope_comm_in_flight_operations{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "expr": "(topk($topk, ncclscope_comm_in_flight_operations{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (topk($topk, ncclscope_comm_in_flight_operations{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s}))" % c,
             "legendFormat": "in flight {{comm_name}} rank {{rank}}",
             "refId": "A"
           },
@@ -668,7 +670,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(sum by (ncclscope_job, comm) (ncclscope_comm_stalled{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "expr": "(sum by (ncclscope_job, comm) (ncclscope_comm_stalled{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (sum by (ncclscope_job, comm) (ncclscope_comm_stalled{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s}))" % c,
             "legendFormat": "stalled ranks {{comm_name}}",
             "refId": "B"
           }
@@ -715,7 +717,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(topk($topk, sum by (ncclscope_job, comm, rank, kind) (rate(ncclscope_comm_operations_total{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s}[$__rate_interval])))) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "expr": "(topk($topk, sum by (ncclscope_job, comm, rank, kind) (rate(ncclscope_comm_operations_total{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s}[$__rate_interval])))) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (topk($topk, sum by (ncclscope_job, comm, rank, kind) (rate(ncclscope_comm_operations_total{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"%(selc)s}[$__rate_interval]))))" % c,
             "legendFormat": "{{comm_name}} {{kind}} rank {{rank}}",
             "refId": "A"
           }
@@ -948,7 +950,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(topk($topk, sum by (ncclscope_job, host, global_rank, comm, rank) (increase(ncclscope_comm_dropped_events_total{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\"%(selc)s}[$__rate_interval])))) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"}" % c,
+            "expr": "(topk($topk, sum by (ncclscope_job, host, global_rank, comm, rank) (increase(ncclscope_comm_dropped_events_total{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\"%(selc)s}[$__rate_interval])))) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (topk($topk, sum by (ncclscope_job, host, global_rank, comm, rank) (increase(ncclscope_comm_dropped_events_total{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\"%(selc)s}[$__rate_interval]))))" % c,
             "legendFormat": "{{comm_name}} rank {{rank}} ({{host}})",
             "refId": "A"
           },

@@ -45,11 +45,10 @@ echo "ncclscope_process_info: ${ranks:-none} (global_rank, local_rank, host) set
 # (ncclscope:comm_name) must show this job's data (latency, bus bandwidth, oldest in flight, in flight,
 # operations, NIC throughput, dropped events, ranks). The panels built on the straggler and lag rules are
 # required by tests/prometheus/rules_live.sh.
-# Retried for up to 120 s (until_ok): the rate panels need two scrapes in their window, the in-flight one an
-# operation in flight when scraped, which a loaded host may not have at the first look, and the legends
-# ncclscope:comm_name, recorded once a minute (the group's first evaluation can be a minute after the load).
+# Retried for up to 60 s (until_ok): the rate panels need two scrapes in their window and the in-flight one an
+# operation in flight when scraped, which a loaded host may not have at the first look.
 for d in "$(dirname "$0")"/../../dashboards/*.json; do
-  until_ok 120 python3 "$(dirname "$0")/../dashboards/check_dashboard.py" "$d" --prometheus "http://127.0.0.1:$port" \
+  until_ok 60 python3 "$(dirname "$0")/../dashboards/check_dashboard.py" "$d" --prometheus "http://127.0.0.1:$port" \
     --require 6,7,8,10,11,12,15,16 || exit 1
 done
 echo "PASS: live Prometheus scrape"
