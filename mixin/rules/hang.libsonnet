@@ -50,10 +50,17 @@ local idleCulprit = |||
   )
   * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
 |||;
+local indent(text, by) = std.join('\n', [if l == '' then l else by + l for l in std.split(text, '\n')]);
+// Peers whose connection already failed under a stalled rank's request (global_rank: the peer).
+local peerFailed = |||
+  label_replace(group by (ncclscope_job, peer_global_rank) (ncclscope_comm_wait_seconds{state="failed", peer_global_rank!=""%(selc)s}),
+    "global_rank", "$1", "peer_global_rank", "(.*)")
+|||;
 // The process culprit (the rule below), from raw series only, for the same reason: a rank that reported the
 // communicator in the last hangCommMemory and no longer does, whose connection failed under a waiting rank's request
-// or whose target failed two scrapes in a row; the value is the communicator's longest wait.
-local processCulprit = |||
+// or whose target failed two scrapes in a row. The value is the communicator's longest wait, also raw (not the
+// recorded ncclscope:hang_comm_seconds, which vmalert would show an evaluation later).
+local processCulprit = std.strReplace(|||
   (
     (
       group by (ncclscope_job, comm, rank, host, global_rank) (max_over_time(ncclscope_comm_info%(sel)s[%(hangCommMemory)s]))
@@ -61,15 +68,13 @@ local processCulprit = |||
     )
     and on (ncclscope_job, global_rank)
     (
-      label_replace(group by (ncclscope_job, peer_global_rank) (ncclscope_comm_wait_seconds{state="failed", peer_global_rank!=""%(selc)s}),
-        "global_rank", "$1", "peer_global_rank", "(.*)")
+      PEER_FAILED
       or (max_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) == 0
           and count_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) >= 2)
     )
   )
   * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
-|||;
-local indent(text, by) = std.join('\n', [if l == '' then l else by + l for l in std.split(text, '\n')]);
+|||, '    PEER_FAILED\n', indent(peerFailed, '    '));
 // The culprits of each communicator in the order of precedence (process, mismatch, not_joined, kernel, link):
 // `or on (ncclscope_job, comm)` keeps a class only where no class before it names one. Each rule applies that
 // order through `unless` too, but an engine that sees recorded series an evaluation late (vmalert) records two
@@ -161,10 +166,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
           // Peers whose connection already failed under a stalled rank's request (global_rank: the peer).
           {
             record: "ncclscope:hang_peer_failed",
-            expr: |||
-              label_replace(group by (ncclscope_job, peer_global_rank) (ncclscope_comm_wait_seconds{state="failed", peer_global_rank!=""%(selc)s}),
-                "global_rank", "$1", "peer_global_rank", "(.*)")
-            ||| % c,
+            expr: peerFailed % c,
           },
           // A rank that reported the stalled communicator in the last 2 minutes and no longer does (a failed scrape
           // marks its series stale): killed, crashed, frozen. Either a waiting rank's connection to it failed, or its
