@@ -318,23 +318,33 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
           // into it. All nranks, not all the ranks Prometheus has seen: a rank frozen or killed before its first scrape
           // was never seen, and the wait edges end at it (a process, above), not in a pair of live ranks; and a rank
           // about to show another class, such as a mismatch whose own threshold is longer, is not taken for a link.
+          // "Longest" by when each wait began (sample time minus wait), not by the waits' values: those grow with the
+          // time since each rank's last scrape, so two ranks whose waits began together would trade places from one
+          // evaluation to the next with the scrape offsets, and the alert would name one link, then the other.
           {
             record: "ncclscope:hang_culprit",
             expr: |||
               label_replace(label_replace(label_replace(label_replace(
-                topk by (ncclscope_job, comm) (1,
-                  ncclscope:hang_wait_edge
-                  and on (ncclscope_job, comm, culprit_global_rank)
-                  label_replace(ncclscope:hang_victim, "culprit_global_rank", "$1", "global_rank", "(.*)")
-                  and on (ncclscope_job, comm) (ncclscope:hang_comm_funcs == 1)
-                  and on (ncclscope_job, comm)
+                bottomk by (ncclscope_job, comm) (1,
                   (
-                    count_values by (ncclscope_job, comm) ("nranks", count by (ncclscope_job, comm) (ncclscope:hang_victim))
-                    and on (ncclscope_job, comm, nranks) ncclscope_comm_info{rank="0"%(selc)s}
+                    ncclscope:hang_wait_edge
+                    and on (ncclscope_job, comm, culprit_global_rank)
+                    label_replace(ncclscope:hang_victim, "culprit_global_rank", "$1", "global_rank", "(.*)")
+                    and on (ncclscope_job, comm) (ncclscope:hang_comm_funcs == 1)
+                    and on (ncclscope_job, comm)
+                    (
+                      count_values by (ncclscope_job, comm) ("nranks", count by (ncclscope_job, comm) (ncclscope:hang_victim))
+                      and on (ncclscope_job, comm, nranks) ncclscope_comm_info{rank="0"%(selc)s}
+                    )
+                  ) * 0
+                  + on (ncclscope_job, comm, global_rank) group_left
+                  min by (ncclscope_job, comm, global_rank) (
+                    timestamp(ncclscope_comm_wait_seconds{class="peer"%(selc)s}) - ncclscope_comm_wait_seconds{class="peer"%(selc)s}
                   )
                 ),
                 "peer_global_rank", "$1", "global_rank", "(.*)"), "peer_host", "$1", "host", "(.*)"),
                 "global_rank", "$1", "culprit_global_rank", "(.*)"), "host", "$1", "culprit_host", "(.*)")
+              * 0 + on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch|not_joined|kernel"}
             ||| % c,
             labels: {'class': 'link'},
