@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fills DIR (default .deps, ignored by git) with what tests/gpu/device_proof.sh needs on a GPU machine that
 # cannot install anything: Debian's .deb files of our build dependencies (unpacked there, never installed)
-# and the CUDA toolkit's nccl.h as a fallback for an NCCL wheel without headers.
+# and the CUDA toolkit's nccl.h as a fallback for an NCCL wheel without headers. With NCCL_GIT naming a clone of
+# NVIDIA/nccl, its newest release tag goes there too (nccl-src.tgz), which device_proof.sh builds and proves.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-.deps}
@@ -14,4 +15,9 @@ apt-get download libabsl-dev libabsl20220623 prometheus-cpp-dev libprometheus-cp
 "$here/fetch-abseil-source.sh" abseil-source
 cuda=$(dirname "$(dirname "$(command -v nvcc)")")
 cp "$cuda/include/nccl.h" nccl-include/
+if [ -n "${NCCL_GIT:-}" ]; then
+  tag=$(git -C "$NCCL_GIT" tag --sort=-creatordate | grep -m1 -E '^v2\.[0-9]+\.[0-9]+-[0-9]+$')
+  git -C "$NCCL_GIT" archive --format=tar.gz --prefix=nccl/ "$tag" >nccl-src.tgz
+  echo "NCCL source: $tag"
+fi
 ls -la

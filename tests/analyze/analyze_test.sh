@@ -204,11 +204,13 @@ culprit cls-stuck-stall kernel sim-world 2 40 --global-rank 2 --class kernel
 culprit cls-stuck kernel sim-world 2 40 --global-rank 2 --class kernel
 expect cls-stuck 1 "rank 2 \(global rank 2 on .*\) is stuck in its own kernel of AllReduce seq 40"
 
-# The dumps real NCCL 2.28.9 left in the golden abort scenario (rank 0 waits in a second all-reduce that
-# rank 1 never issued; recorded on an H100, tests/data/golden/README.md).
-mkdir -p "$work/real_abort" && cp "$here"/../data/golden/nccl-2.28.9/abort/dumps/*.json "$work/real_abort/"
-expect real_abort 1 "HANG: rank 1 never issued AllReduce seq 1, which rank 0 is waiting in" "network steps 0/16"
-culprit real_abort hang "" 1 1
+# The dumps real NCCL left in the golden abort scenario (rank 0 waits in a second all-reduce that rank 1 never
+# issued; tests/data/golden/README.md): 2.28.9 on an H100 (v1 dumps), 2.30.7 on an H200 (v2 dumps).
+for nccl in 2.28.9 2.30.7; do
+  mkdir -p "$work/real_abort_$nccl" && cp "$here"/../data/golden/nccl-$nccl/abort/dumps/* "$work/real_abort_$nccl/"
+  expect "real_abort_$nccl" 1 "HANG: rank 1 never issued AllReduce seq 1, which rank 0 is waiting in" "network steps 0/16"
+  culprit "real_abort_$nccl" hang "" 1 1
+done
 
 python3 "$analyze" --json "$work/healthy" >"$work/healthy.json"
 rc=$?

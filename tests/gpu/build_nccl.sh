@@ -12,7 +12,8 @@ mkdir -p "$work" && cd "$work"
 [ -d nccl ] || tar xzf "$tgz"  # kept between calls: make resumes where a cut-off build stopped
 cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1 | tr -d .)
 cuda=$(dirname "$(dirname "$(command -v nvcc)")")
-echo "NCCL $(grep -E '^NCCL_(MAJOR|MINOR|PATCH)' nccl/makefiles/version.mk | awk '{printf "%s.", $3}' | sed 's/\.$//'), sm_$cap, CUDA at $cuda"
+version=$(grep -E '^NCCL_(MAJOR|MINOR|PATCH)' nccl/makefiles/version.mk | awk '{print $3}' | paste -sd.)
+echo "NCCL $version, sm_$cap, CUDA at $cuda"
 time timeout "$limit" make -C nccl -j"$(nproc)" src.build CUDA_HOME="$cuda" \
   NVCC_GENCODE="-gencode=arch=compute_$cap,code=sm_$cap" ONLY_FUNCS="AllReduce Sum f32 * *|AllGather * *|SendRecv" \
   >build.log 2>&1 || { tail -30 build.log; exit 1; }

@@ -2,7 +2,8 @@
 # One command for a lent GPU machine on which nothing can be installed: build ncclscope against Debian
 # packages carried as .deb files (unpacked into a private prefix, never installed), then run the real-NCCL
 # proof (run_real_nccl.sh) and the benchmarks, and leave a log and a tarball of everything in OUT_DIR.
-# Usage: device_proof.sh DEBS_DIR OUT_DIR    (DEBS_DIR: scripts/fetch-gpu-debs.sh fills one)
+# Usage: device_proof.sh DEBS_DIR OUT_DIR    (DEBS_DIR: scripts/fetch-gpu-debs.sh fills one; an NVIDIA/nccl source
+# tarball put there as nccl-src.tgz is built and proved too)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 debs=$(cd "${1:?usage: device_proof.sh DEBS_DIR OUT_DIR}" && pwd)
@@ -63,5 +64,20 @@ if [ -x "$build/bin/bench_net" ]; then
   timeout 300 "$build/bin/bench_net"
   echo "=== bench_net, inline data path (NCCLSCOPE_NET_NTHREADS=-1) ==="
   NCCLSCOPE_NET_NTHREADS=-1 timeout 300 "$build/bin/bench_net"
+fi
+
+# The newest NCCL, where its source came along (DEBS_DIR/nccl-src.tgz, a `git archive` of NVIDIA/nccl): built for
+# this GPU by build_nccl.sh, then the same proof against it (it loads the newest net and profiler tables we export).
+if [ -f "$debs/nccl-src.tgz" ]; then
+  echo "=== real NCCL built from source ==="
+  if "$root/tests/gpu/build_nccl.sh" "$debs/nccl-src.tgz" "$root/.nccl" 300; then
+    NCCL_HOME=$root/.nccl/nccl/build timeout 200 "$root/tests/gpu/run_real_nccl.sh" "$build/lib" "$out/newest"
+    newest_rc=$?
+    echo "run_real_nccl.sh against the source build: exit status $newest_rc"
+    tar -C "$out" --exclude=nccl_job --exclude='*/id' -czf "$out/newest.tar.gz" newest && rm -rf "$out/newest"
+    [ "$newest_rc" = 0 ] || proof_rc=$newest_rc
+  else
+    echo "SKIP: NCCL from source did not build in time (see above)"
+  fi
 fi
 exit $proof_rc

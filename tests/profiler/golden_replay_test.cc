@@ -1,4 +1,5 @@
-// Replays golden traces of REAL NCCL 2.28.9 (tests/data/golden, recorded on an H100 with NCCLSCOPE_RECORD_DIR)
+// Replays golden traces of REAL NCCL (tests/data/golden: 2.28.9 at profiler v5 on an H100, 2.30.7 at v6 on an H200;
+// recorded with NCCLSCOPE_RECORD_DIR)
 // through the BUILT library's ncclProfiler_vN table, call by call in recorded order, and checks each
 // communicator's finalize dump against figures computed here from the trace alone: operations, bytes and
 // last sequence number per function, events per type, nothing dropped, GPU durations from the KernelCh
@@ -104,7 +105,7 @@ class GoldenReplay {
           kernel_parent_[id] = {ctx, parent};
         }
       } else if (call == "stopEvent") {
-        Table(v_).stop(Lookup(d["handle"]));
+        Versioned<ncclscope_profiler_v5_t>()->stopEvent(Lookup(d["handle"]));
       } else if (call == "recordEventState") {
         const int state = d["state"];
         ncclscope_profiler_state_args_t a{};
@@ -114,7 +115,8 @@ class GoldenReplay {
             if (d["args"].contains(k)) a.kernelCh.pTimer = d["args"][k].get<uint64_t>();
           }
         }
-        Table(v_).record(Lookup(d["handle"]), static_cast<ncclscope_profiler_state_t>(state), has_args ? &a : nullptr);
+        Versioned<ncclscope_profiler_v5_t>()->recordEventState(
+            Lookup(d["handle"]), static_cast<ncclscope_profiler_state_t>(state), has_args ? &a : nullptr);
         if (state == NCCLSCOPE_STATE_KERNEL_CH_STOP && has_args && kernel_parent_.count(d["handle"])) {
           auto [ctx, parent] = kernel_parent_[d["handle"]];
           uint64_t& end = expected[ctx].kernel_end[parent];
@@ -122,7 +124,7 @@ class GoldenReplay {
           if (expected[ctx].colls.count(parent)) expected[ctx].colls[parent].channels_ended++;
         }
       } else if (call == "finalize") {
-        Table(v_).finalize(contexts_[d["ctx"]]);
+        Versioned<ncclscope_profiler_v5_t>()->finalize(contexts_[d["ctx"]]);
       }
     }
     for (auto& [ctx, e] : expected) {
@@ -141,20 +143,10 @@ class GoldenReplay {
   }
 
  private:
-  struct Calls {  // the version-independent slots (identical in v4-v6 apart from init and startEvent)
-    ncclscope_result_t (*stop)(void*);
-    ncclscope_result_t (*record)(void*, ncclscope_profiler_state_t, ncclscope_profiler_state_args_t*);
-    ncclscope_result_t (*finalize)(void*);
-  };
-  Calls Table(int v) {
-    auto* t = static_cast<const ncclscope_profiler_v5_t*>(dlsym(lib_, ("ncclProfiler_v" + std::to_string(v)).c_str()));
-    return {t->stopEvent, t->recordEventState, t->finalize};
-  }
-
   void Init(const json& d, std::map<std::string, Expected>* expected) {
     v_ = std::stoi(d["abi"].get<std::string>().substr(1));
-    ASSERT_EQ(v_, 5) << "these golden traces are of profiler v5";
-    auto* t = static_cast<const ncclscope_profiler_v5_t*>(dlsym(lib_, "ncclProfiler_v5"));
+    ASSERT_TRUE(v_ == 5 || v_ == 6) << "the golden traces are of profiler v5 and v6, not v" << v_;
+    auto* t = Versioned<ncclscope_profiler_v5_t>();  // init is the same slot in v5 and v6
     void* ctx = nullptr;
     int mask = std::stoi(d["maskIn"].get<std::string>(), nullptr, 16);
     const uint64_t comm_id = std::stoull(d["commId"].get<std::string>(), nullptr, 16);
@@ -183,8 +175,28 @@ class GoldenReplay {
     return strings_.back().c_str();
   }
 
+  // Every slot but startEvent has the same type in v5 and v6, so those are called through the v5 table's type.
+  template <typename T>
+  const T* Versioned() {
+    return static_cast<const T*>(dlsym(lib_, ("ncclProfiler_v" + std::to_string(v_)).c_str()));
+  }
+
   void* Start(const json& d, uint64_t type) {
-    ncclscope_profiler_descr_v5_t e{};
+    void* h = nullptr;
+    if (v_ == 5) {
+      auto e = Describe<ncclscope_profiler_descr_v5_t>(d, type);
+      EXPECT_EQ(Versioned<ncclscope_profiler_v5_t>()->startEvent(contexts_[d["ctx"]], &h, &e), NCCLSCOPE_SUCCESS);
+    } else {
+      auto e = Describe<ncclscope_profiler_descr_v6_t>(d, type);
+      EXPECT_EQ(Versioned<ncclscope_profiler_v6_t>()->startEvent(contexts_[d["ctx"]], &h, &e), NCCLSCOPE_SUCCESS);
+    }
+    return h;
+  }
+
+  // The arms the recording keeps have the same names in v5 and v6 (v6 only adds the copy-engine ones).
+  template <typename Descr>
+  Descr Describe(const json& d, uint64_t type) {
+    Descr e{};
     e.type = type;
     e.parentObj = Lookup(d["parent"]);
     e.rank = d["rank"];
@@ -238,10 +250,7 @@ class GoldenReplay {
       e.p2pApi.datatype = Keep(c["datatype"]);
       e.p2pApi.graphCaptured = c["graphCaptured"];
     }
-    auto* t = static_cast<const ncclscope_profiler_v5_t*>(dlsym(lib_, "ncclProfiler_v5"));
-    void* h = nullptr;
-    EXPECT_EQ(t->startEvent(contexts_[d["ctx"]], &h, &e), NCCLSCOPE_SUCCESS);
-    return h;
+    return e;
   }
 
  public:
@@ -272,7 +281,7 @@ int RecordedPid(const std::string& path) {
 class GoldenTrace : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenTrace, ReplayMatchesTheTrace) {
-  const std::string dir = std::string(NCCLSCOPE_SOURCE_DIR) + "/tests/data/golden/nccl-2.28.9/" + GetParam();
+  const std::string dir = std::string(NCCLSCOPE_SOURCE_DIR) + "/tests/data/golden/" + GetParam();
   for (const char* rank : {"rank0.jsonl", "rank1.jsonl"}) {
     SCOPED_TRACE(GetParam() + "/" + rank);
     const std::string dump_dir = fs::temp_directory_path() / ("ncclscope-golden-" + std::to_string(getpid()));
@@ -358,6 +367,10 @@ TEST_P(GoldenTrace, ReplayMatchesTheTrace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Nccl2289, GoldenTrace,
-                         ::testing::Values("allreduce", "p2p_group", "graph", "split", "abort"));
+                         ::testing::Values("nccl-2.28.9/allreduce", "nccl-2.28.9/p2p_group", "nccl-2.28.9/graph",
+                                           "nccl-2.28.9/split", "nccl-2.28.9/abort"));
+INSTANTIATE_TEST_SUITE_P(Nccl2307, GoldenTrace,
+                         ::testing::Values("nccl-2.30.7/allreduce", "nccl-2.30.7/p2p_group", "nccl-2.30.7/graph",
+                                           "nccl-2.30.7/split", "nccl-2.30.7/abort"));
 
 }  // namespace

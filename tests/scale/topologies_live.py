@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The hang alert through the topologies large sites run, live: an emulated job (16 ranks by default, 64 KiB
 all-reduces over ncclscope TCP, rank 0 straggling 50 ms) whose global rank C stops issuing (--class: or is
-killed, frozen, issues another collective...), scraped by two per-host agents that each take half of the file_sd targets and remote-write to the engine that holds the rules.
+killed, frozen, issues another collective...), scraped by two per-host agents that each take half of the
+file_sd targets and remote-write to the engine that holds the rules.
 
   prometheus-agents  two Prometheus agents (--enable-feature=agent, hashmod on the target address) ->
                      one Prometheus (--web.enable-remote-write-receiver) evaluating rules/*.yml -> Alertmanager
@@ -13,8 +14,8 @@ and addresses replaced; vmagent's and vmalert's flags as deploy/victoriametrics/
 engines are real: Debian 12's Prometheus 2.42 and Alertmanager 0.25; Debian 13's VictoriaMetrics 1.112
 (scripts/fetch-victoria-metrics.sh unpacks it; --vm-bin names the directory). Passes when exactly one
 NcclscopeHang fires, naming global rank C with the class of --class (not_joined for the default hang), in the
-engine and in Alertmanager, within --within seconds of the onset (the fault line the rank prints; the alert time is the engine's activeAt), and no
-other NcclscopeHang fires in the --watch seconds after it. The last line:
+engine and in Alertmanager, within --within seconds of the onset (the fault line the rank prints; the alert time
+is the engine's activeAt), and no other NcclscopeHang fires in the --watch seconds after it. The last line:
   topology: engine=E ranks=N hang_alert_s=X culprit=ok|wrong|none alerts=K alertmanager=ok|wrong
 """
 import argparse
