@@ -75,6 +75,26 @@ local processCulprit = std.strReplace(|||
   )
   * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
 |||, '    PEER_FAILED\n', indent(peerFailed, '    '));
+// How many stalled ranks of each communicator wait in each function, from raw series (what the recorded
+// ncclscope:hang_comm_func_ranks holds), for the two culprits below.
+local funcRanks = 'count by (ncclscope_job, comm, func) (group by (ncclscope_job, comm, rank, func) (ncclscope_comm_wait_seconds%(sel)s))';
+// The mismatch culprit (the rule below) from raw series only, as the process and idle ones: the stalled ranks
+// waiting in a function fewer of them wait in than in another.
+local mismatchCulprit =
+  '(\n  group by (ncclscope_job, comm, rank, host, global_rank, func) (ncclscope_comm_wait_seconds%(sel)s)\n'
+  + '  and on (ncclscope_job, comm, func)\n  (\n    ' + funcRanks + '\n'
+  + '    < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (' + funcRanks + ')\n  )\n)\n'
+  + '* on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)\n';
+// The kernel culprit from raw series only, for the alert: a rank stalled in its own kernel, waited on by a stalled
+// rank that names it by global rank, all of them in one function. (A peer named by its rank in the communicator
+// only is the recorded rule's: that mapping reads ncclscope_comm_info through a recorded edge.)
+local kernelCulprit =
+  '(\n  group by (ncclscope_job, comm, rank, host, global_rank) (ncclscope_comm_wait_seconds{class="kernel"%(selc)s})\n'
+  + '  and on (ncclscope_job, comm, global_rank)\n'
+  + '  label_replace(group by (ncclscope_job, comm, peer_global_rank) (ncclscope_comm_wait_seconds{class="peer", peer_global_rank!=""%(selc)s}),\n'
+  + '    "global_rank", "$1", "peer_global_rank", "(.*)")\n'
+  + '  and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (' + funcRanks + ') == 1)\n)\n'
+  + '* on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)\n';
 // The culprits of each communicator in the order of precedence (process, mismatch, not_joined, kernel, link):
 // `or on (ncclscope_job, comm)` keeps a class only where no class before it names one. Each rule applies that
 // order through `unless` too, but an engine that sees recorded series an evaluation late (vmalert) records two
@@ -217,20 +237,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
           },
           {
             record: "ncclscope:hang_culprit",
-            expr: |||
-              (
-                (
-                  ncclscope:hang_rank_func
-                  and on (ncclscope_job, comm, func)
-                  (
-                    ncclscope:hang_comm_func_ranks
-                    < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope:hang_comm_func_ranks)
-                  )
-                )
-                * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
-              )
-              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="process"}
-            ||| % c,
+            expr: (mismatchCulprit + 'unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="process"}\n') % c,
             labels: {'class': 'mismatch'},
           },
           // A rank idle on every communicator (only then does it export ncclscope_comm_idle_last_seq: it waits in
@@ -385,8 +392,10 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
           {
             alert: "NcclscopeHang",
             expr: byPrecedence([
-              recorded('process'), withClass(processCulprit, 'process'), recorded('mismatch'),
-              recorded('not_joined'), withClass(idleCulprit, 'not_joined'), recorded('kernel'), recorded('link'),
+              recorded('process'), withClass(processCulprit, 'process'),
+              recorded('mismatch'), withClass(mismatchCulprit, 'mismatch'),
+              recorded('not_joined'), withClass(idleCulprit, 'not_joined'),
+              recorded('kernel'), withClass(kernelCulprit, 'kernel'), recorded('link'),
             ]) % c,
             labels: {'severity': c.hangEarlySeverity},
             annotations: {
