@@ -95,6 +95,28 @@ local kernelCulprit =
   + '    "global_rank", "$1", "peer_global_rank", "(.*)")\n'
   + '  and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (' + funcRanks + ') == 1)\n)\n'
   + '* on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)\n';
+// The silent-root culprit (the silent_edge rule below) from raw series, for the alert: a rank stalled ranks wait on by
+// global rank, not stalled itself, whose target does not answer now and has not answered since the communicator's
+// stall began (its last good scrape, from a subquery of `up`), the communicator's one such rank. A frozen rank is
+// named from its overdue scrape, before the scrape fails, with no recorded level between.
+local silentRoots =
+  'group by (ncclscope_job, comm, global_rank, host) (\n'
+  + '  label_replace(label_replace(\n'
+  + '    group by (ncclscope_job, comm, peer_global_rank, peer_host) (ncclscope_comm_wait_seconds{class="peer", peer_global_rank!=""%(selc)s}),\n'
+  + '    "global_rank", "$1", "peer_global_rank", "(.*)"), "host", "$1", "peer_host", "(.*)")\n'
+  + '  unless on (ncclscope_job, comm, global_rank) ncclscope_comm_wait_seconds%(sel)s\n'
+  + '  and on (ncclscope_job, global_rank)\n' + indent(targetSilent, '  ') + ')';
+local silentCulprit =
+  '(\n' + indent(silentRoots, '  ') + '\n'
+  + '  unless on (ncclscope_job, comm, global_rank)\n  (\n' + indent(silentRoots, '    ') + ' * 0\n'
+  + '    + on (ncclscope_job, global_rank) group_left max by (ncclscope_job, global_rank) (\n'
+  + '      max_over_time((timestamp(up{ncclscope_job!=""%(selc)s}) and up{ncclscope_job!=""%(selc)s} == 1)[%(hangCommMemory)s:%(hangEvaluationInterval)s])\n'
+  + '    )\n'
+  + '    > on (ncclscope_job, comm) group_left\n'
+  + '    min by (ncclscope_job, comm) (timestamp(ncclscope_comm_wait_seconds%(sel)s) - ncclscope_comm_wait_seconds%(sel)s)\n'
+  + '  )\n'
+  + '  and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (\n' + indent(silentRoots, '    ') + '\n  ) == 1)\n)\n'
+  + '* on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)\n';
 // The culprits of each communicator in the order of precedence (process, mismatch, not_joined, kernel, link):
 // `or on (ncclscope_job, comm)` keeps a class only where no class before it names one. Each rule applies that
 // order through `unless` too, but an engine that sees recorded series an evaluation late (vmalert) records two
@@ -396,6 +418,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
               recorded('mismatch'), withClass(mismatchCulprit, 'mismatch'),
               recorded('not_joined'), withClass(idleCulprit, 'not_joined'),
               recorded('kernel'), withClass(kernelCulprit, 'kernel'), recorded('link'),
+              withClass(silentCulprit, 'process'),
             ]) % c,
             labels: {'severity': c.hangEarlySeverity},
             annotations: {
