@@ -75,8 +75,8 @@ local processCulprit = std.strReplace(|||
   )
   * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
 |||, '    PEER_FAILED\n', indent(peerFailed, '    '));
-// How many stalled ranks of each communicator wait in each function, from raw series (what the recorded
-// ncclscope:hang_comm_func_ranks holds), for the two culprits below.
+// How many stalled ranks of each communicator wait in each function (a rank in the minority waits in a collective
+// the others never issue), for ncclscope:hang_comm_funcs and the two culprits below.
 local funcRanks = 'count by (ncclscope_job, comm, func) (group by (ncclscope_job, comm, rank, func) (ncclscope_comm_wait_seconds%(sel)s))';
 // The mismatch culprit (the rule below) from raw series only, as the process and idle ones: the stalled ranks
 // waiting in a function fewer of them wait in than in another.
@@ -240,22 +240,11 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
             // via keeps this rule's own output of the previous evaluation out of its `unless`.
             labels: {'class': 'process', 'via': 'failed_edge'},
           },
-          // The function each stalled rank waits in; a rank in the minority waits in a collective the others never
-          // issue (or the other way round: with two ranks nobody is the minority and the class does not apply).
-          {
-            record: "ncclscope:hang_rank_func",
-            expr: "group by (ncclscope_job, comm, rank, host, global_rank, func) (ncclscope_comm_wait_seconds%(sel)s)" % c,
-          },
-          // How many stalled ranks wait in each function, and in how many different functions: a kernel or a link is
-          // only named where they all wait in the same one (a rank alone in another function looks like a stuck
-          // kernel).
-          {
-            record: "ncclscope:hang_comm_func_ranks",
-            expr: "count by (ncclscope_job, comm, func) (ncclscope:hang_rank_func)" % c,
-          },
+          // In how many different functions the stalled ranks of a communicator wait: a kernel or a link is only
+          // named where they all wait in the same one (a rank alone in another function looks like a stuck kernel).
           {
             record: "ncclscope:hang_comm_funcs",
-            expr: "count by (ncclscope_job, comm) (ncclscope:hang_comm_func_ranks)" % c,
+            expr: ("count by (ncclscope_job, comm) (" + funcRanks + ")") % c,
           },
           {
             record: "ncclscope:hang_culprit",

@@ -47,15 +47,6 @@
             record: "ncclscope:comm_seconds_per_op_max:rate%(rateWindow)s" % c,
             expr: "max by (ncclscope_job, comm) (ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s)" % c,
           },
-          // Bus bandwidth (nccl-tests' busbw: bytes x bus factor over the time inside collectives) of one rank.
-          {
-            record: "ncclscope:comm_rank_bus_bandwidth_bytes_per_second:rate%(rateWindow)s" % c,
-            expr: |||
-              sum without (func, algo, proto) (rate(ncclscope_comm_bus_bytes_total%(sel)s[%(rateWindow)s]))
-              /
-              (sum without (kind, func, algo, proto) (rate(ncclscope_comm_operation_seconds_total{kind="coll"%(selc)s}[%(rateWindow)s])) > 0)
-            ||| % c,
-          },
           // Bus bandwidth of a communicator: bus bytes over the ranks' mean time inside collectives (as nccl-tests
           // averages the time over ranks).
           {
@@ -88,14 +79,15 @@
           },
           // The communicator's name for legends and tables: comm_name of ncclscope_comm_info, or the hash where NCCL
           // gave the communicator no name; one series per communicator. Join with
-          // `* on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name`.
+          // `* on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name`. Every rank reports the same
+          // name, so ranks 0 and 1 (either one may be down) answer it without reading every rank's info series.
           {
             record: "ncclscope:comm_name",
             expr: |||
               topk by (ncclscope_job, comm) (1,
-                group by (ncclscope_job, comm, comm_name) (ncclscope_comm_info{comm_name!=""%(selc)s})
+                group by (ncclscope_job, comm, comm_name) (ncclscope_comm_info{rank=~"0|1", comm_name!=""%(selc)s})
                 or on (ncclscope_job, comm)
-                label_replace(group by (ncclscope_job, comm) (ncclscope_comm_info%(sel)s), "comm_name", "$1", "comm", "(.*)")
+                label_replace(group by (ncclscope_job, comm) (ncclscope_comm_info{rank=~"0|1"%(selc)s}), "comm_name", "$1", "comm", "(.*)")
               )
             ||| % c,
           },
