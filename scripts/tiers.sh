@@ -9,10 +9,10 @@ configure() {  # configure DIR [cmake args…]
 }
 
 # Every test of the main build but the two-host RDMA tier (run on its own), the fuzz tests (their own tier,
-# after the sanitizer builds) and the full-size scale runs (label scale_16k, by hand), and any other test whose
-# name matches $main_tier_also_exclude. Extra ctest arguments are passed on.
+# after the sanitizer builds), the full-size scale runs (labels scale_16k and scale_matrix, by hand) and any other
+# test whose name matches $main_tier_also_exclude. Extra ctest arguments are passed on.
 main_tier() {
   local exclude='rdma2_tier'
   [ -z "${main_tier_also_exclude:-}" ] || exclude="$exclude|$main_tier_also_exclude"
-  ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900 -E "^($exclude)\$" -LE '^(fuzz|scale_16k)$' "$@"
+  ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900 -E "^($exclude)\$" -LE '^(fuzz|scale_16k|scale_matrix)$' "$@"
 }

@@ -85,33 +85,41 @@ local mismatchCulprit =
   + '  and on (ncclscope_job, comm, func)\n  (\n    ' + funcRanks + '\n'
   + '    < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (' + funcRanks + ')\n  )\n)\n'
   + '* on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)\n';
+// The peers stalled ranks wait on, named by global rank (as ncclscope's net half names them), as ranks of the
+// communicator: global_rank and host are the peer's.
+local waitedOnByGlobalRank =
+  'label_replace(label_replace(\n'
+  + '  group by (ncclscope_job, comm, peer_global_rank, peer_host) (ncclscope_comm_wait_seconds{class="peer", peer_global_rank!=""%(selc)s}),\n'
+  + '  "global_rank", "$1", "peer_global_rank", "(.*)"), "host", "$1", "peer_host", "(.*)")';
 // The kernel culprit from raw series only, for the alert: a rank stalled in its own kernel, waited on by a stalled
 // rank that names it by global rank, all of them in one function. (A peer named by its rank in the communicator
 // only is the recorded rule's: that mapping reads ncclscope_comm_info through a recorded edge.)
 local kernelCulprit =
   '(\n  group by (ncclscope_job, comm, rank, host, global_rank) (ncclscope_comm_wait_seconds{class="kernel"%(selc)s})\n'
-  + '  and on (ncclscope_job, comm, global_rank)\n'
-  + '  label_replace(group by (ncclscope_job, comm, peer_global_rank) (ncclscope_comm_wait_seconds{class="peer", peer_global_rank!=""%(selc)s}),\n'
-  + '    "global_rank", "$1", "peer_global_rank", "(.*)")\n'
+  + '  and on (ncclscope_job, comm, global_rank)\n' + indent(waitedOnByGlobalRank, '  ') + '\n'
   + '  and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (' + funcRanks + ') == 1)\n)\n'
   + '* on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)\n';
+// Each rank's latest good scrape in the last hangCommMemory (a subquery of `up`, one series per rank): one that
+// answered after a stall began was alive during the hang, so a later failed scrape of theirs is an overloaded host,
+// not a frozen process (a rank in the middle of the waits whose scrape fails loses its wait series and looks like a
+// root for a while).
+local lastGoodScrape =
+  'max by (ncclscope_job, global_rank) (\n'
+  + '  max_over_time((timestamp(up{ncclscope_job!=""%(selc)s}) and up{ncclscope_job!=""%(selc)s} == 1)[%(hangCommMemory)s:%(hangEvaluationInterval)s])\n'
+  + ')';
 // The silent-root culprit (the silent_edge rule below) from raw series, for the alert: a rank stalled ranks wait on by
 // global rank, not stalled itself, whose target does not answer now and has not answered since the communicator's
 // stall began (its last good scrape, from a subquery of `up`), the communicator's one such rank. A frozen rank is
 // named from its overdue scrape, before the scrape fails, with no recorded level between.
 local silentRoots =
   'group by (ncclscope_job, comm, global_rank, host) (\n'
-  + '  label_replace(label_replace(\n'
-  + '    group by (ncclscope_job, comm, peer_global_rank, peer_host) (ncclscope_comm_wait_seconds{class="peer", peer_global_rank!=""%(selc)s}),\n'
-  + '    "global_rank", "$1", "peer_global_rank", "(.*)"), "host", "$1", "peer_host", "(.*)")\n'
+  + indent(waitedOnByGlobalRank, '  ') + '\n'
   + '  unless on (ncclscope_job, comm, global_rank) ncclscope_comm_wait_seconds%(sel)s\n'
   + '  and on (ncclscope_job, global_rank)\n' + indent(targetSilent, '  ') + ')';
 local silentCulprit =
   '(\n' + indent(silentRoots, '  ') + '\n'
   + '  unless on (ncclscope_job, comm, global_rank)\n  (\n' + indent(silentRoots, '    ') + ' * 0\n'
-  + '    + on (ncclscope_job, global_rank) group_left max by (ncclscope_job, global_rank) (\n'
-  + '      max_over_time((timestamp(up{ncclscope_job!=""%(selc)s}) and up{ncclscope_job!=""%(selc)s} == 1)[%(hangCommMemory)s:%(hangEvaluationInterval)s])\n'
-  + '    )\n'
+  + '    + on (ncclscope_job, global_rank) group_left\n' + indent(lastGoodScrape, '    ') + '\n'
   + '    > on (ncclscope_job, comm) group_left\n'
   + '    min by (ncclscope_job, comm) (timestamp(ncclscope_comm_wait_seconds%(sel)s) - ncclscope_comm_wait_seconds%(sel)s)\n'
   + '  )\n'
@@ -282,19 +290,6 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
             ||| % c,
             labels: {'class': 'kernel'},
           },
-          // The ranks of a job with a stalled communicator, valued with their latest good scrape: one that answered
-          // after the stall began was alive during the hang, so a later failed scrape of theirs is an overloaded
-          // host, not a frozen process (a rank in the middle of the waits whose scrape fails loses its wait series
-          // and looks like a root for a while). From `up`, one series per rank, not one per rank x communicator.
-          {
-            record: "ncclscope:hang_rank_answered",
-            expr: |||
-              max by (ncclscope_job, global_rank) (
-                timestamp(up{ncclscope_job!=""%(selc)s}) and up{ncclscope_job!=""%(selc)s} == 1
-              )
-              and on (ncclscope_job) group by (ncclscope_job) (ncclscope:hang_comm_seconds)
-            ||| % c,
-          },
           // The roots that do not answer now: their latest scrape failed, or the one under way is overdue
           // (hangScrapeOverdueSeconds; a frozen rank is named before its scrape times out).
           {
@@ -310,7 +305,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
           // them is guessed (the two-scrape rule above and the per-rank alerts remain).
           {
             record: "ncclscope:hang_culprit",
-            expr: |||
+            expr: std.strReplace(|||
               (
                 (
                   ncclscope:hang_root_silent
@@ -318,7 +313,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
                   (
                     ncclscope:hang_root_silent * 0
                     + on (ncclscope_job, global_rank) group_left
-                    max_over_time(ncclscope:hang_rank_answered[%(hangCommMemory)s])
+                    LAST_GOOD_SCRAPE
                     > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
                   )
                 )
@@ -326,7 +321,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
               )
               * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{via!="silent_edge"}
-            ||| % c,
+            |||, '      LAST_GOOD_SCRAPE\n', indent(lastGoodScrape, '      ') + '\n') % c,
             labels: {'class': 'process', 'via': 'silent_edge'},
           },
           // Every rank of the communicator (all nranks of them, counted against the nranks label of its rank 0's

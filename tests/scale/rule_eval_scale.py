@@ -467,7 +467,7 @@ def measure(port, seconds, groups_wanted):
             evs = seen.setdefault(g["name"], {})
             if le not in evs:
                 # vmalert gives no group time: its rules run one after the other, so their sum.
-                evs[le] = {"evaluationTime": g.get("evaluationTime", sum(r["evaluationTime"] for r in g["rules"])),
+                evs[le] = {"at": le, "evaluationTime": g.get("evaluationTime", sum(r["evaluationTime"] for r in g["rules"])),
                            "rules": [(r.get("record") or r.get("name"),
                                       ",".join(f"{k}={v}" for k, v in sorted((r.get("labels") or {}).items())
                                                if k in ("class", "via", "from")),
@@ -521,7 +521,9 @@ def summarize(evals, skip_first=1):
             per_rule.setdefault(key, []).append(t)
             if health not in ("ok", "unknown"):
                 per_rule.setdefault("errors", []).append(f"{key}: {err}")
-    return {"evaluations": len(times), "first_s": times[0], "median_s": statistics.median(rest),
+    return {"evaluations": len(times), "evaluation_s": [[e["at"], round(t, 3)] for e, t in zip(evals, times)],
+            "first_s": times[0],
+            "median_s": statistics.median(rest),
             "max_s": max(rest), "rules_median_s": {k: (statistics.median(v) if k != "errors" else v)
                                                    for k, v in per_rule.items()}}
 
@@ -730,7 +732,7 @@ def main():
     finally:
         engine.stop()
         fig["run_s"] = round(time.time() - t_script, 1)
-        fig["ok"] = ok
+        fig.update(ok=ok, groups_within_interval=within, hang_alert_s=hang_alert_s, culprit_named=culprit_ok)
         if a.json:
             with open(a.json, "w") as f:
                 json.dump(fig, f, indent=1)
