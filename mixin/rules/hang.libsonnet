@@ -290,6 +290,17 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
             ||| % c,
             labels: {'class': 'kernel'},
           },
+          // The ranks of a job with a stalled communicator, valued with their latest good scrape (lastGoodScrape
+          // above, recorded: on Prometheus the subquery over every rank costs more than the series it writes).
+          {
+            record: "ncclscope:hang_rank_answered",
+            expr: |||
+              max by (ncclscope_job, global_rank) (
+                timestamp(up{ncclscope_job!=""%(selc)s}) and up{ncclscope_job!=""%(selc)s} == 1
+              )
+              and on (ncclscope_job) group by (ncclscope_job) (ncclscope:hang_comm_seconds)
+            ||| % c,
+          },
           // The roots that do not answer now: their latest scrape failed, or the one under way is overdue
           // (hangScrapeOverdueSeconds; a frozen rank is named before its scrape times out).
           {
@@ -305,7 +316,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
           // them is guessed (the two-scrape rule above and the per-rank alerts remain).
           {
             record: "ncclscope:hang_culprit",
-            expr: std.strReplace(|||
+            expr: |||
               (
                 (
                   ncclscope:hang_root_silent
@@ -313,7 +324,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
                   (
                     ncclscope:hang_root_silent * 0
                     + on (ncclscope_job, global_rank) group_left
-                    LAST_GOOD_SCRAPE
+                    max_over_time(ncclscope:hang_rank_answered[%(hangCommMemory)s])
                     > on (ncclscope_job, comm) group_left ncclscope:hang_comm_since
                   )
                 )
@@ -321,7 +332,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
               )
               * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               unless on (ncclscope_job, comm) ncclscope:hang_culprit{via!="silent_edge"}
-            |||, '      LAST_GOOD_SCRAPE\n', indent(lastGoodScrape, '      ') + '\n') % c,
+            ||| % c,
             labels: {'class': 'process', 'via': 'silent_edge'},
           },
           // Every rank of the communicator (all nranks of them, counted against the nranks label of its rank 0's
