@@ -92,12 +92,16 @@ local waitedOnByGlobalRank =
   + '  group by (ncclscope_job, comm, peer_global_rank, peer_host) (ncclscope_comm_wait_seconds{class="peer", peer_global_rank!=""%(selc)s}),\n'
   + '  "global_rank", "$1", "peer_global_rank", "(.*)"), "host", "$1", "peer_host", "(.*)")';
 // The kernel culprit from raw series only, for the alert: a rank stalled in its own kernel, waited on by a stalled
-// rank that names it by global rank, all of them in one function. (A peer named by its rank in the communicator
+// rank that names it by global rank, all of them in one function, the kernel's own (the engine may read the wait
+// series of one query at two moments: a mismatched rank's kernel that arrives between them must not pass for the
+// one function). (A peer named by its rank in the communicator
 // only is the recorded rule's: that mapping reads ncclscope_comm_info through a recorded edge.)
 local kernelCulprit =
-  '(\n  group by (ncclscope_job, comm, rank, host, global_rank) (ncclscope_comm_wait_seconds{class="kernel"%(selc)s})\n'
+  'group by (ncclscope_job, comm, rank, host, global_rank) (\n'
+  + '  ncclscope_comm_wait_seconds{class="kernel"%(selc)s}\n'
   + '  and on (ncclscope_job, comm, global_rank)\n' + indent(waitedOnByGlobalRank, '  ') + '\n'
-  + '  and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (' + funcRanks + ') == 1)\n)\n'
+  + '  and on (ncclscope_job, comm, func)\n'
+  + '  (' + funcRanks + '\n    and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (' + funcRanks + ') == 1))\n)\n'
   + '* on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)\n';
 // Each rank's latest good scrape in the last hangCommMemory (a subquery of `up`, one series per rank): one that
 // answered after a stall began was alive during the hang, so a later failed scrape of theirs is an overloaded host,
