@@ -15,7 +15,8 @@ engines are real: Debian 12's Prometheus 2.42 and Alertmanager 0.25; Debian 13's
 (scripts/fetch-victoria-metrics.sh unpacks it; --vm-bin names the directory). Passes when exactly one
 NcclscopeHang fires, naming global rank C with the class of --class (not_joined for the default hang), in the
 engine and in Alertmanager, within --within seconds of the onset (the fault line the rank prints; the alert time
-is the engine's activeAt), and no other NcclscopeHang fires in the --watch seconds after it. The last line:
+is when the test first sees it firing, polling each second), and no other NcclscopeHang fires in the --watch
+seconds after it. The last line:
   topology: engine=E ranks=N hang_alert_s=X culprit=ok|wrong|none alerts=K alertmanager=ok|wrong
 """
 import argparse
@@ -100,7 +101,7 @@ def prometheus_agents(work, sd, rules, am):
         servers.append(Server(lambda port, acfg=acfg, d=d: [
             "prometheus", "--enable-feature=agent", f"--config.file={acfg}", f"--storage.agent.path={d}/wal",
             f"--web.listen-address=127.0.0.1:{port}"], os.path.join(d, "prometheus.log")))
-    return servers, engine.port
+    return servers, engine.port, engine.port
 
 
 def victoriametrics(work, sd, rules, am, vm_bin):
@@ -125,7 +126,27 @@ def victoriametrics(work, sd, rules, am, vm_bin):
         "-evaluationInterval=5s", "-rule.evalDelay=0s", "-remoteWrite.flushInterval=1s",
         f"-httpListenAddr=127.0.0.1:{port}"], os.path.join(work, "vmalert.log"))
     servers.append(engine)
-    return servers, engine.port
+    return servers, engine.port, store.port
+
+
+def what_the_engine_saw(query_port, name, wrong):
+    """For a wrong alert: the stalled ranks by function and class the store held around when it was first seen, a
+    line per second (the raw series the culprit arms read), to tell a real second function from a partial read."""
+    t = min(first for _, first in wrong)
+    expr = f'count by (func, class) (ncclscope_comm_wait_seconds{{ncclscope_job="{name}"}})'
+    try:
+        body = http_get(query_port, "/api/v1/query_range",
+                        {"query": expr, "start": t - 6, "end": t + 6, "step": 1}, timeout=30)
+    except OSError as e:
+        print(f"(the store did not answer: {e})")
+        return
+    by_time = {}
+    for series in json.loads(body)["data"]["result"]:
+        key = f"{series['metric'].get('func', '')}/{series['metric'].get('class', '')}"
+        for stamp, value in series["values"]:
+            by_time.setdefault(float(stamp), []).append(f"{key}={value}")
+    for stamp in sorted(by_time):
+        print(f"  stalled ranks at {stamp - t:+.0f} s from the first wrong alert: {' '.join(sorted(by_time[stamp]))}")
 
 
 def main():
@@ -159,8 +180,8 @@ def main():
     try:
         am = Alertmanager(work)
         servers.append(am)
-        made, port = (prometheus_agents(work, sd, rules, am) if args.topology == "prometheus-agents"
-                      else victoriametrics(work, sd, rules, am, args.vm_bin))
+        made, port, query_port = (prometheus_agents(work, sd, rules, am) if args.topology == "prometheus-agents"
+                                  else victoriametrics(work, sd, rules, am, args.vm_bin))
         servers += made
         name = f"{args.topology}-{os.getpid()}"
         env = dict(sim_env(args.libdir), NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SD_DIR=sd,
@@ -172,9 +193,10 @@ def main():
         seen, first, deadline = {}, None, time.time() + 150
         while time.time() < deadline:
             time.sleep(1)
-            for labels, active in hang_alerts(port):
+            for labels, _active_at in hang_alerts(port):
                 if labels.get("ncclscope_job") == name:
-                    seen.setdefault(frozenset(labels.items()), (labels, active))
+                    # when first seen: vmalert's activeAt is its query time, the interval's start, before it evaluates
+                    seen.setdefault(frozenset(labels.items()), (labels, time.time()))
             if first is None and seen:
                 first = time.time()
             if first is not None and time.time() - first >= args.watch:
@@ -182,6 +204,10 @@ def main():
             if job.proc.poll() is not None and first is None:
                 break
         in_am = [a for a in am.hang_alerts() if a.get("ncclscope_job") == name] if seen else []
+        want = {"class": want_class, "global_rank": str(args.culprit)}
+        wrong = [(lab, t) for lab, t in seen.values() if any(lab.get(k) != v for k, v in want.items())]
+        if wrong:
+            what_the_engine_saw(query_port, name, wrong)
     finally:
         if job:
             job.stop()
@@ -189,7 +215,6 @@ def main():
         for s in reversed(servers):
             s.stop()
 
-    want = {"class": want_class, "global_rank": str(args.culprit)}
     alerts = list(seen.values())
     right = [(lab, t) for lab, t in alerts if all(lab.get(k) == v for k, v in want.items())]
     delay = right[0][1] - job.onset if right and job.onset else None
