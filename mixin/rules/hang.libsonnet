@@ -78,6 +78,8 @@ local processCulprit = std.strReplace(|||
 // How many stalled ranks of each communicator wait in each function (a rank in the minority waits in a collective
 // the others never issue), for ncclscope:hang_comm_funcs and the two culprits below.
 local funcRanks = 'count by (ncclscope_job, comm, func) (group by (ncclscope_job, comm, rank, func) (ncclscope_comm_wait_seconds%(sel)s))';
+// In how many functions they wait: one before a kernel or a link is named, two or more before a mismatch.
+local funcCount = 'count by (ncclscope_job, comm) (' + funcRanks + ')';
 // The mismatch culprit (the rule below) from raw series only, as the process and idle ones: the stalled ranks
 // waiting in a function fewer of them wait in than in another. The two guards after it are implied where every read
 // of a query sees the same series, which VictoriaMetrics does not promise for series just created: in the live
@@ -89,7 +91,7 @@ local mismatchCulprit =
   '(\n  group by (ncclscope_job, comm, rank, host, global_rank, func) (ncclscope_comm_wait_seconds%(sel)s)\n'
   + '  and on (ncclscope_job, comm, func)\n  (\n    ' + funcRanks + '\n'
   + '    < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (' + funcRanks + ')\n  )\n'
-  + '  and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (' + funcRanks + ') > 1)\n'
+  + '  and on (ncclscope_job, comm) (' + funcCount + ' > 1)\n'
   + '  and on (ncclscope_job, comm, func)\n  (\n    ' + funcRanks + ' * 2\n'
   + '    < on (ncclscope_job, comm) group_left\n'
   + '    count by (ncclscope_job, comm) (group by (ncclscope_job, comm, rank) (ncclscope_comm_wait_seconds%(sel)s))\n  )\n)\n'
@@ -103,14 +105,14 @@ local waitedOnByGlobalRank =
 // The kernel culprit from raw series only, for the alert: a rank stalled in its own kernel, waited on by a stalled
 // rank that names it by global rank, all of them in one function, the kernel's own (the engine may read the wait
 // series of one query at two moments: a mismatched rank's kernel that arrives between them must not pass for the
-// one function). (A peer named by its rank in the communicator
-// only is the recorded rule's: that mapping reads ncclscope_comm_info through a recorded edge.)
+// one function). (A peer named by its rank in the communicator only is the recorded rule's: that mapping reads
+// ncclscope_comm_info through a recorded edge.)
 local kernelCulprit =
   'group by (ncclscope_job, comm, rank, host, global_rank) (\n'
   + '  ncclscope_comm_wait_seconds{class="kernel"%(selc)s}\n'
   + '  and on (ncclscope_job, comm, global_rank)\n' + indent(waitedOnByGlobalRank, '  ') + '\n'
   + '  and on (ncclscope_job, comm, func)\n'
-  + '  (' + funcRanks + '\n    and on (ncclscope_job, comm) (count by (ncclscope_job, comm) (' + funcRanks + ') == 1))\n)\n'
+  + '  (' + funcRanks + '\n    and on (ncclscope_job, comm) (' + funcCount + ' == 1))\n)\n'
   + '* on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)\n';
 // Each rank's latest good scrape in the last hangCommMemory (a subquery of `up`, one series per rank): one that
 // answered after a stall began was alive during the hang, so a later failed scrape of theirs is an overloaded host,
@@ -265,7 +267,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
           // named where they all wait in the same one (a rank alone in another function looks like a stuck kernel).
           {
             record: "ncclscope:hang_comm_funcs",
-            expr: ("count by (ncclscope_job, comm) (" + funcRanks + ")") % c,
+            expr: funcCount % c,
           },
           {
             record: "ncclscope:hang_culprit",
