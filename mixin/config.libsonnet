@@ -25,9 +25,10 @@ local dur(seconds) =
     // times out (up to an interval after its timestamp), so a window of two intervals holds only one of them at
     // most evaluations.
     hangTargetFailedWindow: dur(3 * self.scrapeIntervalSeconds),
-    // A target whose scrape has not completed this long after its last one does not answer (a healthy ncclscope
-    // endpoint answers in milliseconds; a frozen one only fails at the scrape timeout, up to 4 s later).
-    hangScrapeOverdueSeconds: self.scrapeIntervalSeconds + 2,
+    // A target whose latest scrape the rules see is this much older than the newest of its job's does not answer
+    // (a healthy ncclscope endpoint answers in milliseconds; a frozen one only fails at the scrape timeout, up to 4 s
+    // later). An interval plus the spread of the delays between a scrape and the rules seeing it (under 3 s measured).
+    hangScrapeOverdueSeconds: self.scrapeIntervalSeconds + 3,
     hangCommMemory: dur(std.max(120, 4 * self.scrapeIntervalSeconds)),
     // The progress comparison (the costliest query at scale) runs at most this often.
     hangProgressInterval: dur(std.max(15, self.scrapeIntervalSeconds)),

@@ -149,6 +149,35 @@ def what_the_engine_saw(query_port, name, wrong):
         print(f"  stalled ranks at {stamp - t:+.0f} s from the first wrong alert: {' '.join(sorted(by_time[stamp]))}")
 
 
+class ScrapeLag:
+    """How late each target's latest scrape is as the rules see it, sampled once a second: against the clock, and
+    against the newest scrape of the job (what the overdue test of the hang rules compares). The culprit is left
+    out: a frozen one is late by design."""
+
+    def __init__(self, port, name, culprit):
+        self.port, self.clock, self.job = port, [], []
+        self.expr = f'timestamp(up{{ncclscope_job="{name}", global_rank!="{culprit}"}})'
+
+    def sample(self):
+        now = time.time()
+        try:
+            body = http_get(self.port, "/api/v1/query", {"query": self.expr, "time": f"{now:.3f}"}, timeout=5)
+        except OSError:
+            return
+        stamps = [float(r["value"][1]) for r in json.loads(body)["data"]["result"]]
+        if stamps:
+            self.clock += [now - t for t in stamps]
+            self.job += [max(stamps) - t for t in stamps]
+
+    def report(self):
+        def q(v, f):
+            return sorted(v)[min(len(v) - 1, int(f * len(v)))]
+        for what, v in (("the clock", self.clock), ("the job's newest scrape", self.job)):
+            if v:
+                print(f"scrape age the rules see, against {what}: p50 {q(v, .5):.2f} s, p99 {q(v, .99):.2f} s, "
+                      f"max {max(v):.2f} s ({len(v)} target samples)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sim")
@@ -191,8 +220,10 @@ def main():
                 "--expect-hang", "--straggle", "0:50", *fault_args(args.culprit, args.seq)]
         job = Job(name, argv, env, work, marker)
         seen, first, deadline = {}, None, time.time() + 150
+        lag = ScrapeLag(query_port, name, args.culprit)
         while time.time() < deadline:
             time.sleep(1)
+            lag.sample()
             for labels, _active_at in hang_alerts(port):
                 if labels.get("ncclscope_job") == name:
                     # when first seen: vmalert's activeAt is its query time, the interval's start, before it evaluates
@@ -215,6 +246,7 @@ def main():
         for s in reversed(servers):
             s.stop()
 
+    lag.report()
     alerts = list(seen.values())
     right = [(lab, t) for lab, t in alerts if all(lab.get(k) == v for k, v in want.items())]
     delay = right[0][1] - job.onset if right and job.onset else None
