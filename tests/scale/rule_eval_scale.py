@@ -45,8 +45,8 @@ With --variant FILE (another version of the hang rules) the hang rules and the v
 measured A/B/A/B on the same data before the all-files phase (--phase-all 0 leaves that out).
 
 The last line: scale: engine=E [jobs=J] ranks=N comms=C groups_within_interval=yes|no (every group's slowest evaluation
-within its interval) hang_alert_s=X (the hang rules' load to NcclscopeHang's activeAt, during the hang-only phase)
-culprit=ok|wrong store_rss_gib=Y (the store's peak).
+within its interval) hang_alert_s=X (the hang rules' load to NcclscopeHang first seen firing, polled each second,
+during the hang-only phase) culprit=ok|wrong store_rss_gib=Y (the store's peak).
 
 Exit status: 0 pass, 1 fail, 77 prometheus missing. Run by hand for the big figures, e.g.
   tests/scale/rule_eval_scale.py --ranks 16384 --comms 8 --json /tmp/scale.json
@@ -453,12 +453,17 @@ class VictoriaMetricsEngine:
 
 
 def measure(port, seconds, groups_wanted):
-    """Polls /api/v1/rules; returns {group: [evaluations]} with each evaluation's time and its rules' times."""
-    seen = {}
+    """Polls /api/v1/rules each second; returns ({group: [evaluations]} with each evaluation's time and its rules'
+    times, when NcclscopeHang was first seen firing or None)."""
+    seen, hang_seen = {}, None
     end = time.time() + seconds
     while time.time() < end:
         d = json.loads(get(port, "/api/v1/rules"))
         for g in d["data"]["groups"]:
+            if hang_seen is None and any(r.get("name") == "NcclscopeHang" and
+                                         any(x.get("state") == "firing" for x in r.get("alerts") or [])
+                                         for r in g["rules"]):
+                hang_seen = time.time()
             if g["name"] not in groups_wanted:
                 continue
             le = g.get("lastEvaluation", "")
@@ -474,7 +479,7 @@ def measure(port, seconds, groups_wanted):
                                       r["evaluationTime"], r.get("health"), r.get("lastError", ""))
                                      for r in g["rules"]]}
         time.sleep(1.0)
-    return {g: [evs[k] for k in sorted(evs)] for g, evs in seen.items()}
+    return {g: [evs[k] for k in sorted(evs)] for g, evs in seen.items()}, hang_seen
 
 
 def self_metric(port, name):
@@ -646,11 +651,14 @@ def main():
             t_phase = time.time()
             if name == "hang":
                 t_hang_rules = t_phase  # the hang is in the data from the start: the alert's delay counts from here
-            res = measure(engine.rules_port, seconds, groups)
+            res, hang_seen = measure(engine.rules_port, seconds, groups)
             used = cpu() - cpu0
             if name == "hang":  # vmalert forgets its alerts when the next phase restarts it
+                # Timed when first seen firing: vmalert's activeAt is its query time, aligned to the interval,
+                # which can precede the load.
+                hang_alert_s = hang_seen - t_hang_rules if hang_seen else None
                 active = [t for _, t in hang_alerts(engine.rules_port)]
-                hang_alert_s = min(active) - t_hang_rules if active else None
+                fig["hang_alert_active_at_s"] = round(min(active) - t_hang_rules, 1) if active else None
                 if a.budget_ranks:
                     ok = budget_check(fig, a, used, len(res.get("ncclscope.hang", [])), intervals) and ok
             fig["phases"][name] = {g: summarize(res.get(g, [])) for g in groups}
