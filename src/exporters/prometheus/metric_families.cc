@@ -61,6 +61,7 @@ std::vector<MetricFamily> CollectMetricFamilies(IdentityPlacement placement) {
   out.push_back(std::move(start));
   AppendProfilerFamilies(&out);
   AppendNetFamilies(&out);
+  AppendHostFamilies(&out);
   if (on_every_series) AddLabelsToEverySeries(Identity().Labels(), &out);
   return out;
 }

@@ -31,6 +31,8 @@ bool IdentityOnTarget();
 // The parts, one per snapshot source.
 void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out);
 void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out);
+// The host's NIC counters, in the one process of the job that speaks for the host (host_families.cc).
+void AppendHostFamilies(std::vector<prometheus::MetricFamily>* out);
 
 }  // namespace ncclscope
 

@@ -1,0 +1,23 @@
+#include "host_nics/host_nics.h"
+
+#include "common/params.h"
+#include "common/process_identity.h"
+#include "host_nics/host_speaker.h"
+
+namespace ncclscope {
+
+bool ReadHostNicsIfSpeaker(HostNics* out) {
+  if (Params().Str(ParamId::kHostNics) == "off") return false;
+  // Made at the first scrape, when the identity (the job) is known; kept for the life of the process.
+  static HostSpeaker* const speaker = new HostSpeaker(HostSpeakerLockPath(HostSpeakerLockDir(), Identity().job));
+  if (!speaker->Speaks()) return false;
+  out->rdma = ReadRdmaPorts("/sys");
+  std::vector<std::string> under_rdma;
+  for (const RdmaPort& p : out->rdma) {
+    if (!p.netdev.empty()) under_rdma.push_back(p.netdev);
+  }
+  out->netdevs = ReadNetdevs("/sys", SplitNetdevList(Params().Str(ParamId::kHostNetdevs)), under_rdma);
+  return true;
+}
+
+}  // namespace ncclscope

@@ -1,0 +1,44 @@
+// Which process exports the host's NIC counters: one per job and host, so that a host of 8 ranks sends them once,
+// not 8 times. The speaker is the process holding an exclusive flock() on a lock file named after the job (and the
+// user) in /dev/shm (or /tmp). The kernel drops the lock with the holder's descriptors, when it exits or crashes;
+// every other process of the job tries again at each scrape, so one of them takes over within a scrape interval.
+// Where the lock cannot be made (no writable folder), every process speaks: duplicates, which the rules
+// tolerate (they take max by host and device), rather than a host gone dark. Thread-safe.
+#ifndef NCCLSCOPE_HOST_NICS_HOST_SPEAKER_H_
+#define NCCLSCOPE_HOST_NICS_HOST_SPEAKER_H_
+
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+
+namespace ncclscope {
+
+class HostSpeaker {
+ public:
+  explicit HostSpeaker(std::string lock_path) : lock_path_(std::move(lock_path)) {}
+  ~HostSpeaker();
+  HostSpeaker(const HostSpeaker&) = delete;
+  HostSpeaker& operator=(const HostSpeaker&) = delete;
+
+  // True while this process holds the lock (taken now if it is free) or cannot make one.
+  bool Speaks();
+  const std::string& lock_path() const { return lock_path_; }
+
+ private:
+  const std::string lock_path_;
+  absl::Mutex mu_;
+  int fd_ ABSL_GUARDED_BY(mu_) = -1;
+  bool held_ ABSL_GUARDED_BY(mu_) = false;
+  bool warned_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// The lock file of a job on this host: <dir>/ncclscope-host-nics-<uid>-<job>.lock, the job's characters outside
+// [A-Za-z0-9._-] replaced. A job without a name is keyed by the launcher's pid (the ranks' parent: torchrun,
+// srun's step daemon, mpirun's daemon), so that two unnamed jobs on a host do not silence each other.
+std::string HostSpeakerLockPath(const std::string& dir, const std::string& job);
+// /dev/shm when it is a writable folder, else /tmp.
+std::string HostSpeakerLockDir();
+
+}  // namespace ncclscope
+
+#endif  // NCCLSCOPE_HOST_NICS_HOST_SPEAKER_H_

@@ -1,0 +1,38 @@
+// The host's network interfaces as the kernel counts them (/sys/class/net/<if>/statistics, operstate, speed,
+// carrier_changes): the NIC counters of the TCP transports (ours and NCCL's sockets) and the Ethernet side of RoCE
+// and EFA. Which interfaces: those named (names or name prefixes, as NCCL_SOCKET_IFNAME lists them), or by
+// default those under an RDMA port and those with a device of their own (not lo, veth, bridges, tunnels), at most
+// kMaxNetdevs: a container host's hundreds of veths would blow the series budget.
+#ifndef NCCLSCOPE_HOST_NICS_NETDEVS_H_
+#define NCCLSCOPE_HOST_NICS_NETDEVS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ncclscope {
+
+inline constexpr size_t kMaxNetdevs = 16;
+
+struct Netdev {
+  std::string name;
+  bool up = false;               // operstate "up" (or "unknown" with a carrier: lo, some virtual links)
+  double speed_bytes_per_s = 0;  // the negotiated link speed; 0 when the driver does not say
+  std::string pci;
+  int numa_node = -1;
+  uint64_t rx_bytes = 0, tx_bytes = 0, rx_packets = 0, tx_packets = 0;
+  uint64_t rx_errors = 0, tx_errors = 0, rx_dropped = 0, tx_dropped = 0;
+  uint64_t carrier_changes = 0;  // each link down and up counts two: a flapping link
+};
+
+// `wanted`: names or prefixes ("eth" matches eth0); empty = the default set above, plus `also` (the netdevs
+// under the host's RDMA ports). Sorted by name.
+std::vector<Netdev> ReadNetdevs(const std::string& sysfs, const std::vector<std::string>& wanted,
+                                const std::vector<std::string>& also);
+
+// "eth0,=ib0" -> {"eth0", "ib0"}: NCCL_SOCKET_IFNAME's list form; its exclusions (^name) are dropped.
+std::vector<std::string> SplitNetdevList(const std::string& text);
+
+}  // namespace ncclscope
+
+#endif  // NCCLSCOPE_HOST_NICS_NETDEVS_H_

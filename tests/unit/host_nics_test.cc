@@ -1,0 +1,211 @@
+// The host's NIC counters: the counter meanings, the reading of RDMA ports and network interfaces, and which
+// process speaks for the host. Network interfaces are read from this host's real /sys. This host has no RDMA
+// device, so ReadRdmaPorts reads a sysfs tree laid out in a temporary folder as mlx5 and rxe lay theirs out; the
+// soft-RoCE guest tier reads a real rxe device's (tests/rdma/host_nics_rxe.sh).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "host_nics/host_speaker.h"
+#include "host_nics/netdevs.h"
+#include "host_nics/rdma_ports.h"
+
+namespace ncclscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/ncclscope-hostnics-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void Write(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path) << text;
+}
+
+TEST(HostNicsTest, CountersAreSortedByWhatTheyTell) {
+  EXPECT_EQ(ClassifyRdmaCounter("port_xmit_data", false).kind, RdmaCounterKind::kBytesSent);
+  EXPECT_EQ(ClassifyRdmaCounter("port_xmit_data", false).scale, 4u);  // 4-byte words
+  EXPECT_EQ(ClassifyRdmaCounter("symbol_error", false).kind, RdmaCounterKind::kError);
+  EXPECT_EQ(ClassifyRdmaCounter("port_xmit_wait", false).kind, RdmaCounterKind::kCongestion);
+  EXPECT_EQ(ClassifyRdmaCounter("out_of_sequence", true).kind, RdmaCounterKind::kRetransmit);       // mlx5
+  EXPECT_EQ(ClassifyRdmaCounter("local_ack_timeout_err", true).kind, RdmaCounterKind::kRetransmit);
+  EXPECT_EQ(ClassifyRdmaCounter("np_cnp_sent", true).kind, RdmaCounterKind::kCongestion);
+  EXPECT_EQ(ClassifyRdmaCounter("rcvd_seq_err", true).kind, RdmaCounterKind::kRetransmit);  // rxe
+  EXPECT_EQ(ClassifyRdmaCounter("sent_pkts", true).kind, RdmaCounterKind::kPacketsSent);
+  EXPECT_EQ(ClassifyRdmaCounter("retrans_pkts", true).kind, RdmaCounterKind::kRetransmit);  // EFA
+  EXPECT_EQ(ClassifyRdmaCounter("tx_bytes", true).kind, RdmaCounterKind::kBytesSent);
+  EXPECT_EQ(ClassifyRdmaCounter("unicast_xmit_packets", false).kind, RdmaCounterKind::kOther);
+  EXPECT_EQ(ClassifyRdmaCounter("rdma_sends", true).kind, RdmaCounterKind::kOther);
+  EXPECT_TRUE(ClassifyRdmaCounter("lifespan", true).skip);
+  // A hw counter is not taken for a port counter of the same name, nor the other way round.
+  EXPECT_EQ(ClassifyRdmaCounter("port_xmit_data", true).kind, RdmaCounterKind::kOther);
+  EXPECT_EQ(ClassifyRdmaCounter("out_of_sequence", false).kind, RdmaCounterKind::kOther);
+}
+
+TEST(HostNicsTest, ReadsRdmaPortsAsMlx5AndRxeLayThemOut) {
+  TempDir sys;
+  const std::string ib = sys.path() + "/class/infiniband";
+  const std::string mlx = ib + "/mlx5_0/ports/1";
+  Write(mlx + "/state", "4: ACTIVE\n");
+  Write(mlx + "/rate", "200 Gb/sec (4X HDR)\n");
+  Write(mlx + "/link_layer", "InfiniBand\n");
+  Write(mlx + "/counters/port_xmit_data", "1000\n");
+  Write(mlx + "/counters/port_rcv_packets", "7\n");
+  Write(mlx + "/counters/symbol_error", "2\n");
+  Write(mlx + "/hw_counters/out_of_sequence", "5\n");
+  Write(mlx + "/hw_counters/lifespan", "12\n");
+  Write(mlx + "/hw_counters/garbage", "not a number\n");
+  Write(ib + "/mlx5_0/device/numa_node", "1\n");
+  const std::string rxe = ib + "/rxe0/ports/1";
+  Write(rxe + "/state", "1: DOWN\n");
+  Write(rxe + "/rate", "10 Gb/sec (1X QDR)\n");
+  Write(rxe + "/link_layer", "Ethernet\n");
+  Write(rxe + "/gid_attrs/ndevs/0", "eth1\n");
+  Write(rxe + "/hw_counters/sent_pkts", "40\n");
+  Write(rxe + "/hw_counters/rcvd_seq_err", "3\n");
+
+  const std::vector<RdmaPort> ports = ReadRdmaPorts(sys.path());
+  ASSERT_EQ(ports.size(), 2u);
+  const RdmaPort& m = ports[0];
+  EXPECT_EQ(m.device, "mlx5_0");
+  EXPECT_EQ(m.port, 1);
+  EXPECT_TRUE(m.active);
+  EXPECT_DOUBLE_EQ(m.rate_bytes_per_s, 25e9);
+  EXPECT_EQ(m.link_layer, "InfiniBand");
+  EXPECT_EQ(m.netdev, "");
+  EXPECT_EQ(m.numa_node, 1);
+  ASSERT_EQ(m.counters.size(), 4u);  // lifespan skipped, garbage unreadable
+  EXPECT_EQ(m.counters[0].name, "port_rcv_packets");
+  EXPECT_EQ(m.counters[1].name, "port_xmit_data");
+  EXPECT_EQ(m.counters[1].value, 4000u);
+  EXPECT_EQ(m.counters[2].kind, RdmaCounterKind::kError);
+  EXPECT_EQ(m.counters[3].kind, RdmaCounterKind::kRetransmit);
+  const RdmaPort& r = ports[1];
+  EXPECT_EQ(r.device, "rxe0");
+  EXPECT_FALSE(r.active);
+  EXPECT_EQ(r.netdev, "eth1");
+  EXPECT_EQ(r.pci, "");
+  EXPECT_EQ(r.numa_node, -1);
+  ASSERT_EQ(r.counters.size(), 2u);
+  EXPECT_EQ(r.counters[0].kind, RdmaCounterKind::kRetransmit);
+  EXPECT_EQ(r.counters[1].value, 40u);
+}
+
+TEST(HostNicsTest, NoRdmaDeviceNoPorts) { EXPECT_TRUE(ReadRdmaPorts("/nonexistent").empty()); }
+
+// Bytes sent over a real loopback TCP connection show in lo's statistics.
+TEST(HostNicsTest, LoopbackStatisticsMoveWithTraffic) {
+  auto lo = [] {
+    const std::vector<Netdev> d = ReadNetdevs("/sys", {"lo"}, {});
+    return d.size() == 1 ? d[0] : Netdev{};
+  };
+  const Netdev before = lo();
+  ASSERT_EQ(before.name, "lo") << "no lo in /sys/class/net";
+  const int server = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ASSERT_EQ(::listen(server, 1), 0);
+  const int client = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const int peer = ::accept(server, nullptr, nullptr);
+  constexpr size_t kBytes = 1 << 20;
+  std::vector<char> buf(64 << 10, 'x');
+  size_t sent = 0, received = 0;
+  while (received < kBytes) {
+    if (sent < kBytes) {
+      const ssize_t n = ::send(client, buf.data(), buf.size(), MSG_DONTWAIT);
+      if (n > 0) sent += static_cast<size_t>(n);
+    }
+    const ssize_t n = ::recv(peer, buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n > 0) received += static_cast<size_t>(n);
+  }
+  for (int fd : {client, peer, server}) ::close(fd);
+  const Netdev after = lo();
+  EXPECT_GE(after.tx_bytes - before.tx_bytes, kBytes);
+  EXPECT_GE(after.rx_bytes - before.rx_bytes, kBytes);
+  EXPECT_GT(after.tx_packets, before.tx_packets);
+  EXPECT_TRUE(after.up);
+}
+
+TEST(HostNicsTest, DefaultInterfacesLeaveLoopbackOutAndTakeThoseUnderRdma) {
+  for (const Netdev& d : ReadNetdevs("/sys", {}, {})) EXPECT_NE(d.name, "lo");
+  const std::vector<Netdev> with_lo = ReadNetdevs("/sys", {}, {"lo"});
+  EXPECT_TRUE(std::any_of(with_lo.begin(), with_lo.end(), [](const Netdev& d) { return d.name == "lo"; }));
+}
+
+TEST(HostNicsTest, NetdevListsFollowNcclSocketIfnameForm) {
+  EXPECT_EQ(SplitNetdevList("eth0, =ib0,^docker,"), (std::vector<std::string>{"eth0", "ib0"}));
+  EXPECT_TRUE(SplitNetdevList("").empty());
+}
+
+TEST(HostNicsTest, LockPathIsPerUserAndJobAndSafe) {
+  const std::string uid = std::to_string(::getuid());
+  EXPECT_EQ(HostSpeakerLockPath("/dev/shm", "job/../1 2"), "/dev/shm/ncclscope-host-nics-" + uid + "-job_.._1_2.lock");
+  EXPECT_EQ(HostSpeakerLockPath("/tmp", ""),
+            "/tmp/ncclscope-host-nics-" + uid + "-launcher" + std::to_string(::getppid()) + ".lock");
+}
+
+// One speaker among real processes; it hands over when the holder exits.
+TEST(HostNicsTest, OneProcessSpeaksAndAnotherTakesOverWhenItExits) {
+  TempDir dir;
+  const std::string path = dir.path() + "/speaker.lock";
+  int to_child[2], to_parent[2];
+  ASSERT_EQ(::pipe(to_child), 0);
+  ASSERT_EQ(::pipe(to_parent), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    HostSpeaker speaker(path);
+    const char spoke = speaker.Speaks() ? '1' : '0';
+    (void)!::write(to_parent[1], &spoke, 1);
+    char go;
+    (void)!::read(to_child[0], &go, 1);  // hold the lock until the parent has looked
+    std::_Exit(0);
+  }
+  char spoke = 0;
+  ASSERT_EQ(::read(to_parent[0], &spoke, 1), 1);
+  EXPECT_EQ(spoke, '1');
+  HostSpeaker mine(path);
+  EXPECT_FALSE(mine.Speaks());
+  EXPECT_FALSE(mine.Speaks());
+  (void)!::write(to_child[1], "x", 1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(mine.Speaks());
+  EXPECT_TRUE(mine.Speaks());  // kept
+  HostSpeaker another(path);
+  EXPECT_FALSE(another.Speaks());  // a second speaker in this process is refused too (flock is per open file)
+}
+
+TEST(HostNicsTest, AnUnmakeableLockMeansSpeaking) {
+  HostSpeaker speaker("/nonexistent-dir/ncclscope.lock");
+  EXPECT_TRUE(speaker.Speaks());
+}
+
+}  // namespace
+}  // namespace ncclscope
