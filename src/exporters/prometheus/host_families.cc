@@ -1,14 +1,14 @@
 // The host's NIC counters (host_nics/host_nics.h) as ncclscope_host_*: exported by the one process of the job
-// that speaks for the host, whoever carries the data (NCCL's own IB transport included). Per RDMA port: bytes,
-// and the retransmission, congestion and error events (summed at the basic level, by the driver's counter name
-// from the detailed level on); per network interface: the kernel's statistics (at the basic level only the
-// interfaces not under an RDMA port: the port's own counters tell more). docs/metrics.md, "The host's NICs",
-// lists the families and their series.
-#include "exporters/prometheus/family_builders.h"
-#include "exporters/prometheus/metric_families.h"
-#include "host_nics/host_nics.h"
+// that speaks for the host, whoever carries the data (NCCL's own IB transport included). docs/metrics.md, "The
+// host's NICs", lists the families and their series. The basic level keeps to 6 series per RDMA port (rate,
+// bytes both ways, and the retransmission, congestion and error events each summed), so that a host of 8 NICs
+// adds 6 per rank; the detailed level names each driver counter and adds packets, the port's identity and the
+// network interfaces under RDMA ports. Interfaces at the basic level: only on hosts without RDMA ports (TCP).
+#include "exporters/prometheus/host_families.h"
 
 #include <iterator>
+
+#include "exporters/prometheus/metric_families.h"
 
 namespace ncclscope {
 namespace {
@@ -16,62 +16,66 @@ namespace {
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-prom::Labels PortLabels(const RdmaPort& p) { return {{"device", p.device}, {"port", std::to_string(p.port)}}; }
-
 void AppendIfAny(MetricFamily f, std::vector<MetricFamily>* out) {
   if (!f.metric.empty()) out->push_back(std::move(f));
 }
 
+std::string NumaLabel(int node) { return node >= 0 ? std::to_string(node) : ""; }
+
+// Families of counters the driver names, one per kind: summed per port at the basic level, by name above it.
+struct KindFamily {
+  RdmaCounterKind kind;
+  prom::Level level;  // the lowest level that exports it
+  MetricFamily family;
+  uint64_t sum = 0;
+  bool any = false;
+};
+
 void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, prom::Level level, std::vector<MetricFamily>* out) {
-  auto info = prom::Family("ncclscope_host_rdma_port_info",
-                           "An RDMA port of this host: its network interface, link layer, PCI address and NUMA node "
-                           "(value is always 1)", MetricType::Gauge);
-  auto active = prom::Family("ncclscope_host_rdma_port_active", "1 when the port's state is ACTIVE", MetricType::Gauge);
+  const bool detailed = level >= prom::Level::kDetailed;
   auto rate = prom::Family("ncclscope_host_rdma_port_rate_bytes_per_second",
-                           "The port's negotiated link rate (lower than its peers': retrained to a lower speed)",
-                           MetricType::Gauge);
+                           "The port's negotiated link rate, 0 while the port is not ACTIVE (lower than its peers': "
+                           "retrained to a lower speed)", MetricType::Gauge);
   auto bytes = prom::Family("ncclscope_host_rdma_port_bytes_total",
                             "Bytes through the port by direction, all of the host's traffic (counters/port_*_data, or "
                             "the driver's tx_bytes/rx_bytes)", MetricType::Counter);
+  auto info = prom::Family("ncclscope_host_rdma_port_info",
+                           "An RDMA port of this host: link layer, PCI address and NUMA node (detailed level; value is "
+                           "always 1)", MetricType::Gauge);
   auto packets = prom::Family("ncclscope_host_rdma_port_packets_total",
-                              "Packets through the port by direction (detailed level)",
-                              MetricType::Counter);
-  struct ByName {
-    RdmaCounterKind kind;
-    MetricFamily family;
-  };
-  ByName by_name[] = {
-      {RdmaCounterKind::kRetransmit,
+                              "Packets through the port by direction (detailed level)", MetricType::Counter);
+  KindFamily kinds[] = {
+      {RdmaCounterKind::kRetransmit, prom::Level::kBasic,
        prom::Family("ncclscope_host_rdma_port_retransmit_events_total",
-                    "Retransmission events (by the driver's counter from the detailed level on (sequence errors, ACK timeouts, duplicates, RNR "
-                    "retries): rising on a lossy link", MetricType::Counter)},
-      {RdmaCounterKind::kCongestion,
+                    "Retransmission events, by the driver's counter from the detailed level on (sequence errors, ACK "
+                    "timeouts, duplicates, RNR retries): rising on a lossy link", MetricType::Counter)},
+      {RdmaCounterKind::kCongestion, prom::Level::kBasic,
        prom::Family("ncclscope_host_rdma_port_congestion_events_total",
-                    "Congestion events (by the driver's counter from the detailed level on: ECN marks, CNPs sent and handled, transmit wait)",
-                    MetricType::Counter)},
-      {RdmaCounterKind::kError,
+                    "Congestion events, by the driver's counter from the detailed level on (ECN marks, CNPs sent and "
+                    "handled, transmit wait)", MetricType::Counter)},
+      {RdmaCounterKind::kError, prom::Level::kBasic,
        prom::Family("ncclscope_host_rdma_port_error_events_total",
-                    "Link and packet errors, discards and error completions (by the driver's counter from the detailed level on)",
+                    "Link and packet errors, discards and error completions, by the driver's counter from the "
+                    "detailed level on", MetricType::Counter)},
+      {RdmaCounterKind::kOther, prom::Level::kFull,
+       prom::Family("ncclscope_host_rdma_port_other_events_total", "The driver's other counters (full level)",
                     MetricType::Counter)},
-      {RdmaCounterKind::kOther,
-       prom::Family("ncclscope_host_rdma_port_other_events_total",
-                    "The driver's other counters (full metrics level only)", MetricType::Counter)},
   };
-  const bool detailed = level >= prom::Level::kDetailed;
   for (const RdmaPort& p : ports) {
-    prom::Labels labels = PortLabels(p);
-    prom::Labels info_labels = labels;
-    info_labels.push_back({"netdev", p.netdev});
-    info_labels.push_back({"link_layer", p.link_layer});
-    info_labels.push_back({"pci", p.pci});
-    info_labels.push_back({"numa_node", p.numa_node >= 0 ? std::to_string(p.numa_node) : ""});
-    prom::AddGauge(&info, 1, std::move(info_labels));
-    prom::AddGauge(&active, p.active ? 1 : 0, labels);
-    if (p.rate_bytes_per_s > 0) prom::AddGauge(&rate, p.rate_bytes_per_s, labels);
-    // One series per direction: the first source wins (counters/ before hw_counters/), never both.
-    bool seen[4] = {};
-    uint64_t sums[std::size(by_name)] = {};
-    bool any[std::size(by_name)] = {};
+    const prom::Labels labels = {{"device", p.device}, {"port", std::to_string(p.port)}};
+    prom::Labels with_netdev = labels;
+    with_netdev.push_back({"netdev", p.netdev});
+    if (!p.active || p.rate_bytes_per_s > 0) prom::AddGauge(&rate, p.active ? p.rate_bytes_per_s : 0, with_netdev);
+    if (detailed) {
+      prom::Labels id = labels;
+      for (auto [name, value] : {std::pair<const char*, std::string>{"link_layer", p.link_layer},
+                                 {"pci", p.pci}, {"numa_node", NumaLabel(p.numa_node)}}) {
+        id.push_back({name, value});
+      }
+      prom::AddGauge(&info, 1, std::move(id));
+    }
+    bool seen[4] = {};  // one series per direction: the first source wins (counters/ before hw_counters/)
+    for (KindFamily& k : kinds) k.sum = 0, k.any = false;
     for (const RdmaCounter& c : p.counters) {
       const int k = static_cast<int>(c.kind);
       if (k <= static_cast<int>(RdmaCounterKind::kPacketsReceived)) {
@@ -84,55 +88,53 @@ void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, prom::Level level, s
         prom::AddCounter(is_bytes ? &bytes : &packets, static_cast<double>(c.value), std::move(with_dir));
         continue;
       }
-      if (c.kind == RdmaCounterKind::kOther && level < prom::Level::kFull) continue;
-      for (size_t b = 0; b < std::size(by_name); ++b) {
-        if (by_name[b].kind != c.kind) continue;
-        if (!detailed) {  // the basic level sums a kind per port
-          sums[b] += c.value;
-          any[b] = true;
+      for (KindFamily& f : kinds) {
+        if (f.kind != c.kind || f.level > level) continue;
+        if (!detailed) {
+          f.sum += c.value;
+          f.any = true;
           continue;
         }
         prom::Labels with_name = labels;
         with_name.push_back({"counter", c.name});
-        prom::AddCounter(&by_name[b].family, static_cast<double>(c.value), std::move(with_name));
+        prom::AddCounter(&f.family, static_cast<double>(c.value), std::move(with_name));
       }
     }
-    for (size_t b = 0; b < std::size(by_name); ++b) {
-      if (any[b]) prom::AddCounter(&by_name[b].family, static_cast<double>(sums[b]), labels);
+    for (KindFamily& f : kinds) {
+      if (f.any) prom::AddCounter(&f.family, static_cast<double>(f.sum), labels);
     }
   }
-  for (MetricFamily* f : {&info, &active, &rate, &bytes, &packets}) AppendIfAny(std::move(*f), out);
-  for (ByName& b : by_name) AppendIfAny(std::move(b.family), out);
+  for (MetricFamily* f : {&rate, &bytes, &info, &packets}) AppendIfAny(std::move(*f), out);
+  for (KindFamily& k : kinds) AppendIfAny(std::move(k.family), out);
 }
 
 void AppendNetdevFamilies(const std::vector<Netdev>& netdevs, const std::vector<RdmaPort>& ports, prom::Level level,
                           std::vector<MetricFamily>* out) {
   const bool detailed = level >= prom::Level::kDetailed;
+  if (!detailed && !ports.empty()) return;  // an RDMA host's ports speak for its links at the basic level
   auto info = prom::Family("ncclscope_host_netdev_info",
-                           "A network interface of this host: the RDMA device over it, PCI address and NUMA node (value "
-                           "is always 1)", MetricType::Gauge);
+                           "A network interface of this host: the RDMA device over it, PCI address and NUMA node "
+                           "(value is always 1)", MetricType::Gauge);
   auto up = prom::Family("ncclscope_host_netdev_up", "1 when the interface is up", MetricType::Gauge);
-  auto speed = prom::Family("ncclscope_host_netdev_speed_bytes_per_second",
-                            "The negotiated link speed (detailed level)", MetricType::Gauge);
   auto carrier = prom::Family("ncclscope_host_netdev_carrier_changes_total",
                               "Link state changes (a down and an up count two): a flapping link", MetricType::Counter);
   auto bytes = prom::Family("ncclscope_host_netdev_bytes_total", "Bytes by direction", MetricType::Counter);
-  auto packets = prom::Family("ncclscope_host_netdev_packets_total", "Packets by direction (detailed level)",
-                              MetricType::Counter);
   auto errors = prom::Family("ncclscope_host_netdev_errors_total",
                              "Receive and transmit errors (by direction from the detailed level on)", MetricType::Counter);
   auto dropped = prom::Family("ncclscope_host_netdev_dropped_total",
                               "Packets dropped (by direction from the detailed level on)", MetricType::Counter);
+  auto speed = prom::Family("ncclscope_host_netdev_speed_bytes_per_second",
+                            "The negotiated link speed (detailed level)", MetricType::Gauge);
+  auto packets = prom::Family("ncclscope_host_netdev_packets_total", "Packets by direction (detailed level)",
+                              MetricType::Counter);
   for (const Netdev& d : netdevs) {
     std::string rdma_device;
     for (const RdmaPort& p : ports) {
       if (p.netdev == d.name) rdma_device = p.device;
     }
-    if (!rdma_device.empty() && !detailed) continue;  // the port's counters speak for it at the basic level
     const prom::Labels labels = {{"netdev", d.name}};
     prom::AddGauge(&info, 1,
-                   {{"netdev", d.name}, {"rdma_device", rdma_device}, {"pci", d.pci},
-                    {"numa_node", d.numa_node >= 0 ? std::to_string(d.numa_node) : ""}});
+                   {{"netdev", d.name}, {"rdma_device", rdma_device}, {"pci", d.pci}, {"numa_node", NumaLabel(d.numa_node)}});
     prom::AddGauge(&up, d.up ? 1 : 0, labels);
     prom::AddCounter(&carrier, static_cast<double>(d.carrier_changes), labels);
     auto both = [&](MetricFamily* f, uint64_t sent, uint64_t received) {
@@ -150,19 +152,21 @@ void AppendNetdevFamilies(const std::vector<Netdev>& netdevs, const std::vector<
     both(&errors, d.tx_errors, d.rx_errors);
     both(&dropped, d.tx_dropped, d.rx_dropped);
   }
-  for (MetricFamily* f : {&info, &up, &speed, &carrier, &bytes, &packets, &errors, &dropped}) {
+  for (MetricFamily* f : {&info, &up, &carrier, &bytes, &errors, &dropped, &speed, &packets}) {
     AppendIfAny(std::move(*f), out);
   }
 }
 
 }  // namespace
 
-void AppendHostFamilies(std::vector<MetricFamily>* out) {
-  HostNics nics;
-  if (!ReadHostNicsIfSpeaker(&nics)) return;
-  const prom::Level level = prom::CurrentLevel();
+void AppendHostNicFamilies(const HostNics& nics, prom::Level level, std::vector<MetricFamily>* out) {
   AppendRdmaFamilies(nics.rdma, level, out);
   AppendNetdevFamilies(nics.netdevs, nics.rdma, level, out);
+}
+
+void AppendHostFamilies(std::vector<MetricFamily>* out) {
+  HostNics nics;
+  if (ReadHostNicsIfSpeaker(&nics)) AppendHostNicFamilies(nics, prom::CurrentLevel(), out);
 }
 
 }  // namespace ncclscope
