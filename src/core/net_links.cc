@@ -1,6 +1,11 @@
 #include "core/net_links.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 #include "absl/base/const_init.h"
@@ -14,6 +19,22 @@ namespace {
 ABSL_CONST_INIT absl::Mutex links_mu(absl::kConstInit);
 // Never destroyed: comms NCCL closes during process exit still unregister.
 std::vector<NetLink*>* links ABSL_GUARDED_BY(links_mu) = nullptr;
+// Retransmissions of the TCP connections already closed, per NIC, so that the per-NIC total never goes down.
+std::map<std::string, uint64_t>* closed_tcp_retransmits ABSL_GUARDED_BY(links_mu) = nullptr;
+
+// The link's retransmissions now (the sum over its sockets, never below what was seen), and the largest RTT.
+uint64_t ReadTcpInfo(NetLink* l, uint32_t* rtt_max_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(links_mu) {
+  uint64_t total = 0;
+  for (int fd : l->tcp_fds) {
+    tcp_info info{};
+    socklen_t len = sizeof(info);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) continue;
+    total += info.tcpi_total_retrans;
+    *rtt_max_us = std::max(*rtt_max_us, info.tcpi_rtt);
+  }
+  l->tcp_retransmits_seen = std::max(l->tcp_retransmits_seen, total);
+  return l->tcp_retransmits_seen;
+}
 
 // Calls fn on each connection of the communicator; returns their latest progress (0: none, or no connection).
 template <typename Fn>
@@ -39,7 +60,43 @@ void RegisterNetLink(NetLink* link) {
 void UnregisterNetLink(NetLink* link) {
   AnnotatedLock lock(&links_mu);
   if (links == nullptr) return;
-  links->erase(std::remove(links->begin(), links->end(), link), links->end());
+  const auto end = std::remove(links->begin(), links->end(), link);
+  if (end == links->end()) return;  // not registered (any more)
+  links->erase(end, links->end());
+  if (link->tcp_fds.empty()) return;
+  uint32_t rtt_us = 0;
+  if (closed_tcp_retransmits == nullptr) closed_tcp_retransmits = new std::map<std::string, uint64_t>();
+  (*closed_tcp_retransmits)[link->nic] += ReadTcpInfo(link, &rtt_us);
+  link->tcp_fds.clear();
+}
+
+void SetNetLinkSockets(NetLink* link, std::vector<int> fds) {
+  AnnotatedLock lock(&links_mu);
+  link->tcp_fds = std::move(fds);
+}
+
+std::vector<NicTcpInfo> SnapshotNicTcpInfo() {
+  std::map<std::string, NicTcpInfo> by_nic;
+  AnnotatedLock lock(&links_mu);
+  if (closed_tcp_retransmits != nullptr) {
+    for (const auto& [nic, n] : *closed_tcp_retransmits) by_nic[nic].retransmits += n;
+  }
+  if (links != nullptr) {
+    for (NetLink* l : *links) {
+      if (l->tcp_fds.empty()) continue;
+      NicTcpInfo& info = by_nic[l->nic];
+      uint32_t rtt_us = 0;
+      info.retransmits += ReadTcpInfo(l, &rtt_us);
+      info.rtt_max_s = std::max(info.rtt_max_s, rtt_us / 1e6);
+      ++info.connections;
+    }
+  }
+  std::vector<NicTcpInfo> out;
+  for (auto& [nic, info] : by_nic) {
+    info.nic = nic;
+    out.push_back(std::move(info));
+  }
+  return out;
 }
 
 void SetNetLinkPeer(NetLink* link, int global_rank, const std::string& host) {

@@ -28,6 +28,10 @@ struct NetLink : RequestProgress {  // data path: in_flight and progress_ns
   // Under the registry lock (SetNetLinkPeer).
   int peer_global_rank = -1;
   std::string peer_host;
+  // TCP connections only, under the registry lock (SetNetLinkSockets): the sockets, whose TCP_INFO the scrape
+  // reads, and the most retransmissions seen on them (the kernel's count only grows while a socket lives).
+  std::vector<int> tcp_fds;
+  uint64_t tcp_retransmits_seen = 0;
 
   void Abandoned() { in_flight.fetch_sub(1, std::memory_order_relaxed); }
   void Failed(uint64_t now_ns) {
@@ -39,6 +43,20 @@ struct NetLink : RequestProgress {  // data path: in_flight and progress_ns
 void RegisterNetLink(NetLink* link);
 void UnregisterNetLink(NetLink* link);
 void SetNetLinkPeer(NetLink* link, int global_rank, const std::string& host);
+// A TCP connection's sockets. Its owner unregisters the link before it closes them, so that a scrape never
+// reads a descriptor that is closed or already reused; unregistering keeps their last retransmission count.
+void SetNetLinkSockets(NetLink* link, std::vector<int> fds);
+
+// What the kernel's TCP says of this process's connections per NIC (TCP_INFO, read now): retransmitted segments
+// of every connection since the process began (closed ones included), and the largest smoothed round-trip
+// time of the open ones. A lossy or overloaded link shows in both, whoever else shares the NIC.
+struct NicTcpInfo {
+  std::string nic;
+  uint64_t retransmits = 0;
+  double rtt_max_s = 0;
+  int connections = 0;  // open, with sockets
+};
+std::vector<NicTcpInfo> SnapshotNicTcpInfo();
 
 // What one communicator's connections wait for, merged per (peer, direction, NIC): only connections with
 // requests pending or a failure. Largest waiting first.

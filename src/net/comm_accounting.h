@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -114,6 +115,10 @@ class CommAccounting {
       c.Completed(latency_ns, now_ns);
     });
   }
+  // TCP: the connection's sockets, whose TCP_INFO the scrape reads (core/net_links.h); UnregisterLink() must
+  // run before they are closed.
+  void SetSockets(std::vector<int> fds) { SetNetLinkSockets(&link_, std::move(fds)); }
+  void UnregisterLink() { UnregisterNetLink(&link_); }
   // Who the peer is, once the transport knows (its address, and its process when the handshake said).
   // Service thread, before the comm is handed to NCCL or its helpers start: Fail reads it unlocked.
   void SetPeer(PeerInfo peer) {

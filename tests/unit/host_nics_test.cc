@@ -1,7 +1,8 @@
 // The host's NIC counters: the counter meanings, the reading of RDMA ports and network interfaces, and which
 // process speaks for the host. Network interfaces are read from this host's real /sys. This host has no RDMA
 // device, so ReadRdmaPorts reads a sysfs tree laid out in a temporary folder as mlx5 and rxe lay theirs out; the
-// soft-RoCE guest tier reads a real rxe device's (tests/rdma/host_nics_rxe.sh).
+// soft-RoCE guest tier reads a real rxe device's (rdma2_lossy_link_counters). And the TCP transport's own view
+// per NIC: TCP_INFO of a registered connection's real sockets.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -13,12 +14,14 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "host_nics/host_speaker.h"
 #include "host_nics/netdevs.h"
 #include "host_nics/rdma_ports.h"
+#include "core/net_links.h"
 
 namespace ncclscope {
 namespace {
@@ -114,6 +117,38 @@ TEST(HostNicsTest, ReadsRdmaPortsAsMlx5AndRxeLayThemOut) {
 
 TEST(HostNicsTest, NoRdmaDeviceNoPorts) { EXPECT_TRUE(ReadRdmaPorts("/nonexistent").empty()); }
 
+// A connected loopback TCP pair {client, accepted peer}.
+std::pair<int, int> LoopbackPair() {
+  const int server = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || ::listen(server, 1) != 0) {
+    return {-1, -1};
+  }
+  const int client = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return {-1, -1};
+  const int peer = ::accept(server, nullptr, nullptr);
+  ::close(server);
+  return {client, peer};
+}
+
+// Moves `bytes` from one end to the other.
+void Transfer(int from, int to, size_t bytes) {
+  std::vector<char> buf(64 << 10, 'x');
+  size_t sent = 0, received = 0;
+  while (received < bytes) {
+    if (sent < bytes) {
+      const ssize_t n = ::send(from, buf.data(), std::min(buf.size(), bytes - sent), MSG_DONTWAIT);
+      if (n > 0) sent += static_cast<size_t>(n);
+    }
+    const ssize_t n = ::recv(to, buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n > 0) received += static_cast<size_t>(n);
+  }
+}
+
 // Bytes sent over a real loopback TCP connection show in lo's statistics.
 TEST(HostNicsTest, LoopbackStatisticsMoveWithTraffic) {
   auto lo = [] {
@@ -122,34 +157,46 @@ TEST(HostNicsTest, LoopbackStatisticsMoveWithTraffic) {
   };
   const Netdev before = lo();
   ASSERT_EQ(before.name, "lo") << "no lo in /sys/class/net";
-  const int server = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  ASSERT_EQ(::listen(server, 1), 0);
-  const int client = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  const int peer = ::accept(server, nullptr, nullptr);
+  const auto [client, peer] = LoopbackPair();
+  ASSERT_GE(client, 0);
+  ASSERT_GE(peer, 0);
   constexpr size_t kBytes = 1 << 20;
-  std::vector<char> buf(64 << 10, 'x');
-  size_t sent = 0, received = 0;
-  while (received < kBytes) {
-    if (sent < kBytes) {
-      const ssize_t n = ::send(client, buf.data(), buf.size(), MSG_DONTWAIT);
-      if (n > 0) sent += static_cast<size_t>(n);
-    }
-    const ssize_t n = ::recv(peer, buf.data(), buf.size(), MSG_DONTWAIT);
-    if (n > 0) received += static_cast<size_t>(n);
-  }
-  for (int fd : {client, peer, server}) ::close(fd);
+  Transfer(client, peer, kBytes);
+  for (int fd : {client, peer}) ::close(fd);
   const Netdev after = lo();
   EXPECT_GE(after.tx_bytes - before.tx_bytes, kBytes);
   EXPECT_GE(after.rx_bytes - before.rx_bytes, kBytes);
   EXPECT_GT(after.tx_packets, before.tx_packets);
   EXPECT_TRUE(after.up);
+}
+
+// A TCP connection's sockets registered with its link: the scrape reads their TCP_INFO per NIC while the link
+// lives, and keeps their count once it is unregistered (before the sockets close).
+TEST(NicTcpInfoTest, RegisteredSocketsShowPerNicAndOutliveTheirLink) {
+  const auto [client, peer] = LoopbackPair();
+  ASSERT_GE(client, 0);
+  NetLink link;
+  link.nic = "tcp-info-test-nic";
+  RegisterNetLink(&link);
+  SetNetLinkSockets(&link, {client});
+  Transfer(client, peer, 256 << 10);
+  auto find = [] {
+    for (const NicTcpInfo& t : SnapshotNicTcpInfo()) {
+      if (t.nic == "tcp-info-test-nic") return t;
+    }
+    return NicTcpInfo{};
+  };
+  const NicTcpInfo open = find();
+  EXPECT_EQ(open.nic, "tcp-info-test-nic");
+  EXPECT_EQ(open.connections, 1);
+  EXPECT_GT(open.rtt_max_s, 0);  // the kernel measured the loopback's round trips
+  UnregisterNetLink(&link);
+  UnregisterNetLink(&link);  // twice: the count is folded once
+  const NicTcpInfo closed = find();
+  EXPECT_EQ(closed.nic, "tcp-info-test-nic");
+  EXPECT_EQ(closed.connections, 0);
+  EXPECT_EQ(closed.retransmits, open.retransmits);
+  for (int fd : {client, peer}) ::close(fd);
 }
 
 TEST(HostNicsTest, DefaultInterfacesLeaveLoopbackOutAndTakeThoseUnderRdma) {

@@ -2,6 +2,7 @@
 // communicator rows as ncclscope_comm_net_* (separate names so that sum() over any family never counts a byte
 // twice). Rows come from our own transports (nic = interface or device name) and from NCCL IB's QP profiler
 // events (nic="nccl-ib<N>", src/profiler/net_ib_accounting.cc); the two never describe the same bytes.
+#include "core/net_links.h"
 #include "core/net_stats.h"
 #include "common/hex.h"
 #include "exporters/prometheus/family_builders.h"
@@ -68,6 +69,23 @@ const NetRow kNetRows[] = {
      kDetailed, nullptr, EmitLatency},
 };
 
+// What the kernel's TCP says of the TCP transport's connections per NIC: retransmissions rise on a lossy or
+// overfull link (a rate-limited one drops), and the round-trip time grows with the queue in front of it.
+void AppendTcpFamilies(std::vector<MetricFamily>* out) {
+  auto retransmits = prom::Family("ncclscope_nic_tcp_retransmits_total",
+                                  "Segments the kernel retransmitted on this process's TCP connections over the NIC "
+                                  "(TCP_INFO; closed connections included)", MetricType::Counter);
+  auto rtt = prom::Family("ncclscope_nic_tcp_rtt_seconds",
+                          "The largest smoothed round-trip time of this process's open TCP connections over the NIC "
+                          "(TCP_INFO)", MetricType::Gauge);
+  for (const NicTcpInfo& t : SnapshotNicTcpInfo()) {
+    prom::AddCounter(&retransmits, static_cast<double>(t.retransmits), {{"nic", t.nic}});
+    if (t.connections > 0) prom::AddGauge(&rtt, t.rtt_max_s, {{"nic", t.nic}});
+  }
+  if (!retransmits.metric.empty()) out->push_back(std::move(retransmits));
+  if (!rtt.metric.empty()) out->push_back(std::move(rtt));
+}
+
 }  // namespace
 
 void AppendNetFamilies(std::vector<MetricFamily>* out) {
@@ -109,6 +127,7 @@ void AppendNetFamilies(std::vector<MetricFamily>* out) {
                    {{"nic", id.nic}, {"transport", id.transport}, {"rail", id_label(id.rail)}, {"plane", id_label(id.plane)}});
   }
   if (!info.metric.empty()) out->push_back(std::move(info));
+  AppendTcpFamilies(out);
 }
 
 }  // namespace ncclscope

@@ -16,9 +16,11 @@ CommBase::CommBase(std::vector<int> fds, PeerInfo peer, const TcpConfig& cfg, co
       cfg_(cfg),
       acct_(nic, ctx, "TCP", NCCLSCOPE_NET_PLUGIN_TYPE_SOCK | 1, dir) {
   acct_.SetPeer(std::move(peer));  // before Start() runs any helper
+  acct_.SetSockets(fds_);
 }
 
 CommBase::~CommBase() {
+  acct_.UnregisterLink();  // no scrape reads the sockets' TCP_INFO from here on
   for (int fd : fds_) close(fd);
 }
 
