@@ -57,6 +57,17 @@ local dur(seconds) =
     nicErrorsFor: dur(std.max(30, 3 * self.scrapeIntervalSeconds)),
     droppedEventsWindow: '10m',  // NcclscopeCommDroppedEvents, NcclscopeProfilerDroppedEvents
     hangBlindFor: '10m',  // NcclscopeHangDetectionBlind: communicators that cannot show a hang, this long
+    // NcclscopeNicDegraded: a NIC (an RDMA port, or the TCP transport's interface) counting more than
+    // nicDegradedEventsPerSecond retransmission and error events per second over nicDegradedWindow, while its job's
+    // seconds per collective over that window exceed nicSlowdownFactor times their average over the nicHistory
+    // before nicHistoryOffset (the job's own recent history, before the fault). It runs every nicDegradedInterval
+    // in a group of its own.
+    nicDegradedWindow: dur(std.max(20, 4 * self.scrapeIntervalSeconds)),
+    nicDegradedInterval: dur(std.max(10, 2 * self.scrapeIntervalSeconds)),
+    nicDegradedEventsPerSecond: 1,
+    nicSlowdownFactor: 1.5,
+    nicHistory: '15m',
+    nicHistoryOffset: '2m',
 
     // Pauses are not hangs (docs/stall-detection.md, "Pauses"). NcclscopeHang names the culprit within seconds at
     // hangEarlySeverity, which does not page; NcclscopeHangPage pages once the culprit has been stuck longer than

@@ -29,7 +29,68 @@ local words(d) =
         interval: c.slowAlertsInterval,
         rules: std.filter(isSlow, all),
       },
+      {
+        name: "ncclscope.links",
+        interval: c.nicDegradedInterval,
+        rules: [nicDegraded],
+      },
     ],
+    // Events per second of each NIC over the window, one series per host and NIC: an RDMA port's retransmission
+    // and error counters (the host's, from the rank that speaks for it: max over ranks, never a sum, in case two
+    // did), or the TCP transport's retransmissions over an interface (max over the host's ranks). `nic` is the
+    // RDMA device or the interface; `port` the RDMA port ("" for TCP).
+    local rdmaRate(family) =
+      'max by (ncclscope_job, host, device, port) (sum without (counter) (rate(%s%s[%s])))' % [family, c.sel, c.nicDegradedWindow],
+    local retransmits = rdmaRate('ncclscope_host_rdma_port_retransmit_events_total'),
+    local errors = rdmaRate('ncclscope_host_rdma_port_error_events_total'),
+    local nicEvents = |||
+      max by (ncclscope_job, host, nic, port) (
+        label_replace(
+          (%(retransmits)s + on (ncclscope_job, host, device, port) %(errors)s)
+          or %(retransmits)s or %(errors)s,
+          "nic", "$1", "device", "(.*)")
+        or
+        label_replace(max by (ncclscope_job, host, nic) (rate(ncclscope_nic_tcp_retransmits_total%(sel)s[%(nicDegradedWindow)s])),
+          "port", "", "", "")
+      )
+    ||| % c { retransmits: retransmits, errors: errors },
+    // The job's seconds per collective over the window against its average before the fault.
+    local jobSlowed = |||
+      sum by (ncclscope_job) (rate(ncclscope_operation_duration_seconds_sum{kind="coll"%(selc)s}[%(nicDegradedWindow)s]))
+      / (sum by (ncclscope_job) (rate(ncclscope_operation_duration_seconds_count{kind="coll"%(selc)s}[%(nicDegradedWindow)s])) > 0)
+      > %(nicSlowdownFactor)s * avg_over_time(ncclscope:job_seconds_per_op:rate%(rateWindow)s[%(nicHistory)s] offset %(nicHistoryOffset)s)
+    ||| % c,
+    // A degraded link below the ranks: a NIC that loses or damages traffic (retransmissions, errors) while its
+    // job's collectives slow down against their own recent history. It names the host and the NIC, one alert per
+    // host and NIC (the two ends of one bad cable may both count, and so both be named), and inhibits the
+    // straggler and NIC-error alerts of that host in that job (deploy/alertmanager). A stuck link is a hang
+    // (NcclscopeHang class link); a slow one is this.
+    local nicDegraded = {
+      alert: "NcclscopeNicDegraded",
+      expr: |||
+        (%(nicEvents)s > %(nicDegradedEventsPerSecond)s)
+        and on (ncclscope_job)
+        (%(jobSlowed)s)
+      ||| % c { nicEvents: std.stripChars(nicEvents, '\n'), jobSlowed: std.stripChars(jobSlowed, '\n') },
+      labels: {'severity': 'warning'},
+      annotations: {
+        summary: std.join(' ', [
+          "NIC {{ $labels.nic }}{{ if $labels.port }} port {{ $labels.port }}{{ end }} on {{ $labels.host }}",
+          "slows job {{ $labels.ncclscope_job }}: {{ $value | printf \"%.1f\" }} retransmissions and errors per second",
+        ]),
+        description: std.join(' ', [
+          "NIC {{ $labels.nic }}{{ if $labels.port }} port {{ $labels.port }}{{ end }} on host {{ $labels.host }}",
+          "counts {{ $value | printf \"%.1f\" }} retransmission and error events per second while the",
+          "collectives of job {{ $labels.ncclscope_job }} take more than " + c.nicSlowdownFactor + " times",
+          "their average of the " + words(c.nicHistory) + " before: a lossy cable, a flapping or",
+          "congested port, or a link retrained to a lower speed. Next step: the counters by name",
+          "(ncclscope_host_rdma_port_retransmit_events_total and _error_events_total at",
+          "NCCLSCOPE_METRICS_LEVEL=detailed, or ncclscope_nic_tcp_retransmits_total), the port's rate",
+          "(ncclscope_host_rdma_port_rate_bytes_per_second against its peers'), and the switch port at",
+          "the other end of the cable.",
+        ]),
+      },
+    },
     // NcclscopeCommStalled's name, `for`, labels and annotations; its two arms (below) add the expression.
     local commStalled = {
       alert: "NcclscopeCommStalled",

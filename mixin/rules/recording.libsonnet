@@ -106,6 +106,16 @@
             record: "ncclscope:job_targets_down",
             expr: "count by (ncclscope_job) (up{ncclscope_job!=\"\"%(selc)s}) - sum by (ncclscope_job) (up{ncclscope_job!=\"\"%(selc)s})" % c,
           },
+          // Seconds per collective of the whole job, from each process's operation histogram (per rank and
+          // function, fewer series than per communicator): NcclscopeNicDegraded's "own recent history".
+          {
+            record: "ncclscope:job_seconds_per_op:rate%(rateWindow)s" % c,
+            expr: |||
+              sum by (ncclscope_job) (rate(ncclscope_operation_duration_seconds_sum{kind="coll"%(selc)s}[%(rateWindow)s]))
+              /
+              (sum by (ncclscope_job) (rate(ncclscope_operation_duration_seconds_count{kind="coll"%(selc)s}[%(rateWindow)s])) > 0)
+            ||| % c,
+          },
           // Communicators with at least one rank flagged by the stall watch (0 when none; the zero from the ranks'
           // process_info, one series per rank).
           {
