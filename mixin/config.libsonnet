@@ -65,6 +65,9 @@ local dur(seconds) =
     nicDegradedWindow: dur(std.max(20, 4 * self.scrapeIntervalSeconds)),
     nicDegradedInterval: dur(std.max(10, 2 * self.scrapeIntervalSeconds)),
     nicDegradedEventsPerSecond: 1,
+    // ... and at least this fraction of the job's busiest NIC's rate: the NIC at the fault, not the far end whose
+    // acknowledgements it lost (a link rate-limited on one side: 100 retransmissions per second there, 2 here).
+    nicDegradedDominance: 0.25,
     nicSlowdownFactor: 1.5,
     nicHistory: '15m',
     nicHistoryOffset: '2m',

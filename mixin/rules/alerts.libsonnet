@@ -62,13 +62,16 @@ local words(d) =
     ||| % c,
     // A degraded link below the ranks: a NIC that loses or damages traffic (retransmissions, errors) while its
     // job's collectives slow down against their own recent history. It names the host and the NIC, one alert per
-    // host and NIC (the two ends of one bad cable may both count, and so both be named), and inhibits the
+    // host and NIC, only NICs near the job's busiest (the two ends of one bad cable may both count as much, and so
+    // both be named; the far end of a one-sided fault retransmits far less), and inhibits the
     // straggler and NIC-error alerts of that host in that job (deploy/alertmanager). A stuck link is a hang
     // (NcclscopeHang class link); a slow one is this.
     local nicDegraded = {
       alert: "NcclscopeNicDegraded",
       expr: |||
         (%(nicEvents)s > %(nicDegradedEventsPerSecond)s)
+        >= on (ncclscope_job) group_left
+        %(nicDegradedDominance)s * max by (ncclscope_job) (%(nicEvents)s)
         and on (ncclscope_job)
         (%(jobSlowed)s)
       ||| % c { nicEvents: std.stripChars(nicEvents, '\n'), jobSlowed: std.stripChars(jobSlowed, '\n') },
