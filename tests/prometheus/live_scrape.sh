@@ -13,6 +13,7 @@ prom_file_sd_setup prom "$(cd "$(dirname "$0")/../../rules" && pwd)/ncclscope-re
 
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 NCCLSCOPE_JOB_ID=live-scrape NCCLSCOPE_SD_DIR="$work/sd" NCCLSCOPE_PROM_PORT=0 NCCLSCOPE_PROM_BIND=127.0.0.1 NCCLSCOPE_SOCKET_IFNAME=lo \
+  NCCLSCOPE_HOST_NETDEVS=lo \
   "$sim" --ranks 2 --comms 1 --ops allreduce --sizes 1M:1M --iters 1000000 >"$work/sim.log" 2>&1 &
 pids+=($!)
 
@@ -41,6 +42,11 @@ ranks=$(value 'count(count by (global_rank, local_rank, host) (ncclscope_process
 npids=$(value 'count(count by (pid) (ncclscope_process_info{job="ncclscope", global_rank=~"0|1"}))')
 echo "ncclscope_process_info: ${ranks:-none} (global_rank, local_rank, host) sets, ${npids:-none} pids"
 [ "$ranks" = "2" ] && [ "$npids" = "2" ] || { echo "FAIL: expected the 2 ranks' identity labels on their targets"; exit 1; }
+# The host's NIC counters (here lo's, NCCLSCOPE_HOST_NETDEVS=lo) come from one of the two ranks: one process per
+# job and host speaks for it.
+speakers=$(value 'count(count by (global_rank) (ncclscope_host_netdev_bytes_total{job="ncclscope", netdev="lo"}))')
+echo "ncclscope_host_netdev_bytes_total{netdev=\"lo\"}: exported by ${speakers:-no} rank(s)"
+[ "$speakers" = "1" ] || { echo "FAIL: expected the host's NIC counters from exactly one rank"; exit 1; }
 # Every dashboard query runs against the live server; the ones that need only the recording rules loaded here
 # (ncclscope:comm_name) must show this job's data (latency, bus bandwidth, oldest in flight, in flight,
 # operations, NIC throughput, dropped events, ranks). The panels built on the straggler and lag rules are

@@ -6,9 +6,10 @@ transport. Once the jobs' own history is recorded (ncclscope:job_seconds_per_op,
 against it), the fault job's link is rate-limited on host-b's side (tbf, 8 Mbit/s, 20 ms of queue: it slows every
 collective and drops what overflows). NcclscopeNicDegraded must then name host-b and its interface (vdata) within
 --within seconds, once, and nothing else. The control job, a rank that straggles 20 ms per collective on a healthy
-link, must raise nothing all run.
+link, must raise nothing all run. --fault flap instead takes host-b's end of the link down for 3 s and brings it
+back (a flapping port): the connections survive on retransmissions.
 
-Onset is the moment tbf is in place. The alert time is when it is first seen firing (polled every 0.5 s).
+Onset is the moment tbf is in place (the link taken down, for flap). The alert time is when it is first seen firing (polled every 0.5 s).
 --rounds N repeats the fault with fresh jobs; --table prints the docs/measurements.md row.
 Exit status: 0 pass, 1 fail, 77 (with SKIP and the reason) without prometheus or network namespaces.
 """
@@ -28,6 +29,8 @@ from netns_link import NetnsLink  # noqa: E402
 import json  # noqa: E402
 
 TBF = "tbf rate 8mbit burst 64kb latency 20ms"
+FAULTS = {"tbf": f"rate-limiting host-b's side of the link ({TBF})",
+          "flap": "taking host-b's end of the link down for 3 s"}
 
 
 def nic_alerts(prom):
@@ -52,6 +55,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--within", type=float, default=20.0, help="seconds from onset to the alert allowed (20)")
     ap.add_argument("--table", action="store_true")
+    ap.add_argument("--fault", choices=sorted(FAULTS), default="tbf")
     args = ap.parse_args()
     if not shutil.which("prometheus"):
         print("SKIP: the prometheus server is not installed (scripts/install-deps.sh installs it)")
@@ -97,9 +101,15 @@ def main():
                     failures.append(f"round {rnd}: no recorded history of the jobs after 300 s")
                     break
                 time.sleep(2)
-            print(f"round {rnd}: history recorded; rate-limiting host-b's side of {fault_job}'s link ({TBF})")
-            link.shape(1, TBF)
-            onset, first, named = time.time(), None, []
+            print(f"round {rnd}: history recorded; {fault_job}: {FAULTS[args.fault]}")
+            onset = time.time()
+            if args.fault == "tbf":
+                link.shape(1, TBF)
+            else:
+                link.sh(f"ip -n {link.ns[1]} link set vdata down")
+                time.sleep(3)
+                link.sh(f"ip -n {link.ns[1]} link set vdata up")
+            first, named = None, []
             while time.time() - onset < max(60.0, args.within + 20):
                 alerts = nic_alerts(prom)
                 for a in alerts:
@@ -133,7 +143,8 @@ def main():
             print(f"onset -> NcclscopeNicDegraded: min {min(times):.1f} s, median {statistics.median(times):.1f} s, "
                   f"max {max(times):.1f} s over {len(times)} run(s)")
             if args.table:
-                print(f"| slow link (tbf 8 Mbit/s, 20 ms queue) | ncclscope TCP | {len(times)} | {min(times):.1f} | "
+                kind = "slow link (tbf 8 Mbit/s, 20 ms queue)" if args.fault == "tbf" else "link flap (3 s down)"
+                print(f"| {kind} | ncclscope TCP | {len(times)} | {min(times):.1f} | "
                       f"{statistics.median(times):.1f} | {max(times):.1f} | {len(times)}/{args.rounds} |")
     finally:
         for j in jobs:

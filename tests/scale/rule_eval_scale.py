@@ -14,7 +14,9 @@ Every series gets one sample every 5 s from HISTORY seconds before now to FUTURE
 after now keep every range the rules read full while they are evaluated: a query at time t reads no sample
 after t). Families (only those the shipped rules read):
 
-  per rank:            up, ncclscope_process_info, ncclscope_profiler_dropped_events_total, ncclscope_nic_errors_total
+  per rank:            up, ncclscope_process_info, ncclscope_profiler_dropped_events_total, ncclscope_nic_errors_total,
+                       ncclscope_operation_duration_seconds_{sum,count}{kind="coll",func} (2 functions)
+  per host (8 ranks):  ncclscope_host_rdma_port_* at the basic level for 8 ports (6 series each), from local rank 0
   per rank x comm:     ncclscope_comm_info, ncclscope_comm_last_seq{kind=coll|p2p},
                        ncclscope_comm_in_flight_operations, ncclscope_comm_oldest_in_flight_age_seconds,
                        ncclscope_comm_stalled, ncclscope_comm_operations_total{kind},
@@ -238,6 +240,9 @@ def push_job(w, tl, ranks, comms, culprit, onset_idx, j=0, jobs=1):
     n = tl.n
     h = onset_idx if culprit is not None else n
     thr = 1  # the stall watch flags the communicator one sample (5 s, past the 2 s floor) after the onset
+    if getattr(tl, "frozen_at", None) != h:  # the cached runs hold one job kind's progress: a hung or a healthy one
+        tl.cache.clear()
+        tl.frozen_at = h
     ones = [1] * n
     zeros = [0] * n
     for r in range(ranks):
@@ -247,6 +252,24 @@ def push_job(w, tl, ranks, comms, culprit, onset_idx, j=0, jobs=1):
         w.add(dict(ident, __name__="ncclscope_profiler_dropped_events_total"), tl.samples("zero", zeros), n)
         w.add(dict(ident, __name__="ncclscope_nic_errors_total", nic=f"mlx5_{r % RANKS_PER_HOST}"),
               tl.samples("zero", zeros), n)
+        # The process's operation histogram (its sum and count, per function), frozen from the onset.
+        for f, per in (("AllReduce", 3), ("AllGather", 1)):
+            ops = [per * min(i, h) for i in range(n)]
+            w.add(dict(ident, __name__="ncclscope_operation_duration_seconds_count", kind="coll", func=f),
+                  tl.samples(("hcount", f), ops), n)
+            w.add(dict(ident, __name__="ncclscope_operation_duration_seconds_sum", kind="coll", func=f),
+                  tl.samples(("hsum", f), [o * 0.003 for o in ops]), n)
+        if r % RANKS_PER_HOST == 0:  # the host's 8 RDMA ports, from the rank that speaks for the host
+            for d in range(RANKS_PER_HOST):
+                port = dict(ident, device=f"mlx5_{d}", port="1")
+                w.add(dict(port, __name__="ncclscope_host_rdma_port_rate_bytes_per_second", netdev=f"ens{d}np0"),
+                      tl.samples("rate", [25e9] * n), n)
+                for direction in ("sent", "received"):
+                    w.add(dict(port, __name__="ncclscope_host_rdma_port_bytes_total", direction=direction),
+                          tl.samples("portbytes", [i * 1e10 for i in range(n)]), n)
+                for kind in ("retransmit", "congestion", "error"):
+                    w.add(dict(port, __name__=f"ncclscope_host_rdma_port_{kind}_events_total"),
+                          tl.samples("zero", zeros), n)
         for k in range(comms):
             comm, crank, size = comm_of(k, r, ranks)
             nnodes = max(1, (size + RANKS_PER_HOST - 1) // RANKS_PER_HOST) if size >= RANKS_PER_HOST else 1
