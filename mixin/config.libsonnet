@@ -61,9 +61,9 @@ local dur(seconds) =
     // nicDegradedEventsPerSecond retransmission and error events per second over nicDegradedWindow, while its job's
     // seconds per collective over that window exceed nicSlowdownFactor times their average over the nicHistory
     // before nicHistoryOffset (the job's own recent history, before the fault). It runs every nicDegradedInterval
-    // in a group of its own.
+    // in a group of its own: once per scrape (every 10 s, a lossy soft-RoCE link was named after 19.6-20.7 s).
     nicDegradedWindow: dur(std.max(20, 4 * self.scrapeIntervalSeconds)),
-    nicDegradedInterval: dur(std.max(10, 2 * self.scrapeIntervalSeconds)),
+    nicDegradedInterval: dur(self.scrapeIntervalSeconds),
     nicDegradedEventsPerSecond: 1,
     // ... and at least this fraction of the job's busiest NIC's rate: the NIC at the fault, not the far end whose
     // acknowledgements it lost (a link rate-limited on one side: 100 retransmissions per second there, 2 here).

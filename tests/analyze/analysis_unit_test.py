@@ -15,7 +15,7 @@ from contextlib import redirect_stderr, redirect_stdout
 sys.dont_write_bytecode = True
 sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else
                 os.path.join(os.path.dirname(__file__), "..", "..", "tools", "analyze"))
-from ncclscope_analysis import cli, dumps, hang, report, schema, stragglers, trace  # noqa: E402
+from ncclscope_analysis import cli, dumps, hang, nics, report, schema, stragglers, trace  # noqa: E402
 
 MS = 1_000_000
 
@@ -843,6 +843,56 @@ class FormatTest(unittest.TestCase):
                                    1 << 20))[0]
         self.assertEqual((f["kind"], f["ranks"], f["missing_count"], f["missing_ranges"]),
                          ("missing", list(range(1, 17)), (1 << 20) - 1, [[1, (1 << 20) - 1]]))
+
+
+def with_nics(rank, host, seconds, rdma=(), tcp=()):
+    """A healthy rank's dump carrying its host's NIC events since it began (host_nics)."""
+    return dump(rank, nranks=4, completed=history(3), host=host, host_nics={
+        "seconds": seconds,
+        "rdma": [{"nic": n, "port": 1, "retransmit": r, "congestion": 1000, "error": e} for n, r, e in rdma],
+        "tcp": [{"nic": n, "retransmits": r} for n, r in tcp]})
+
+
+class NicsTest(unittest.TestCase):
+    def test_the_lossy_port_is_named_and_the_far_end_below_a_quarter_is_not(self):
+        c = comm(with_nics(0, "a", 100, rdma=[("mlx5_0", 750, 50), ("mlx5_1", 0, 0)]),
+                 with_nics(1, "a", 60, rdma=[("mlx5_0", 400, 0)]),  # a younger rank of the same host: less
+                 with_nics(2, "b", 100, rdma=[("mlx5_0", 150, 0)]),  # the far end: 1.5/s, under a quarter of 8/s
+                 with_nics(3, "c", 100, tcp=[("eth0", 50)]))  # under 1/s
+        got = nics.degraded({"0xaa": c})
+        self.assertEqual([(n["host"], n["nic"], n["port"], n["per_second"]) for n in got], [("a", "mlx5_0", 1, 8.0)])
+        self.assertIn("NIC mlx5_0 port 1 on a: 800 retransmission and error events in 100 s (8.0/s)",
+                      nics.describe(got[0]))
+
+    def test_both_ends_of_one_lossy_link_and_tcp(self):
+        c = comm(with_nics(0, "a", 10, rdma=[("rxe0", 250, 0)]), with_nics(1, "b", 10, rdma=[("rxe0", 160, 0)]),
+                 with_nics(2, "c", 10, tcp=[("vdata", 400)]), with_nics(3, "d", 10))
+        got = nics.degraded({"0xaa": c})
+        self.assertEqual([(n["host"], n["nic"]) for n in got], [("c", "vdata"), ("a", "rxe0"), ("b", "rxe0")])
+
+    def test_congestion_alone_old_dumps_and_a_short_jobs_setup_name_nothing(self):
+        c = comm(with_nics(0, "a", 10), dump(1, nranks=4, completed=history(3)),
+                 with_nics(2, "b", 0.35, tcp=[("lo", 4)]))  # 11/s, but 4 segments at connection setup
+        self.assertEqual(nics.degraded({"0xaa": c}), [])
+
+    def test_report_prints_it_and_the_json_carries_it(self):
+        c = comm(with_nics(0, "a", 10, rdma=[("rxe0", 250, 0)]), with_nics(1, "a", 10), with_nics(2, "b", 10),
+                 with_nics(3, "b", 10))
+        result = report.analyze({"0xaa": c})
+        out = io.StringIO()
+        report.print_text(result, out)
+        self.assertIn("degraded NIC rxe0 port 1 on a: 250 retransmission and error events in 10 s (25.0/s)",
+                      out.getvalue())
+        self.assertEqual(report.to_json(result)["degraded_nics"][0]["host"], "a")
+
+    def test_schema_checks_host_nics(self):
+        d = dumps.normalize(json.loads(json.dumps(with_nics(0, "a", 10, rdma=[("rxe0", 1, 0)]))))
+        s = {k: v for k, v in d.items() if not k.startswith("_")}
+        s.update(schema=schema.SCHEMA_V2, part="summary")
+        schema.check(s)
+        s["host_nics"]["rdma"][0]["retransmit"] = "many"
+        with self.assertRaisesRegex(schema.SchemaError, r"host_nics.rdma\[0\].retransmit: expected integer"):
+            schema.check(s)
 
 
 class TraceTest(unittest.TestCase):

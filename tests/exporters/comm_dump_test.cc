@@ -18,6 +18,7 @@
 #include "dump_reader.h"
 #include "exporters/dump/comm_dump.h"
 #include "exporters/dump/comm_dump_json.h"
+#include "host_nics/nic_deltas.h"
 #include "temp_dir.h"
 
 namespace ncclscope {
@@ -262,6 +263,24 @@ TEST_F(CommDumpTest, FirstMemberAloneHoldsTheWholeSummary) {
 
   EXPECT_EQ(j["flight_recorder"], (json{{"depth", 2048}, {"overwritten", 17}, {"completed", 100}}));
   EXPECT_EQ(j["events"]["Coll"], 100);
+}
+
+// Without a baseline a dump has no host_nics; once the process took one, every dump carries what the host's
+// NICs counted since (this host has no RDMA port: an empty list; the TCP list has what the process's connections
+// retransmitted, none here).
+TEST_F(CommDumpTest, HostNicsSinceTheBaseline) {
+  std::string error;
+  auto summary = [&] {
+    const std::string path = WriteOrDie(MakeSnapshot(3), dir_.path(), DumpReason::kFinalize);
+    return json::parse(InflateMembers(ReadBinaryFile(path), &error)[0]);
+  };
+  EXPECT_FALSE(summary().contains("host_nics"));
+  RecordHostNicBaseline();
+  const json nics = summary()["host_nics"];
+  ASSERT_TRUE(nics.is_object()) << nics.dump();
+  EXPECT_GE(nics["seconds"].get<double>(), 0);
+  EXPECT_TRUE(nics["rdma"].is_array());
+  EXPECT_TRUE(nics["tcp"].is_array());
 }
 
 TEST_F(CommDumpTest, RecentIsCappedByTheParameterAndItsDefault) {

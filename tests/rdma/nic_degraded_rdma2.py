@@ -11,14 +11,16 @@ so it does not matter who carries the bytes.
 Side a waits until the rules hold the job's own history (ncclscope:job_seconds_per_op, 2 minutes back). Until then
 no NcclscopeNicDegraded may fire: the control. Then netem drops 3 % of what leaves its rxe0 netdev, and the alert
 must name host rdma2-a, nic rxe0, port 1 within --within seconds. The far end (rdma2-b, whose rxe0 counts the
-sequence gaps) may be named too: one bad link, two ends counting. Side a then ends its ranks and the job, and
-writes RDMA2_OUT/../nic_degraded.done so that side b ends too.
+sequence gaps) may be named too: one bad link, two ends counting. Then every rank writes its dump (the dump
+signal; side a writes RDMA2_OUT/../nic_degraded.done for side b, which answers with nic_degraded.b_dumped), and
+ncclscope-analyze over all four dumps must name the same NIC from the counters they carry (host_nics).
 Usage: nic_degraded_rdma2.py a|b SIM RULES_DIR [--within S]
 """
 import argparse
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -42,11 +44,23 @@ def nic_alerts(port):
             if a["labels"].get("alertname") == "NcclscopeNicDegraded" and a["state"] == "firing"]
 
 
-def start_ranks(side, sim, out):
+def dump_and_wait(side, ranks, dumps):
+    """The dump signal to this side's ranks; True once both wrote their request dump (up to 60 s)."""
+    for p in ranks:
+        p.send_signal(signal.SIGUSR2)
+    folder = os.path.join(dumps, f"rdma2-{side}")
+    for _ in range(120):
+        if len(glob.glob(os.path.join(folder, "*-request.json.gz"))) >= 2:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def start_ranks(side, sim, out, dumps):
     procs = []
     for local, rank in enumerate(RANKS[side]):
         env = dict(os.environ, NCCLSCOPE_JOB_ID="lossy", RANK=str(rank), LOCAL_RANK=str(local), WORLD_SIZE="4",
-                   NCCLSCOPE_PROM_PORT=str(PORT), NCCLSCOPE_PROM_IDENTITY_LABELS="series")
+                   NCCLSCOPE_PROM_PORT=str(PORT), NCCLSCOPE_PROM_IDENTITY_LABELS="series", NCCLSCOPE_DUMP_DIR=dumps)
         log = open(os.path.join(out, f"rank{rank}.log"), "w")
         procs.append(subprocess.Popen([sim, "--ranks", "4", "--rank", str(rank), "--root", f"{IPS['a']}:29625",
                                        "--ops", "allreduce", "--sizes", "64K:64K", "--iters", "100000000",
@@ -88,15 +102,20 @@ def main():
     ap.add_argument("--within", type=float, default=20.0)
     args = ap.parse_args()
     out = os.environ.get("RDMA2_OUT", "/tmp")
-    done = os.path.join(os.path.dirname(out), "nic_degraded.done")
-    ranks = start_ranks(args.side, args.sim, out)
+    shared = os.path.dirname(out)
+    done, b_dumped = os.path.join(shared, "nic_degraded.done"), os.path.join(shared, "nic_degraded.b_dumped")
+    dumps = os.path.join(shared, "nic_degraded_dumps")
+    ranks = start_ranks(args.side, args.sim, out, dumps)
     if args.side == "b":
         while not os.path.exists(done) and any(p.poll() is None for p in ranks):
             time.sleep(1)
+        dumped = os.path.exists(done) and dump_and_wait("b", ranks, dumps)
+        open(b_dumped, "w").close()
         for p in ranks:
             p.kill()
-        print("side b: ranks ended", "(side a is done)" if os.path.exists(done) else "by themselves")
-        return 0 if os.path.exists(done) else 1
+        print("side b: ranks ended", "(side a is done)" if os.path.exists(done) else "by themselves",
+              "after writing their dumps" if dumped else "without their dumps")
+        return 0 if dumped else 1
     failures = []
     work = "/tmp/nic-degraded-prom"  # the guest's tmpfs: the TSDB wants mmap, which the 9p share does not give
     os.makedirs(work, exist_ok=True)
@@ -132,6 +151,21 @@ def main():
                 failures.append(f"named {sorted(named)}: want rdma2-a rxe0 port 1 (and at most the far end)")
             elif first > args.within:
                 failures.append(f"named after {first:.1f} s, more than {args.within} s")
+        if not failures:
+            if not dump_and_wait("a", ranks, dumps):
+                failures.append("side a's ranks wrote no dump on the dump signal")
+            open(done, "w").close()
+            for _ in range(120):
+                if os.path.exists(b_dumped):
+                    break
+                time.sleep(0.5)
+            analyze = os.path.join(os.path.dirname(os.path.abspath(args.sim)), "ncclscope-analyze")
+            r = subprocess.run([analyze, dumps, "--json"], capture_output=True, text=True)
+            found = {(n["host"], n["nic"], n["port"]) for n in json.loads(r.stdout or "{}").get("degraded_nics", [])}
+            print(f"side a: ncclscope-analyze over the dumps names {sorted(found)}")
+            if ("rdma2-a", "rxe0", 1) not in found:
+                failures.append(f"the analyzer named {sorted(found)} from the dumps, not rdma2-a rxe0 port 1"
+                                f" ({r.stderr.strip()[-300:]})")
         for q in ('max by (host, counter) (ncclscope_host_rdma_port_retransmit_events_total)',
                   'ncclscope:job_seconds_per_op:rate1m'):
             for r in api(port, "/api/v1/query", query=q)["result"]:

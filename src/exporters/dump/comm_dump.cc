@@ -10,8 +10,10 @@
 #include "common/params.h"
 #include "common/process_identity.h"
 #include "core/net_errors.h"
+#include "core/net_links.h"
 #include "exporters/dump/comm_dump_json.h"
 #include "exporters/dump/gzip_member.h"
+#include "host_nics/nic_deltas.h"
 
 namespace ncclscope::dump {
 namespace {
@@ -72,6 +74,20 @@ const char* DumpReasonName(DumpReason reason) {
 
 std::string CommDumpSubdir(DumpReason reason) { return reason == DumpReason::kFinalize ? "" : HostName(); }
 
+// What the host's RDMA ports counted since the process's baseline, and the TCP transport's retransmissions per NIC
+// over the process's life: the analyzer's evidence of a degraded NIC. Null before a baseline.
+json HostNicsJson() {
+  HostNicDeltas d;
+  if (!HostNicDeltasSinceBaseline(&d)) return nullptr;
+  json rdma = json::array(), tcp = json::array();
+  for (const NicEventCounts& n : d.rdma) {
+    rdma.push_back({{"nic", n.nic}, {"port", n.port}, {"retransmit", n.retransmit}, {"congestion", n.congestion},
+                    {"error", n.error}});
+  }
+  for (const NicTcpInfo& t : SnapshotNicTcpInfo()) tcp.push_back({{"nic", t.nic}, {"retransmits", t.retransmits}});
+  return {{"seconds", d.seconds}, {"rdma", rdma}, {"tcp", tcp}};
+}
+
 Result<std::string> CommDumpBytes(const CommSnapshot& snap, DumpReason reason) {
   DumpContext ctx;
   ctx.host = HostName();
@@ -80,6 +96,7 @@ Result<std::string> CommDumpBytes(const CommSnapshot& snap, DumpReason reason) {
   ctx.identity = IdentityJson();
   ctx.clock = SampleClock();
   ctx.net_errors = RecentNetErrors();
+  ctx.host_nics = HostNicsJson();
   ctx.recent = static_cast<size_t>(Params().Int(ParamId::kDumpRecent));
   // A hung job's dumps are read for a verdict first; the stall's own neighbourhood is the newest records.
   ctx.fr_records = reason == DumpReason::kStall ? static_cast<size_t>(Params().Int(ParamId::kDumpStallRecords))

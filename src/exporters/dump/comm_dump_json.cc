@@ -211,6 +211,7 @@ json SummaryJson(const CommSnapshot& s, const DumpContext& ctx) {
   for (const OpRecord& r : s.in_flight) in_flight.push_back(RecordToJson(r, true, s.snapshot_monotonic_ns));
   j["in_flight"] = in_flight;
   j["net_errors"] = NetErrorsJson(ctx.net_errors);
+  if (!ctx.host_nics.is_null()) j["host_nics"] = ctx.host_nics;
   j["aggregates"] = AggregatesJson(s);
   if (!s.tags.empty() || s.tags_other.ops != 0) {  // v7: per user tag (the first 16; the rest folded)
     json tags = json::array();

@@ -26,6 +26,7 @@ struct DumpContext {
   nlohmann::json identity;  // {"global_rank", "local_rank", "gpu_uuid", "nccl_version"}
   ClockSample clock;
   std::vector<NetErrorRecord> net_errors;
+  nlohmann::json host_nics;  // null: none (no baseline)
   size_t recent = 64;      // newest completed operations in "recent"
   size_t fr_records = 0;   // newest completed records in member 2 (what "flight_recorder.completed" counts)
 };

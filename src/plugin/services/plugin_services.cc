@@ -13,6 +13,7 @@
 #if NCCLSCOPE_HAVE_DUMP_EXPORTERS
 #include "exporters/dump/chrome_trace.h"
 #include "exporters/dump/comm_dump.h"
+#include "host_nics/nic_deltas.h"
 #endif
 #if NCCLSCOPE_HAVE_PROMETHEUS_EXPORTERS
 #include "exporters/prometheus/metrics_endpoint.h"
@@ -30,6 +31,8 @@ void InstallDumpHooks() {
 #if NCCLSCOPE_HAVE_DUMP_EXPORTERS
   registry.AddDumpHook(&dump::CommDumpHook);
   registry.AddDumpHook(&dump::ChromeTraceHook);
+  // The dumps carry the host's NIC events since now (host_nics/nic_deltas.h).
+  if (!Params().Str(ParamId::kDumpDir).empty()) RecordHostNicBaseline();
 #endif
 #if NCCLSCOPE_HAVE_PROMETHEUS_EXPORTERS
   registry.AddDumpHook(&KeepFinalTotals);

@@ -7,7 +7,7 @@ detail and its summary table.
 """
 import sys
 
-from . import chains, hang, stragglers
+from . import chains, hang, nics, stragglers
 from .progress import rank_list, ranges
 from .summary import summarize
 
@@ -237,7 +237,7 @@ def analyze(comms):
                 f["headline"] += " (itself waiting: the chain ends at " + chain + ")"
         e["verdict"] = comm_verdict(e)
     victims = _victims(entries, set(roots))
-    return {"entries": entries, "culprits": culprits, "victims": victims}
+    return {"entries": entries, "culprits": culprits, "victims": victims, "degraded_nics": nics.degraded(comms)}
 
 
 def comm_verdict(entry):
@@ -307,6 +307,8 @@ def print_text(result, out=None):
         print(f"  culprit  {c['line']}", file=out)
     for u in _unlisted(result):
         print(f"  culprits {_unlisted_text(*u)}", file=out)
+    for n in result.get("degraded_nics", []):
+        print(f"  degraded {nics.describe(n)}", file=out)
     healthy = [e for e in entries if e["status"] == "healthy"]
     for e in entries:
         if e["status"] != "healthy" or len(healthy) <= MAX_HEALTHY_LINES:
@@ -364,4 +366,5 @@ def job_status(result):
 def to_json(result):
     return {"schema": REPORT_SCHEMA, "status": job_status(result), "verdict": job_verdict(result),
             "culprits": _public(result["culprits"]), "victims": result["victims"],
+            "degraded_nics": result.get("degraded_nics", []),
             "communicators": _public(result["entries"])}

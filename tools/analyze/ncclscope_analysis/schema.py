@@ -194,6 +194,11 @@ RECENT = obj({"arrival": column(_I), "kind": column(STR), "func": column(STR), "
 NET_ERROR = obj({"comm_hash": STR_OR_NULL, "nic": STR, "kind": STR, "text": STR, "peer": STR_OR_NULL,
                  "peer_global_rank": INT_OR_NULL, "peer_pid": INT_OR_NULL, "peer_host": STR_OR_NULL,
                  "monotonic_ns": _I}, required=("kind", "text"))
+HOST_NICS = obj({"seconds": NUM,
+                 "rdma": array(obj({"nic": STR, "port": _I, "retransmit": _I, "congestion": _I, "error": _I},
+                                   required=("nic", "port", "retransmit", "error"))),
+                 "tcp": array(obj({"nic": STR, "retransmits": _I}, required=("nic", "retransmits")))},
+                required=("seconds",))
 SUMMARY = obj(dict(_COMMON, **{
     "part": STR,
     "identity": obj({"global_rank": INT_OR_NULL, "local_rank": INT_OR_NULL, "world_size": INT_OR_NULL,
@@ -202,7 +207,7 @@ SUMMARY = obj(dict(_COMMON, **{
     "clock": obj({"mono_before_ns": _I, "realtime_ns": _I, "mono_after_ns": _I, "esterror_ns": _I,
                   "maxerror_ns": _I, "synced": BOOL}, required=("mono_before_ns", "realtime_ns", "mono_after_ns")),
     "p2p": array(obj({"peer": _I, "func": STR, "last_seq": _I}, required=("peer", "func", "last_seq"))),
-    "recent": RECENT, "in_flight": array(RECORD), "net_errors": array(NET_ERROR),
+    "recent": RECENT, "in_flight": array(RECORD), "net_errors": array(NET_ERROR), "host_nics": HOST_NICS,
     "flight_recorder": obj({"depth": _I, "overwritten": _I, "completed": _I}),
 }), required=("schema", "part", "comm_hash", "rank", "nranks", "ops", "in_flight", "recent", "p2p"))
 FR_MEMBER = obj({"schema": STR, "part": STR, "completed": array(RECORD)}, required=("completed",))

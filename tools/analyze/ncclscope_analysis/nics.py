@@ -1,0 +1,51 @@
+"""Degraded NICs from the dumps, by the evidence and thresholds of the live alert NcclscopeNicDegraded
+(mixin/config.libsonnet): each dump's host_nics holds what its host's RDMA ports counted since the rank began
+(retransmission, congestion and error events) and the TCP transport's retransmissions per NIC. A NIC is named when
+its retransmission and error events per second exceed EVENTS_PER_SECOND and reach DOMINANCE of the job's busiest
+NIC's rate, with at least MIN_EVENTS of them (what the alert's 20 s window needs at that rate: a short job's
+connection setup retransmits a few segments). Per host and NIC the largest rate any dump shows counts (every rank
+of a host sees the same ports).
+The rates are over the ranks' lives, not the alert's 20 s, so a fault late in a long job counts less here.
+"""
+
+EVENTS_PER_SECOND = 1.0
+DOMINANCE = 0.25
+MIN_EVENTS = 20
+
+
+def _rates(comms):
+    """{(host, nic, port or None): (events, seconds)} with the largest rate per key."""
+    best = {}
+
+    def keep(key, events, seconds):
+        if seconds > 0 and (key not in best or events / seconds > best[key][0] / best[key][1]):
+            best[key] = (events, seconds)
+
+    for ranks in comms.values():
+        for d in ranks.values():
+            h = d.get("host_nics")
+            if not isinstance(h, dict):
+                continue
+            seconds = h.get("seconds") or 0
+            for p in h.get("rdma") or []:
+                keep((d.get("host"), p["nic"], p["port"]), p["retransmit"] + p["error"], seconds)
+            for t in h.get("tcp") or []:
+                keep((d.get("host"), t["nic"], None), t["retransmits"], seconds)
+    return best
+
+
+def degraded(comms):
+    """The degraded NICs, busiest first: [{"host", "nic", "port", "events", "seconds", "per_second"}]."""
+    rates = {k: e / s for k, (e, s) in _rates(comms).items()}
+    top = max(rates.values(), default=0.0)
+    best = _rates(comms)
+    named = [k for k, r in rates.items()
+             if r > EVENTS_PER_SECOND and r >= DOMINANCE * top and best[k][0] >= MIN_EVENTS]
+    return [{"host": k[0], "nic": k[1], "port": k[2], "events": best[k][0], "seconds": round(best[k][1], 1),
+             "per_second": round(rates[k], 2)} for k in sorted(named, key=lambda k: -rates[k])]
+
+
+def describe(n):
+    port = f" port {n['port']}" if n["port"] is not None else ""
+    return (f"NIC {n['nic']}{port} on {n['host']}: {n['events']} retransmission and error events in "
+            f"{n['seconds']:.0f} s ({n['per_second']:.1f}/s)")
