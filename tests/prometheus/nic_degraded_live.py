@@ -15,6 +15,7 @@ Exit status: 0 pass, 1 fail, 77 (with SKIP and the reason) without prometheus or
 """
 import argparse
 import glob
+import json
 import os
 import shutil
 import statistics
@@ -26,7 +27,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from prom_server import free_port, http_get  # noqa: E402
 from hang_support import SKIP, Job, Prometheus, sim_env  # noqa: E402
 from netns_link import NetnsLink  # noqa: E402
-import json  # noqa: E402
 
 TBF = "tbf rate 8mbit burst 64kb latency 20ms"
 FAULTS = {"tbf": f"rate-limiting host-b's side of the link ({TBF})",
