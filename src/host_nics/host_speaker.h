@@ -8,6 +8,7 @@
 #define NCCLSCOPE_HOST_NICS_HOST_SPEAKER_H_
 
 #include <string>
+#include <utility>
 
 #include "absl/synchronization/mutex.h"
 

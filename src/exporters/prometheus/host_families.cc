@@ -6,8 +6,6 @@
 // network interfaces under RDMA ports. Interfaces at the basic level: only on hosts without RDMA ports (TCP).
 #include "exporters/prometheus/host_families.h"
 
-#include <iterator>
-
 #include "exporters/prometheus/metric_families.h"
 
 namespace ncclscope {
