@@ -54,6 +54,7 @@ long RankFrom(const char* const (&vars)[N], long max, const std::function<const 
 using CuInitFn = int (*)(unsigned int);
 using CuCtxGetDeviceFn = int (*)(int*);
 using CuDeviceGetUuidFn = int (*)(unsigned char*, int);
+using CuDeviceGetPciBusIdFn = int (*)(char*, int, int);
 
 // The NVML entry points used, as nvml.h declares them (nvmlReturn_t is an int enum, nvmlDevice_t an opaque
 // pointer; NVML_SUCCESS is 0).
@@ -154,21 +155,33 @@ std::string FormatGpuUuid(const unsigned char (&b)[16], bool mig) {
   return buf;
 }
 
-// Built and reviewed, not run here: the build and test machines have no GPU.
-std::string CurrentGpuUuid() {
-  // RTLD_NOLOAD: only a driver the process (NCCL's CUDA runtime) has loaded already; the handle is never
-  // closed (a reference to a library that stays loaded anyway).
-  void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-  if (cuda == nullptr) return "";
-  auto cu_init = reinterpret_cast<CuInitFn>(dlsym(cuda, "cuInit"));
-  auto ctx_device = reinterpret_cast<CuCtxGetDeviceFn>(dlsym(cuda, "cuCtxGetDevice"));
-  auto uuid_v2 = reinterpret_cast<CuDeviceGetUuidFn>(dlsym(cuda, "cuDeviceGetUuid_v2"));
-  auto uuid_v1 = reinterpret_cast<CuDeviceGetUuidFn>(dlsym(cuda, "cuDeviceGetUuid"));
-  if (cu_init == nullptr || ctx_device == nullptr || (uuid_v2 == nullptr && uuid_v1 == nullptr)) return "";
-  if (cu_init(0) != 0) return "";
+namespace {
+
+// The device of the CUDA context current on this thread, through a libcuda.so.1 the process has already loaded
+// (RTLD_NOLOAD: never loads or initialises CUDA in a process that does not use it; the handle is never closed,
+// a reference to a library that stays loaded anyway); -1 without one.
+int CurrentCudaDevice(void** cuda) {
+  *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (*cuda == nullptr) return -1;
+  auto cu_init = reinterpret_cast<CuInitFn>(dlsym(*cuda, "cuInit"));
+  auto ctx_device = reinterpret_cast<CuCtxGetDeviceFn>(dlsym(*cuda, "cuCtxGetDevice"));
+  if (cu_init == nullptr || ctx_device == nullptr || cu_init(0) != 0) return -1;
   int device = -1;
   // No current context (CUDA_ERROR_INVALID_CONTEXT): no device to name; never create a context here.
-  if (ctx_device(&device) != 0 || device < 0) return "";
+  if (ctx_device(&device) != 0 || device < 0) return -1;
+  return device;
+}
+
+}  // namespace
+
+// Built and reviewed, not run here: the build and test machines have no GPU.
+std::string CurrentGpuUuid() {
+  void* cuda = nullptr;
+  const int device = CurrentCudaDevice(&cuda);
+  if (device < 0) return "";
+  auto uuid_v2 = reinterpret_cast<CuDeviceGetUuidFn>(dlsym(cuda, "cuDeviceGetUuid_v2"));
+  auto uuid_v1 = reinterpret_cast<CuDeviceGetUuidFn>(dlsym(cuda, "cuDeviceGetUuid"));
+  if (uuid_v2 == nullptr && uuid_v1 == nullptr) return "";
   unsigned char own[16] = {};
   if (uuid_v2 != nullptr ? uuid_v2(own, device) != 0 : uuid_v1(own, device) != 0) return "";
   // _v2 returns a MIG instance's own UUID, the legacy entry point its GPU's: they differ only on MIG.
@@ -176,6 +189,32 @@ std::string CurrentGpuUuid() {
   const bool mig = uuid_v2 != nullptr && uuid_v1 != nullptr && uuid_v1(gpu, device) == 0 &&
                    std::memcmp(own, gpu, sizeof(own)) != 0;
   return FormatGpuUuid(own, mig);
+}
+
+// Built and reviewed, not run here (no GPU); its spelling is NormalizePciBusId's, which is tested.
+std::string CurrentGpuPciBusId() {
+  void* cuda = nullptr;
+  const int device = CurrentCudaDevice(&cuda);
+  if (device < 0) return "";
+  auto bus_id = reinterpret_cast<CuDeviceGetPciBusIdFn>(dlsym(cuda, "cuDeviceGetPCIBusId"));
+  char text[64] = {};
+  if (bus_id == nullptr || bus_id(text, sizeof(text), device) != 0) return "";
+  return NormalizePciBusId(text);
+}
+
+std::string NormalizePciBusId(const std::string& bus_id) {
+  // CUDA writes "0000:17:00.0", NVML "00000000:17:00.0", either in upper case; sysfs "0000:17:00.0".
+  unsigned domain = 0, bus = 0, device = 0, function = 0;
+  char tail = 0;
+  // Only hex digits and separators: sscanf's %x would also take a "0x" prefix.
+  if (bus_id.find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos) return "";
+  if (std::sscanf(bus_id.c_str(), "%x:%x:%x.%x%c", &domain, &bus, &device, &function, &tail) != 4 ||
+      domain > 0xffff || bus > 0xff || device > 0x1f || function > 7) {
+    return "";
+  }
+  char out[16];
+  std::snprintf(out, sizeof(out), "%04x:%02x:%02x.%x", domain, bus, device, function);
+  return out;
 }
 
 // Built against fakes (tests/exporters/fake_nvml.cc), not run against a real NVML here: no GPU on the
@@ -255,6 +294,7 @@ const ProcessIdentity& Identity() {
     id = new ProcessIdentity(IdentityFromEnv(getenv_fn, JobIdFromEnv(Params().Str(ParamId::kJobId), getenv_fn),
                                              HostLabel(Params().Str(ParamId::kNodeName), HostName())));
     ApplyGpuUuid(CurrentGpuUuid(), "libnvidia-ml.so.1", id);
+    id->gpu_pci = CurrentGpuPciBusId();
     NCCLSCOPE_INFO(subsys::kInit, "identity: job '%s' host %s global rank '%s' local rank '%s' gpu '%s'%s%s%s%s",
                    id->job.c_str(), id->host.c_str(), id->global_rank.c_str(), id->local_rank.c_str(),
                    id->gpu_uuid.c_str(), id->gpu_instance_id.empty() ? "" : " gpu instance ",

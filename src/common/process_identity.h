@@ -30,6 +30,9 @@ struct ProcessIdentity {
   // Not an identity label: the MIG device's own MIG-… UUID ("" off MIG), on ncclscope_process_info only (one
   // value per process, so it multiplies no series).
   std::string mig_uuid;
+  // Not an identity label either: the GPU's PCI address (0000:17:00.0), "" unknown; on ncclscope_process_info,
+  // and where the rank's NIC is inferred from the PCI distance to it (host_nics/rank_nics.h).
+  std::string gpu_pci;
 
   // (label name, value) of the identity labels in the order above, empty values left out.
   std::vector<std::pair<std::string, std::string>> Labels() const;
@@ -72,6 +75,11 @@ std::string FormatGpuUuid(const unsigned char (&bytes)[16], bool mig);
 // has already loaded (dlopen RTLD_NOLOAD: never loads or initialises CUDA in a process that does not use
 // it); "" without a driver, without a current context, or on any error.
 std::string CurrentGpuUuid();
+// The PCI address of that device, as NormalizePciBusId spells it; "" likewise.
+std::string CurrentGpuPciBusId();
+// A PCI bus id as CUDA ("0000:17:00.0") or NVML ("00000000:17:00.0") writes it, in sysfs's spelling
+// ("0000:17:00.0", lower case); "" when it is not one.
+std::string NormalizePciBusId(const std::string& bus_id);
 
 // What NVML says of a MIG device: its parent GPU's UUID and its GPU instance id (decimal).
 struct MigParent {

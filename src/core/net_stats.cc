@@ -1,7 +1,9 @@
 #include "core/net_stats.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <string_view>
 #include <tuple>
 
 #include "absl/base/const_init.h"
@@ -121,6 +123,20 @@ NetStatsSnapshot SnapshotNetStats() {
     }
   }
   return snap;
+}
+
+CarriedNics CarriedNicsOf(const NetStatsSnapshot& snapshot) {
+  CarriedNics out;
+  constexpr std::string_view kNcclIb = "nccl-ib";
+  for (const NetStatsRow& r : snapshot.rows) {
+    if (!r.nic_total || (r.bytes_sent + r.bytes_received == 0 && r.connections_open <= 0)) continue;
+    if (r.nic.rfind(kNcclIb, 0) == 0) {
+      out.nccl_ib_devices.push_back(std::atoi(r.nic.c_str() + kNcclIb.size()));
+    } else {
+      out.names.push_back(r.nic);
+    }
+  }
+  return out;
 }
 
 }  // namespace ncclscope

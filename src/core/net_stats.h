@@ -114,6 +114,14 @@ NetCounters* NetCountersFor(const std::string& nic, uint64_t comm_id, bool nic_t
 
 NetStatsSnapshot SnapshotNetStats();
 
+// The NICs this process's traffic went through (a NIC total row with bytes or an open connection): the names our
+// transports and the wrapped plugin gave them, and the device numbers N of NCCL IB's QP events (nic="nccl-ib<N>").
+struct CarriedNics {
+  std::vector<std::string> names;
+  std::vector<int> nccl_ib_devices;
+};
+CarriedNics CarriedNicsOf(const NetStatsSnapshot& snapshot);
+
 }  // namespace ncclscope
 
 #endif  // NCCLSCOPE_CORE_NET_STATS_H_

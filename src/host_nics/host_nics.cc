@@ -3,6 +3,7 @@
 #include "common/params.h"
 #include "common/process_identity.h"
 #include "host_nics/host_speaker.h"
+#include "host_nics/rank_nics.h"
 
 namespace ncclscope {
 
@@ -12,6 +13,9 @@ bool ReadHostNicsIfSpeaker(HostNics* out) {
   static HostSpeaker* const speaker = new HostSpeaker(HostSpeakerLockPath(HostSpeakerLockDir(), Identity().job));
   if (!speaker->Speaks()) return false;
   out->rdma = ReadRdmaPorts("/sys");
+  // GPUs do not come and go: the PCI bus is walked once.
+  static const std::vector<SysfsDeviceLocation>* const gpus = new std::vector<SysfsDeviceLocation>(ReadHostGpus("/sys"));
+  out->nearest_gpus = GpusNearestEachPort(out->rdma, *gpus);
   std::vector<std::string> under_rdma;
   for (const RdmaPort& p : out->rdma) {
     if (!p.netdev.empty()) under_rdma.push_back(p.netdev);

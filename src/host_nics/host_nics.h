@@ -13,6 +13,7 @@ namespace ncclscope {
 
 struct HostNics {
   std::vector<RdmaPort> rdma;
+  std::vector<std::vector<std::string>> nearest_gpus;  // per rdma port: the GPUs it is nearest (rank_nics.h)
   std::vector<Netdev> netdevs;
 };
 

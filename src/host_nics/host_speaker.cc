@@ -24,8 +24,9 @@ bool HostSpeaker::Speaks() {
     fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd_ < 0) {
       if (!warned_) {
-        NCCLSCOPE_WARN(subsys::kNet, "cannot open %s (%s): this process exports the host's NIC counters, and so may every other rank "
-                 "of the job on this host", lock_path_.c_str(), std::strerror(errno));
+        NCCLSCOPE_WARN(subsys::kNet,
+                       "cannot open %s (%s): this process exports the host's NIC counters, and so may every other "
+                       "rank of the job on this host", lock_path_.c_str(), std::strerror(errno));
         warned_ = true;
       }
       return true;

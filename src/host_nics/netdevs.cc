@@ -26,10 +26,7 @@ Netdev ReadOne(const std::string& dir, const std::string& name) {
   // speed is in Mb/s, -1 (or an error) when unknown.
   const long mbits = std::strtol(ReadSysfsLine(dir + "/speed").value_or("-1").c_str(), nullptr, 10);
   d.speed_bytes_per_s = mbits > 0 ? static_cast<double>(mbits) * 1e6 / 8 : 0;
-  const std::string dev = SysfsLinkName(dir + "/device");
-  d.pci = dev.find(':') != std::string::npos ? dev : "";
-  d.numa_node = static_cast<int>(std::strtol(ReadSysfsLine(dir + "/device/numa_node").value_or("-1").c_str(), nullptr, 10));
-  if (d.numa_node < 0) d.numa_node = -1;
+  d.location = ReadDeviceLocation(dir + "/device");
   const std::string stats = dir + "/statistics/";
   auto counter = [&](const char* file) { return ReadSysfsCounter(stats + file).value_or(0); };
   d.rx_bytes = counter("rx_bytes");
@@ -53,8 +50,8 @@ std::vector<Netdev> ReadNetdevs(const std::string& sysfs, const std::vector<std:
   for (const std::string& name : ListSysfsDir(root)) {
     if (out.size() >= kMaxNetdevs) break;
     const std::string dir = root + "/" + name;
-    const bool chosen = wanted.empty() ? (name != "lo" && HasDevice(dir)) || std::count(also.begin(), also.end(), name) > 0
-                                       : Matches(name, wanted);
+    const bool by_default = (name != "lo" && HasDevice(dir)) || std::count(also.begin(), also.end(), name) > 0;
+    const bool chosen = wanted.empty() ? by_default : Matches(name, wanted);
     if (chosen) out.push_back(ReadOne(dir, name));
   }
   return out;

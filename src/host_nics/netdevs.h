@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "host_nics/sysfs_files.h"
+
 namespace ncclscope {
 
 inline constexpr size_t kMaxNetdevs = 16;
@@ -18,8 +20,7 @@ struct Netdev {
   std::string name;
   bool up = false;               // operstate "up" (or "unknown" with a carrier: lo, some virtual links)
   double speed_bytes_per_s = 0;  // the negotiated link speed; 0 when the driver does not say
-  std::string pci;
-  int numa_node = -1;
+  SysfsDeviceLocation location;  // pci "" for a virtual interface
   uint64_t rx_bytes = 0, tx_bytes = 0, rx_packets = 0, tx_packets = 0;
   uint64_t rx_errors = 0, tx_errors = 0, rx_dropped = 0, tx_dropped = 0;
   uint64_t carrier_changes = 0;  // each link down and up counts two: a flapping link

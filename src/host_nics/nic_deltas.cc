@@ -10,9 +10,9 @@ namespace ncclscope {
 namespace {
 
 ABSL_CONST_INIT absl::Mutex mu(absl::kConstInit);
-bool have_baseline ABSL_GUARDED_BY(mu) = false;
 uint64_t baseline_ns ABSL_GUARDED_BY(mu) = 0;
-std::vector<NicEventCounts>* baseline ABSL_GUARDED_BY(mu) = nullptr;  // never freed: dumps run at exit
+// Null until RecordHostNicBaseline; never freed: dumps run at exit.
+std::vector<NicEventCounts>* baseline ABSL_GUARDED_BY(mu) = nullptr;
 uint64_t last_read_ns ABSL_GUARDED_BY(mu) = 0;
 HostNicDeltas* last ABSL_GUARDED_BY(mu) = nullptr;
 
@@ -29,11 +29,9 @@ std::vector<NicEventCounts> NicEventCountsOf(const std::vector<RdmaPort>& ports)
     NicEventCounts n;
     n.nic = p.device;
     n.port = p.port;
-    for (const RdmaCounter& c : p.counters) {
-      if (c.kind == RdmaCounterKind::kRetransmit) n.retransmit += c.value;
-      if (c.kind == RdmaCounterKind::kCongestion) n.congestion += c.value;
-      if (c.kind == RdmaCounterKind::kError) n.error += c.value;
-    }
+    n.retransmit = SumOfKind(p, RdmaCounterKind::kRetransmit).value_or(0);
+    n.congestion = SumOfKind(p, RdmaCounterKind::kCongestion).value_or(0);
+    n.error = SumOfKind(p, RdmaCounterKind::kError).value_or(0);
     out.push_back(std::move(n));
   }
   return out;
@@ -41,16 +39,15 @@ std::vector<NicEventCounts> NicEventCountsOf(const std::vector<RdmaPort>& ports)
 
 void RecordHostNicBaseline() {
   AnnotatedLock lock(&mu);
-  if (have_baseline) return;
+  if (baseline != nullptr) return;
   baseline = new std::vector<NicEventCounts>(Off() ? std::vector<NicEventCounts>()
                                                    : NicEventCountsOf(ReadRdmaPorts("/sys")));
   baseline_ns = MonotonicNs();
-  have_baseline = true;
 }
 
 bool HostNicDeltasSinceBaseline(HostNicDeltas* out) {
   AnnotatedLock lock(&mu);
-  if (!have_baseline) return false;
+  if (baseline == nullptr) return false;
   const uint64_t now = MonotonicNs();
   if (last == nullptr || Since(now, last_read_ns) >= kReuseNs) {
     HostNicDeltas d;

@@ -156,14 +156,21 @@ RdmaCounterMeaning ClassifyRdmaCounter(const std::string& name, bool hw) {
   return {k->kind, k->scale, false};
 }
 
-std::vector<RdmaPort> ReadRdmaPorts(const std::string& sysfs) {
+std::optional<uint64_t> SumOfKind(const RdmaPort& port, RdmaCounterKind kind) {
+  std::optional<uint64_t> sum;
+  for (const RdmaCounter& c : port.counters) {
+    if (c.kind == kind) sum = sum.value_or(0) + c.value;
+  }
+  return sum;
+}
+
+std::vector<RdmaPort> ReadRdmaPorts(const std::string& sysfs, bool counters) {
   std::vector<RdmaPort> ports;
   const std::string root = sysfs + "/class/infiniband";
   for (const std::string& device : ListSysfsDir(root)) {
     const std::string dev_dir = root + "/" + device;
-    const std::string pci = SysfsLinkName(dev_dir + "/device");
-    const int numa = static_cast<int>(std::strtol(ReadSysfsLine(dev_dir + "/device/numa_node").value_or("-1").c_str(),
-                                                  nullptr, 10));
+    // A soft-RoCE device's "device" is its netdev's parent, not a PCI function of its own.
+    const SysfsDeviceLocation location = ReadDeviceLocation(dev_dir + "/device");
     for (const std::string& port_name : ListSysfsDir(dev_dir + "/ports")) {
       const std::string port_dir = dev_dir + "/ports/" + port_name;
       RdmaPort p;
@@ -173,11 +180,11 @@ std::vector<RdmaPort> ReadRdmaPorts(const std::string& sysfs) {
       p.link_layer = ReadSysfsLine(port_dir + "/link_layer").value_or("");
       p.active = ReadSysfsLine(port_dir + "/state").value_or("").find("ACTIVE") != std::string::npos;
       p.rate_bytes_per_s = RateBytesPerSecond(ReadSysfsLine(port_dir + "/rate").value_or(""));
-      // A soft-RoCE device's "device" is its netdev's, not a PCI function of its own.
-      p.pci = pci.find(':') != std::string::npos ? pci : "";
-      p.numa_node = numa < 0 ? -1 : numa;
-      ReadCounters(port_dir + "/counters", false, &p.counters);
-      ReadCounters(port_dir + "/hw_counters", true, &p.counters);
+      p.location = location;
+      if (counters) {
+        ReadCounters(port_dir + "/counters", false, &p.counters);
+        ReadCounters(port_dir + "/hw_counters", true, &p.counters);
+      }
       ports.push_back(std::move(p));
     }
   }

@@ -7,8 +7,11 @@
 #define NCCLSCOPE_HOST_NICS_RDMA_PORTS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "host_nics/sysfs_files.h"
 
 namespace ncclscope {
 
@@ -46,13 +49,16 @@ struct RdmaPort {
   std::string link_layer;  // InfiniBand, Ethernet, Unspecified
   bool active = false;     // state ACTIVE
   double rate_bytes_per_s = 0;  // the link's negotiated rate (a port retrained to a lower one shows here); 0 unknown
-  std::string pci;         // the device's PCI address, "" when it has none (soft-RoCE)
-  int numa_node = -1;
+  SysfsDeviceLocation location;  // the device's PCI function; pci "" when it has none (soft-RoCE)
   std::vector<RdmaCounter> counters;  // counters/ first, then hw_counters/, each sorted by name
 };
 
-// Every port of every RDMA device under `sysfs` (normally "/sys"). Never fails: no device, no ports.
-std::vector<RdmaPort> ReadRdmaPorts(const std::string& sysfs);
+// Every port of every RDMA device under `sysfs` (normally "/sys"), sorted by device and port. Never fails: no
+// device, no ports. Without `counters`, only where the ports are and their state (a few files per port).
+std::vector<RdmaPort> ReadRdmaPorts(const std::string& sysfs, bool counters = true);
+
+// The sum of the port's counters of `kind`; nullopt when the driver has none of that kind.
+std::optional<uint64_t> SumOfKind(const RdmaPort& port, RdmaCounterKind kind);
 
 }  // namespace ncclscope
 

@@ -60,4 +60,16 @@ std::string SysfsLinkName(const std::string& path) {
   return slash == std::string::npos ? text : text.substr(slash + 1);
 }
 
+SysfsDeviceLocation ReadDeviceLocation(const std::string& device_link) {
+  SysfsDeviceLocation loc;
+  const long numa = std::strtol(ReadSysfsLine(device_link + "/numa_node").value_or("-1").c_str(), nullptr, 10);
+  loc.numa_node = numa < 0 ? -1 : static_cast<int>(numa);
+  const std::string name = SysfsLinkName(device_link);
+  if (name.find(':') == std::string::npos) return loc;
+  loc.pci = name;
+  char resolved[PATH_MAX];
+  if (::realpath(device_link.c_str(), resolved) != nullptr) loc.path = resolved;
+  return loc;
+}
+
 }  // namespace ncclscope

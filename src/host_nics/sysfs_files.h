@@ -20,6 +20,15 @@ std::vector<std::string> ListSysfsDir(const std::string& path);
 // The last component of a link's target (a device's PCI address from .../device); "" when not a link.
 std::string SysfsLinkName(const std::string& path);
 
+// Where a device sits on the host: what `device_link` (a class entry's .../device, or /sys/bus/pci/devices/<addr>)
+// points at.
+struct SysfsDeviceLocation {
+  std::string pci;   // the PCI address (0000:17:00.0); "" when the device is not a PCI function (soft-RoCE, veth)
+  std::string path;  // the resolved sysfs path (.../pci0000:00/0000:00:01.0/.../0000:17:00.0): the bridges above it
+  int numa_node = -1;  // -1: unknown
+};
+SysfsDeviceLocation ReadDeviceLocation(const std::string& device_link);
+
 }  // namespace ncclscope
 
 #endif  // NCCLSCOPE_HOST_NICS_SYSFS_FILES_H_

@@ -845,12 +845,16 @@ class FormatTest(unittest.TestCase):
                          ("missing", list(range(1, 17)), (1 << 20) - 1, [[1, (1 << 20) - 1]]))
 
 
-def with_nics(rank, host, seconds, rdma=(), tcp=()):
-    """A healthy rank's dump carrying its host's NIC events since it began (host_nics)."""
-    return dump(rank, nranks=4, completed=history(3), host=host, host_nics={
-        "seconds": seconds,
-        "rdma": [{"nic": n, "port": 1, "retransmit": r, "congestion": 1000, "error": e} for n, r, e in rdma],
-        "tcp": [{"nic": n, "retransmits": r} for n, r in tcp]})
+def with_nics(rank, host, seconds, rdma=(), tcp=(), uses=None, mapping="exact"):
+    """A healthy rank's dump carrying its host's NIC events since it began (host_nics), and the NICs its traffic
+    uses (uses: [(nic, port or None)])."""
+    h = {"seconds": seconds,
+         "rdma": [{"nic": n, "port": 1, "retransmit": r, "congestion": 1000, "error": e} for n, r, e in rdma],
+         "tcp": [{"nic": n, "retransmits": r} for n, r in tcp]}
+    if uses is not None:
+        h["rank_nics"] = {"mapping": mapping,
+                          "nics": [{"nic": n, **({"port": p} if p is not None else {})} for n, p in uses]}
+    return dump(rank, nranks=4, completed=history(3), host=host, host_nics=h)
 
 
 class NicsTest(unittest.TestCase):
@@ -869,6 +873,21 @@ class NicsTest(unittest.TestCase):
                  with_nics(2, "c", 10, tcp=[("vdata", 400)]), with_nics(3, "d", 10))
         got = nics.degraded({"0xaa": c})
         self.assertEqual([(n["host"], n["nic"]) for n in got], [("c", "vdata"), ("a", "rxe0"), ("b", "rxe0")])
+
+    def test_the_ranks_behind_a_degraded_nic_are_named_with_how_it_is_known(self):
+        c = comm(with_nics(0, "a", 10, rdma=[("mlx5_0", 250, 0), ("mlx5_1", 0, 0)], uses=[("mlx5_0", 1)],
+                           mapping="nearest_gpu"),
+                 with_nics(1, "a", 10, uses=[("mlx5_1", 1)], mapping="nearest_gpu"),
+                 with_nics(2, "b", 10, tcp=[("eth0", 300)], uses=[("eth0", None)]),
+                 with_nics(3, "b", 10, uses=[("eth0", None)]))
+        got = {n["nic"]: n for n in nics.degraded({"0xaa": c})}
+        self.assertEqual((got["mlx5_0"]["ranks"], got["mlx5_0"]["mapping"]), ([0], "nearest_gpu"))
+        self.assertEqual((got["eth0"]["ranks"], got["eth0"]["mapping"]), ([2, 3], "exact"))
+        self.assertTrue(nics.describe(got["eth0"]).endswith("; used by ranks 2, 3 (exact)"), nics.describe(got["eth0"]))
+        d = dumps.normalize(json.loads(json.dumps(with_nics(0, "a", 10, uses=[("mlx5_0", 1)]))))
+        s = {k: v for k, v in d.items() if not k.startswith("_")}
+        s.update(schema=schema.SCHEMA_V2, part="summary")
+        schema.check(s)
 
     def test_congestion_alone_old_dumps_and_a_short_jobs_setup_name_nothing(self):
         c = comm(with_nics(0, "a", 10), dump(1, nranks=4, completed=history(3)),

@@ -427,7 +427,8 @@ TEST(LabelPlacement, WithFileSdTheIdentityIsOnTheTargetAndNowhereInTheExposition
   int status = 0;
   const std::string body = ::ncclscope::testing::HttpGet(port, "/metrics", &status);
   EXPECT_EQ(status, 200);
-  const std::regex info("ncclscope_process_info\\{pid=\"" + std::to_string(getpid()) + "\",nccl_version=\"\"\\} 1");
+  const std::regex info("ncclscope_process_info\\{pid=\"" + std::to_string(getpid()) +
+                        "\",nccl_version=\"\",nics=\"[^\"]*\",nic_mapping=\"[a-z_]+\"\\} 1");
   EXPECT_TRUE(std::regex_search(body, info)) << body;
   for (const std::string& id : IdentityLabelNames()) {
     EXPECT_EQ(body.find(id + "=\""), std::string::npos) << id << " is both on the target and in the exposition";

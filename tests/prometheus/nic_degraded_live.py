@@ -102,6 +102,12 @@ def main():
                     break
                 time.sleep(2)
             print(f"round {rnd}: history recorded; {fault_job}: {FAULTS[args.fault]}")
+            # The TCP transport carries the data: each rank knows exactly which NIC its traffic uses.
+            mapped = prom.query(f'ncclscope_process_info{{ncclscope_job="{fault_job}",nics="vdata",'
+                                f'nic_mapping="exact"}}')
+            if len(mapped) != 2:
+                failures.append(f"round {rnd}: {len(mapped)} of the 2 ranks say in ncclscope_process_info that they "
+                                f"use vdata exactly")
             onset = time.time()
             if args.fault == "tbf":
                 link.shape(1, TBF)

@@ -161,11 +161,25 @@ def main():
                 time.sleep(0.5)
             analyze = os.path.join(os.path.dirname(os.path.abspath(args.sim)), "ncclscope-analyze")
             r = subprocess.run([analyze, dumps, "--json"], capture_output=True, text=True)
-            found = {(n["host"], n["nic"], n["port"]) for n in json.loads(r.stdout or "{}").get("degraded_nics", [])}
+            degraded = json.loads(r.stdout or "{}").get("degraded_nics", [])
+            found = {(n["host"], n["nic"], n["port"]) for n in degraded}
             print(f"side a: ncclscope-analyze over the dumps names {sorted(found)}")
             if ("rdma2-a", "rxe0", 1) not in found:
                 failures.append(f"the analyzer named {sorted(found)} from the dumps, not rdma2-a rxe0 port 1"
                                 f" ({r.stderr.strip()[-300:]})")
+            for n in degraded:
+                print(f"side a: the analyzer's {n['host']} {n['nic']}: used by ranks {n.get('ranks')} "
+                      f"({n.get('mapping')})")
+                # Our verbs transport carries the data: every rank of the host uses rxe0, and knows it exactly.
+                if n["host"] == "rdma2-a" and (n.get("ranks") != list(RANKS["a"]) or n.get("mapping") != "exact"):
+                    failures.append(f"the analyzer ties {n['nic']} to ranks {n.get('ranks')} ({n.get('mapping')}), "
+                                    f"not side a's {list(RANKS['a'])} (exact)")
+        mapped = api(port, "/api/v1/query", query='ncclscope_process_info{host="rdma2-a",nics="rxe0:1",'
+                                                  'nic_mapping="exact"}')["result"]
+        print(f"side a: {len(mapped)} ranks of rdma2-a say they use rxe0:1 (exact)")
+        if len(mapped) != len(RANKS["a"]):
+            failures.append(f"{len(mapped)} of side a's ranks say in ncclscope_process_info that they use rxe0:1 "
+                            f"exactly, not {len(RANKS['a'])}")
         for q in ('max by (host, counter) (ncclscope_host_rdma_port_retransmit_events_total)',
                   'ncclscope:job_seconds_per_op:rate1m'):
             for r in api(port, "/api/v1/query", query=q)["result"]:

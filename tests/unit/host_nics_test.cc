@@ -97,7 +97,7 @@ TEST(HostNicsTest, ReadsRdmaPortsAsMlx5AndRxeLayThemOut) {
   EXPECT_DOUBLE_EQ(m.rate_bytes_per_s, 25e9);
   EXPECT_EQ(m.link_layer, "InfiniBand");
   EXPECT_EQ(m.netdev, "");
-  EXPECT_EQ(m.numa_node, 1);
+  EXPECT_EQ(m.location.numa_node, 1);
   ASSERT_EQ(m.counters.size(), 4u);  // lifespan skipped, garbage unreadable
   EXPECT_EQ(m.counters[0].name, "port_rcv_packets");
   EXPECT_EQ(m.counters[1].name, "port_xmit_data");
@@ -108,8 +108,8 @@ TEST(HostNicsTest, ReadsRdmaPortsAsMlx5AndRxeLayThemOut) {
   EXPECT_EQ(r.device, "rxe0");
   EXPECT_FALSE(r.active);
   EXPECT_EQ(r.netdev, "eth1");
-  EXPECT_EQ(r.pci, "");
-  EXPECT_EQ(r.numa_node, -1);
+  EXPECT_EQ(r.location.pci, "");
+  EXPECT_EQ(r.location.numa_node, -1);
   ASSERT_EQ(r.counters.size(), 2u);
   EXPECT_EQ(r.counters[0].kind, RdmaCounterKind::kRetransmit);
   EXPECT_EQ(r.counters[1].value, 40u);

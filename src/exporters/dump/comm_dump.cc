@@ -11,9 +11,11 @@
 #include "common/process_identity.h"
 #include "core/net_errors.h"
 #include "core/net_links.h"
+#include "core/net_stats.h"
 #include "exporters/dump/comm_dump_json.h"
 #include "exporters/dump/gzip_member.h"
 #include "host_nics/nic_deltas.h"
+#include "host_nics/rank_nics.h"
 
 namespace ncclscope::dump {
 namespace {
@@ -85,7 +87,16 @@ json HostNicsJson() {
                     {"error", n.error}});
   }
   for (const NicTcpInfo& t : SnapshotNicTcpInfo()) tcp.push_back({{"nic", t.nic}, {"retransmits", t.retransmits}});
-  return {{"seconds", d.seconds}, {"rdma", rdma}, {"tcp", tcp}};
+  // Which of them this rank's traffic uses (exact or inferred, host_nics/rank_nics.h): what ties a degraded NIC
+  // to the ranks behind it.
+  const CarriedNics carried = CarriedNicsOf(SnapshotNetStats());
+  const RankNics mine = CurrentRankNics(carried.names, carried.nccl_ib_devices);
+  json uses = json::array();
+  for (const RankNic& n : mine.nics) {
+    uses.push_back(n.device.empty() ? json{{"nic", n.netdev}} : json{{"nic", n.device}, {"port", n.port}});
+  }
+  return {{"seconds", d.seconds}, {"rdma", rdma}, {"tcp", tcp},
+          {"rank_nics", {{"mapping", NicMappingName(mine.mapping)}, {"nics", uses}}}};
 }
 
 Result<std::string> CommDumpBytes(const CommSnapshot& snap, DumpReason reason) {

@@ -25,11 +25,16 @@ struct KindFamily {
   RdmaCounterKind kind;
   prom::Level level;  // the lowest level that exports it
   MetricFamily family;
-  uint64_t sum = 0;
-  bool any = false;
 };
 
-void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, prom::Level level, std::vector<MetricFamily>* out) {
+std::string JoinedComma(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, const std::vector<std::vector<std::string>>& nearest_gpus,
+                        prom::Level level, std::vector<MetricFamily>* out) {
   const bool detailed = level >= prom::Level::kDetailed;
   auto rate = prom::Family("ncclscope_host_rdma_port_rate_bytes_per_second",
                            "The port's negotiated link rate, 0 while the port is not ACTIVE (lower than its peers': "
@@ -38,8 +43,8 @@ void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, prom::Level level, s
                             "Bytes through the port by direction, all of the host's traffic (counters/port_*_data, or "
                             "the driver's tx_bytes/rx_bytes)", MetricType::Counter);
   auto info = prom::Family("ncclscope_host_rdma_port_info",
-                           "An RDMA port of this host: link layer, PCI address and NUMA node (detailed level; value is "
-                           "always 1)", MetricType::Gauge);
+                           "An RDMA port of this host: link layer, PCI address, NUMA node and the PCI addresses of the "
+                           "GPUs it is nearest (detailed level; value is always 1)", MetricType::Gauge);
   auto packets = prom::Family("ncclscope_host_rdma_port_packets_total",
                               "Packets through the port by direction (detailed level)", MetricType::Counter);
   KindFamily kinds[] = {
@@ -59,7 +64,8 @@ void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, prom::Level level, s
        prom::Family("ncclscope_host_rdma_port_other_events_total", "The driver's other counters (full level)",
                     MetricType::Counter)},
   };
-  for (const RdmaPort& p : ports) {
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const RdmaPort& p = ports[i];
     const prom::Labels labels = {{"device", p.device}, {"port", std::to_string(p.port)}};
     prom::Labels with_netdev = labels;
     with_netdev.push_back({"netdev", p.netdev});
@@ -67,13 +73,13 @@ void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, prom::Level level, s
     if (detailed) {
       prom::Labels id = labels;
       for (auto [name, value] : {std::pair<const char*, std::string>{"link_layer", p.link_layer},
-                                 {"pci", p.pci}, {"numa_node", NumaLabel(p.numa_node)}}) {
+                                 {"pci", p.location.pci}, {"numa_node", NumaLabel(p.location.numa_node)},
+                                 {"nearest_gpus", i < nearest_gpus.size() ? JoinedComma(nearest_gpus[i]) : ""}}) {
         id.push_back({name, value});
       }
       prom::AddGauge(&info, 1, std::move(id));
     }
     bool seen[4] = {};  // one series per direction: the first source wins (counters/ before hw_counters/)
-    for (KindFamily& k : kinds) k.sum = 0, k.any = false;
     for (const RdmaCounter& c : p.counters) {
       const int k = static_cast<int>(c.kind);
       if (k <= static_cast<int>(RdmaCounterKind::kPacketsReceived)) {
@@ -87,19 +93,15 @@ void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, prom::Level level, s
         continue;
       }
       for (KindFamily& f : kinds) {
-        if (f.kind != c.kind || f.level > level) continue;
-        if (!detailed) {
-          f.sum += c.value;
-          f.any = true;
-          continue;
-        }
+        if (f.kind != c.kind || f.level > level || !detailed) continue;
         prom::Labels with_name = labels;
         with_name.push_back({"counter", c.name});
         prom::AddCounter(&f.family, static_cast<double>(c.value), std::move(with_name));
       }
     }
     for (KindFamily& f : kinds) {
-      if (f.any) prom::AddCounter(&f.family, static_cast<double>(f.sum), labels);
+      const std::optional<uint64_t> sum = detailed ? std::nullopt : SumOfKind(p, f.kind);
+      if (sum && f.level <= level) prom::AddCounter(&f.family, static_cast<double>(*sum), labels);
     }
   }
   for (MetricFamily* f : {&rate, &bytes, &info, &packets}) AppendIfAny(std::move(*f), out);
@@ -118,7 +120,8 @@ void AppendNetdevFamilies(const std::vector<Netdev>& netdevs, const std::vector<
                               "Link state changes (a down and an up count two): a flapping link", MetricType::Counter);
   auto bytes = prom::Family("ncclscope_host_netdev_bytes_total", "Bytes by direction", MetricType::Counter);
   auto errors = prom::Family("ncclscope_host_netdev_errors_total",
-                             "Receive and transmit errors (by direction from the detailed level on)", MetricType::Counter);
+                             "Receive and transmit errors (by direction from the detailed level on)",
+                             MetricType::Counter);
   auto dropped = prom::Family("ncclscope_host_netdev_dropped_total",
                               "Packets dropped (by direction from the detailed level on)", MetricType::Counter);
   auto speed = prom::Family("ncclscope_host_netdev_speed_bytes_per_second",
@@ -131,8 +134,8 @@ void AppendNetdevFamilies(const std::vector<Netdev>& netdevs, const std::vector<
       if (p.netdev == d.name) rdma_device = p.device;
     }
     const prom::Labels labels = {{"netdev", d.name}};
-    prom::AddGauge(&info, 1,
-                   {{"netdev", d.name}, {"rdma_device", rdma_device}, {"pci", d.pci}, {"numa_node", NumaLabel(d.numa_node)}});
+    prom::AddGauge(&info, 1, {{"netdev", d.name}, {"rdma_device", rdma_device}, {"pci", d.location.pci},
+                              {"numa_node", NumaLabel(d.location.numa_node)}});
     prom::AddGauge(&up, d.up ? 1 : 0, labels);
     prom::AddCounter(&carrier, static_cast<double>(d.carrier_changes), labels);
     auto both = [&](MetricFamily* f, uint64_t sent, uint64_t received) {
@@ -158,7 +161,7 @@ void AppendNetdevFamilies(const std::vector<Netdev>& netdevs, const std::vector<
 }  // namespace
 
 void AppendHostNicFamilies(const HostNics& nics, prom::Level level, std::vector<MetricFamily>* out) {
-  AppendRdmaFamilies(nics.rdma, level, out);
+  AppendRdmaFamilies(nics.rdma, nics.nearest_gpus, level, out);
   AppendNetdevFamilies(nics.netdevs, nics.rdma, level, out);
 }
 

@@ -54,8 +54,12 @@ std::vector<MetricFamily> CollectMetricFamilies(IdentityPlacement placement) {
   }
   // One value per process: here in every placement, never on other series (docs/metrics.md, "Identity").
   if (!Identity().mig_uuid.empty()) labels.push_back({"mig_uuid", Identity().mig_uuid});
+  if (!Identity().gpu_pci.empty()) labels.push_back({"gpu_pci", Identity().gpu_pci});
+  std::vector<MetricFamily> rank_nics;
+  AppendRankNicFamilies(&labels, &rank_nics);
   process.metric.push_back(GaugeValue(1, std::move(labels)));
   out.push_back(std::move(process));
+  for (MetricFamily& f : rank_nics) out.push_back(std::move(f));
   MetricFamily start = Gauge("ncclscope_process_start_time_seconds", "Unix time at which the plugin was loaded");
   start.metric.push_back(GaugeValue(kStartSeconds, {}));
   out.push_back(std::move(start));

@@ -6,6 +6,8 @@ NIC's rate, with at least MIN_EVENTS of them (what the alert's 20 s window needs
 connection setup retransmits a few segments). Per host and NIC the largest rate any dump shows counts (every rank
 of a host sees the same ports).
 The rates are over the ranks' lives, not the alert's 20 s, so a fault late in a long job counts less here.
+Each dump also says which NICs its rank's traffic uses (rank_nics: exact where ncclscope carries it, inferred
+from NCCL_IB_HCA and the PCI tree where NCCL's own transport does), so a degraded NIC is named with its ranks.
 """
 
 EVENTS_PER_SECOND = 1.0
@@ -34,18 +36,38 @@ def _rates(comms):
     return best
 
 
+def _users(comms):
+    """{(host, nic, port or None): ({rank}, {mapping})}: the ranks (global where known) whose traffic uses the NIC."""
+    users = {}
+    for ranks in comms.values():
+        for r, d in ranks.items():
+            uses = ((d.get("host_nics") or {}).get("rank_nics")) or {}
+            rank = (d.get("identity") or {}).get("global_rank")
+            for n in uses.get("nics") or []:
+                entry = users.setdefault((d.get("host"), n["nic"], n.get("port")), (set(), set()))
+                entry[0].add(rank if rank is not None else r)
+                entry[1].add(uses.get("mapping"))
+    return users
+
+
 def degraded(comms):
-    """The degraded NICs, busiest first: [{"host", "nic", "port", "events", "seconds", "per_second"}]."""
-    rates = {k: e / s for k, (e, s) in _rates(comms).items()}
-    top = max(rates.values(), default=0.0)
+    """The degraded NICs, busiest first: [{"host", "nic", "port", "events", "seconds", "per_second", "ranks",
+    "mapping"}] (ranks: those whose traffic uses the NIC, [] when no dump says)."""
     best = _rates(comms)
+    rates = {k: e / s for k, (e, s) in best.items()}
+    top = max(rates.values(), default=0.0)
+    users = _users(comms)
     named = [k for k, r in rates.items()
              if r > EVENTS_PER_SECOND and r >= DOMINANCE * top and best[k][0] >= MIN_EVENTS]
     return [{"host": k[0], "nic": k[1], "port": k[2], "events": best[k][0], "seconds": round(best[k][1], 1),
-             "per_second": round(rates[k], 2)} for k in sorted(named, key=lambda k: -rates[k])]
+             "per_second": round(rates[k], 2), "ranks": sorted(users.get(k, ((), ()))[0]),
+             "mapping": ",".join(sorted(m for m in users.get(k, ((), ()))[1] if m))}
+            for k in sorted(named, key=lambda k: -rates[k])]
 
 
 def describe(n):
     port = f" port {n['port']}" if n["port"] is not None else ""
+    used = (f"; used by rank{'s' if len(n['ranks']) > 1 else ''} {', '.join(map(str, n['ranks']))}"
+            f" ({n['mapping']})" if n.get("ranks") else "")
     return (f"NIC {n['nic']}{port} on {n['host']}: {n['events']} retransmission and error events in "
-            f"{n['seconds']:.0f} s ({n['per_second']:.1f}/s)")
+            f"{n['seconds']:.0f} s ({n['per_second']:.1f}/s){used}")

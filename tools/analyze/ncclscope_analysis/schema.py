@@ -197,7 +197,10 @@ NET_ERROR = obj({"comm_hash": STR_OR_NULL, "nic": STR, "kind": STR, "text": STR,
 HOST_NICS = obj({"seconds": NUM,
                  "rdma": array(obj({"nic": STR, "port": _I, "retransmit": _I, "congestion": _I, "error": _I},
                                    required=("nic", "port", "retransmit", "error"))),
-                 "tcp": array(obj({"nic": STR, "retransmits": _I}, required=("nic", "retransmits")))},
+                 "tcp": array(obj({"nic": STR, "retransmits": _I}, required=("nic", "retransmits"))),
+                 "rank_nics": obj({"mapping": STR,
+                                   "nics": array(obj({"nic": STR, "port": _I}, required=("nic",)))},
+                                  required=("mapping", "nics"))},
                 required=("seconds",))
 SUMMARY = obj(dict(_COMMON, **{
     "part": STR,
