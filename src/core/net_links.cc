@@ -99,6 +99,14 @@ std::vector<NicTcpInfo> SnapshotNicTcpInfo() {
   return out;
 }
 
+std::vector<int> RegisteredTcpFds() {
+  std::vector<int> fds;
+  AnnotatedLock lock(&links_mu);
+  if (links == nullptr) return fds;
+  for (const NetLink* l : *links) fds.insert(fds.end(), l->tcp_fds.begin(), l->tcp_fds.end());
+  return fds;
+}
+
 void SetNetLinkPeer(NetLink* link, int global_rank, const std::string& host) {
   AnnotatedLock lock(&links_mu);
   link->peer_global_rank = global_rank;

@@ -57,6 +57,8 @@ struct NicTcpInfo {
   int connections = 0;  // open, with sockets
 };
 std::vector<NicTcpInfo> SnapshotNicTcpInfo();
+// The sockets of the TCP connections registered now (so that a walk of the process's other sockets leaves them out).
+std::vector<int> RegisteredTcpFds();
 
 // What one communicator's connections wait for, merged per (peer, direction, NIC): only connections with
 // requests pending or a failure. Largest waiting first.

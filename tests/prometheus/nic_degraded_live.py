@@ -7,7 +7,9 @@ against it), the fault job's link is rate-limited on host-b's side (tbf, 8 Mbit/
 collective and drops what overflows). NcclscopeNicDegraded must then name host-b and its interface (vdata) within
 --within seconds, once, and nothing else. The control job, a rank that straggles 20 ms per collective on a healthy
 link, must raise nothing all run. --fault flap instead takes host-b's end of the link down for 3 s and brings it
-back (a flapping port): the connections survive on retransmissions.
+back (a flapping port): the connections survive on retransmissions. --net-chain inner-tcp-v12 has ncclscope wrap a
+TCP net plugin and leave it the data, as it wraps a cluster's own: the kernel's retransmissions of sockets ncclscope
+does not own must name the link the same way.
 
 Onset is the moment tbf is in place (the link taken down, for flap). The alert time is when it is first seen firing (polled every 0.5 s).
 --rounds N repeats the fault with fresh jobs; --table prints the docs/measurements.md row.
@@ -56,6 +58,9 @@ def main():
     ap.add_argument("--within", type=float, default=20.0, help="seconds from onset to the alert allowed (20)")
     ap.add_argument("--table", action="store_true")
     ap.add_argument("--fault", choices=sorted(FAULTS), default="tbf")
+    ap.add_argument("--net-chain", default="",
+                    help="a net plugin ncclscope wraps and leaves the data to (inner-tcp-v12: a TCP plugin whose "
+                         "sockets ncclscope does not own, as a cluster's own)")
     args = ap.parse_args()
     if not shutil.which("prometheus"):
         print("SKIP: the prometheus server is not installed (scripts/install-deps.sh installs it)")
@@ -73,6 +78,8 @@ def main():
     os.makedirs(sd)
     prom = Prometheus(work, sorted(glob.glob(os.path.join(os.path.abspath(args.rules), "*.yml"))))
     env0 = sim_env(args.libdir)
+    if args.net_chain:
+        env0["NCCLSCOPE_NET_CHAIN"] = args.net_chain
     failures, times, jobs, links = [], [], [], []
 
     def start_job(name, tag, straggle):
@@ -102,7 +109,8 @@ def main():
                     break
                 time.sleep(2)
             print(f"round {rnd}: history recorded; {fault_job}: {FAULTS[args.fault]}")
-            # The TCP transport carries the data: each rank knows exactly which NIC its traffic uses.
+            # The TCP transport (or the wrapped plugin, through ncclscope) carries the data: each rank knows exactly
+            # which NIC its traffic uses.
             mapped = prom.query(f'ncclscope_process_info{{ncclscope_job="{fault_job}",nics="vdata",'
                                 f'nic_mapping="exact"}}')
             if len(mapped) != 2:
@@ -150,7 +158,8 @@ def main():
                   f"max {max(times):.1f} s over {len(times)} run(s)")
             if args.table:
                 kind = "slow link (tbf 8 Mbit/s, 20 ms queue)" if args.fault == "tbf" else "link flap (3 s down)"
-                print(f"| {kind} | ncclscope TCP | {len(times)} | {min(times):.1f} | "
+                carrier = f"a wrapped TCP plugin ({args.net_chain})" if args.net_chain else "ncclscope TCP"
+                print(f"| {kind} | {carrier} | {len(times)} | {min(times):.1f} | "
                       f"{statistics.median(times):.1f} | {max(times):.1f} | {len(times)}/{args.rounds} |")
     finally:
         for j in jobs:

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "host_nics/host_speaker.h"
 #include "host_nics/netdevs.h"
+#include "host_nics/process_tcp.h"
 #include "host_nics/rdma_ports.h"
 #include "core/net_links.h"
 
@@ -197,6 +198,33 @@ TEST(NicTcpInfoTest, RegisteredSocketsShowPerNicAndOutliveTheirLink) {
   EXPECT_EQ(closed.connections, 0);
   EXPECT_EQ(closed.retransmits, open.retransmits);
   for (int fd : {client, peer}) ::close(fd);
+}
+
+// The process's TCP connections that no link registered (a wrapped plugin's, NCCL's socket transport's): found by
+// walking the process's descriptors, per the interface of their local address. Real sockets; the kernel's
+// retransmissions cannot be provoked on loopback here, so the live tests (nic_degraded_live --net-chain) show them
+// move.
+TEST(NicTcpInfoTest, OtherSocketsOfTheProcessAreFoundPerInterfaceAndOursLeftOut) {
+  auto lo_count = [](const std::vector<int>& ours) {
+    for (const NicTcpRetransmits& t : OtherTcpRetransmits(ours)) {
+      if (t.nic == "lo") return 1;
+    }
+    return 0;
+  };
+  const auto [client, peer] = LoopbackPair();
+  ASSERT_GE(client, 0);
+  Transfer(client, peer, 64 << 10);
+  // Skipped before any walk sees them: a socket once seen and then skipped counts as closed.
+  EXPECT_EQ(lo_count({client, peer}), 0) << "registered sockets are ncclscope's own, counted on their link";
+  sockaddr_in local{};
+  socklen_t len = sizeof(local);
+  ASSERT_EQ(::getsockname(peer, reinterpret_cast<sockaddr*>(&local), &len), 0);
+  SkipTcpLocalPort(ntohs(local.sin_port));  // as the metrics endpoint does for its own port
+  EXPECT_EQ(lo_count({client}), 0) << "the skipped port's connection is left out";
+  SkipTcpLocalPort(0);
+  EXPECT_EQ(lo_count({}), 1) << "an unregistered loopback connection is found on lo";
+  for (int fd : {client, peer}) ::close(fd);
+  EXPECT_EQ(lo_count({}), 1) << "closed connections stay in the per-NIC total";
 }
 
 TEST(HostNicsTest, DefaultInterfacesLeaveLoopbackOutAndTakeThoseUnderRdma) {

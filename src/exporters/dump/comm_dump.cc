@@ -1,5 +1,6 @@
 #include "exporters/dump/comm_dump.h"
 
+#include <map>
 #include <string>
 
 #include "common/hex.h"
@@ -15,6 +16,7 @@
 #include "exporters/dump/comm_dump_json.h"
 #include "exporters/dump/gzip_member.h"
 #include "host_nics/nic_deltas.h"
+#include "host_nics/process_tcp.h"
 #include "host_nics/rank_nics.h"
 
 namespace ncclscope::dump {
@@ -86,7 +88,10 @@ json HostNicsJson() {
     rdma.push_back({{"nic", n.nic}, {"port", n.port}, {"retransmit", n.retransmit}, {"congestion", n.congestion},
                     {"error", n.error}});
   }
-  for (const NicTcpInfo& t : SnapshotNicTcpInfo()) tcp.push_back({{"nic", t.nic}, {"retransmits", t.retransmits}});
+  std::map<std::string, uint64_t> retransmits;  // ncclscope's TCP transport's and the process's other connections
+  for (const NicTcpRetransmits& o : OtherTcpRetransmits(RegisteredTcpFds())) retransmits[o.nic] += o.retransmits;
+  for (const NicTcpInfo& t : SnapshotNicTcpInfo()) retransmits[t.nic] += t.retransmits;
+  for (const auto& [nic, n] : retransmits) tcp.push_back({{"nic", nic}, {"retransmits", n}});
   // Which of them this rank's traffic uses (exact or inferred, host_nics/rank_nics.h): what ties a degraded NIC
   // to the ranks behind it.
   const CarriedNics carried = CarriedNicsOf(SnapshotNetStats());

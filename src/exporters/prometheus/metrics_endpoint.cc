@@ -20,6 +20,7 @@
 #include "exporters/prometheus/metric_families.h"
 #include "exporters/http/tls.h"
 #include "exporters/http/web_config.h"
+#include "host_nics/process_tcp.h"
 
 namespace ncclscope {
 namespace {
@@ -144,6 +145,7 @@ void MetricsEndpoint::Start() {
   }
   const int port = server_.port();
   port_.store(port, std::memory_order_release);
+  SkipTcpLocalPort(port);  // scrapes are not the job's traffic
   g_listen_fd.store(server_.listen_fd());
   static std::once_flag atfork_once;
   std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, &CloseListenerInChild); });

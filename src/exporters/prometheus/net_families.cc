@@ -2,11 +2,14 @@
 // communicator rows as ncclscope_comm_net_* (separate names so that sum() over any family never counts a byte
 // twice). Rows come from our own transports (nic = interface or device name) and from NCCL IB's QP profiler
 // events (nic="nccl-ib<N>", src/profiler/net_ib_accounting.cc); the two never describe the same bytes.
+#include <map>
+
 #include "core/net_links.h"
 #include "core/net_stats.h"
 #include "common/hex.h"
 #include "exporters/prometheus/family_builders.h"
 #include "exporters/prometheus/metric_families.h"
+#include "host_nics/process_tcp.h"
 
 namespace ncclscope {
 namespace {
@@ -73,15 +76,19 @@ const NetRow kNetRows[] = {
 // overfull link (a rate-limited one drops), and the round-trip time grows with the queue in front of it.
 void AppendTcpFamilies(std::vector<MetricFamily>* out) {
   auto retransmits = prom::Family("ncclscope_nic_tcp_retransmits_total",
-                                  "Segments the kernel retransmitted on this process's TCP connections over the NIC "
-                                  "(TCP_INFO; closed connections included)", MetricType::Counter);
+                                  "Segments the kernel retransmitted on this process's TCP connections over the NIC, "
+                                  "whoever opened them: ncclscope's transport, a wrapped plugin, NCCL's socket "
+                                  "transport (TCP_INFO; closed connections included)", MetricType::Counter);
   auto rtt = prom::Family("ncclscope_nic_tcp_rtt_seconds",
                           "The largest smoothed round-trip time of this process's open TCP connections over the NIC "
                           "(TCP_INFO)", MetricType::Gauge);
+  std::map<std::string, uint64_t> by_nic;
+  for (const NicTcpRetransmits& o : OtherTcpRetransmits(RegisteredTcpFds())) by_nic[o.nic] += o.retransmits;
   for (const NicTcpInfo& t : SnapshotNicTcpInfo()) {
-    prom::AddCounter(&retransmits, static_cast<double>(t.retransmits), {{"nic", t.nic}});
+    by_nic[t.nic] += t.retransmits;
     if (t.connections > 0) prom::AddGauge(&rtt, t.rtt_max_s, {{"nic", t.nic}});
   }
+  for (const auto& [nic, n] : by_nic) prom::AddCounter(&retransmits, static_cast<double>(n), {{"nic", nic}});
   if (!retransmits.metric.empty()) out->push_back(std::move(retransmits));
   if (!rtt.metric.empty()) out->push_back(std::move(rtt));
 }
