@@ -37,12 +37,15 @@ local words(d) =
     ],
     // Events per second of each NIC over the window, one series per host and NIC: an RDMA port's retransmission
     // and error counters (the host's, from the rank that speaks for it: max over ranks, never a sum, in case two
-    // did), or the TCP transport's retransmissions over an interface (max over the host's ranks). `nic` is the
-    // RDMA device or the interface; `port` the RDMA port ("" for TCP).
+    // did), or, on hosts without RDMA ports, the retransmissions of the ranks' TCP connections over an interface
+    // (max over the host's ranks). `nic` is the RDMA device or the interface; `port` the RDMA port ("" for TCP).
     local rdmaRate(family) =
       'max by (ncclscope_job, host, device, port) (sum without (counter) (rate(%s%s[%s])))' % [family, c.sel, c.nicDegradedWindow],
     local retransmits = rdmaRate('ncclscope_host_rdma_port_retransmit_events_total'),
     local errors = rdmaRate('ncclscope_host_rdma_port_error_events_total'),
+    // Hosts with RDMA ports: their ports' counters speak for the links; the process's TCP connections there
+    // (bootstrap, the launcher's) share the RoCE interfaces and would name the same fault twice.
+    local rdmaHosts = 'group by (ncclscope_job, host) (ncclscope_host_rdma_port_rate_bytes_per_second%s or ncclscope_host_rdma_port_bytes_total%s)' % [c.sel, c.sel],
     local nicEvents = |||
       max by (ncclscope_job, host, nic, port) (
         label_replace(
@@ -52,8 +55,9 @@ local words(d) =
         or
         label_replace(max by (ncclscope_job, host, nic) (rate(ncclscope_nic_tcp_retransmits_total%(sel)s[%(nicDegradedWindow)s])),
           "port", "", "", "")
+        unless on (ncclscope_job, host) %(rdmaHosts)s
       )
-    ||| % c { retransmits: retransmits, errors: errors },
+    ||| % c { retransmits: retransmits, errors: errors, rdmaHosts: rdmaHosts },
     // The job's seconds per collective over the window against its average before the fault.
     local jobSlowed = |||
       sum by (ncclscope_job) (rate(ncclscope_operation_duration_seconds_sum{kind="coll"%(selc)s}[%(nicDegradedWindow)s]))
