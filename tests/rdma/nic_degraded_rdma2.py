@@ -6,7 +6,10 @@ metrics on ports 9900 and 9901 (plus the local rank), with the identity labels o
 host (the guest's name, rdma2-a or rdma2-b). Side a also runs a real Prometheus (the host's, through the guest's
 view of /) that scrapes all four ranks every 5 s and evaluates every shipped rule file. The verbs transport is the
 stand-in for NCCL's own IB transport: the alert reads only the host's port counters (ncclscope_host_rdma_port_*),
-so it does not matter who carries the bytes.
+so it does not matter who carries the bytes. --carrier other makes that literal: the job's net plugin is the verbs
+transport built as a plugin of its own (libnccl-net-inner-ib-v12.so), loaded by the emulated NCCL in place of
+ncclscope's, which is then only the job's profiler, as beside NCCL's own IB: ncclscope counts none of the bytes,
+and each rank's NIC is inferred (nic_mapping ib_hca, from NCCL_IB_HCA), not exact.
 
 Side a waits until the rules hold the job's own history (ncclscope:job_seconds_per_op, 2 minutes back). Until then
 no NcclscopeNicDegraded may fire: the control. Then netem drops 3 % of what leaves its rxe0 netdev, and the alert
@@ -14,7 +17,7 @@ must name host rdma2-a, nic rxe0, port 1 within --within seconds. The far end (r
 sequence gaps) may be named too: one bad link, two ends counting. Then every rank writes its dump (the dump
 signal; side a writes RDMA2_OUT/../nic_degraded.done for side b, which answers with nic_degraded.b_dumped), and
 ncclscope-analyze over all four dumps must name the same NIC from the counters they carry (host_nics).
-Usage: nic_degraded_rdma2.py a|b SIM RULES_DIR [--within S]
+Usage: nic_degraded_rdma2.py a|b SIM RULES_DIR [--within S] [--carrier ncclscope|other]
 """
 import argparse
 import glob
@@ -56,15 +59,16 @@ def dump_and_wait(side, ranks, dumps):
     return False
 
 
-def start_ranks(side, sim, out, dumps):
+def start_ranks(side, sim, out, dumps, carrier):
     procs = []
     for local, rank in enumerate(RANKS[side]):
         env = dict(os.environ, NCCLSCOPE_JOB_ID="lossy", RANK=str(rank), LOCAL_RANK=str(local), WORLD_SIZE="4",
                    NCCLSCOPE_PROM_PORT=str(PORT), NCCLSCOPE_PROM_IDENTITY_LABELS="series", NCCLSCOPE_DUMP_DIR=dumps)
         log = open(os.path.join(out, f"rank{rank}.log"), "w")
+        net = ["--net-plugin", "inner-ib-v12"] if carrier == "other" else []
         procs.append(subprocess.Popen([sim, "--ranks", "4", "--rank", str(rank), "--root", f"{IPS['a']}:29625",
                                        "--ops", "allreduce", "--sizes", "64K:64K", "--iters", "100000000",
-                                       "--straggle", "0:20", "--timeout", "120"],
+                                       "--straggle", "0:20", "--timeout", "120"] + net,
                                       env=env, stdout=log, stderr=subprocess.STDOUT))
     return procs
 
@@ -100,12 +104,14 @@ def main():
     ap.add_argument("sim")
     ap.add_argument("rules")
     ap.add_argument("--within", type=float, default=20.0)
+    ap.add_argument("--carrier", choices=("ncclscope", "other"), default="ncclscope")
     args = ap.parse_args()
+    mapping = "exact" if args.carrier == "ncclscope" else "ib_hca"
     out = os.environ.get("RDMA2_OUT", "/tmp")
     shared = os.path.dirname(out)
     done, b_dumped = os.path.join(shared, "nic_degraded.done"), os.path.join(shared, "nic_degraded.b_dumped")
     dumps = os.path.join(shared, "nic_degraded_dumps")
-    ranks = start_ranks(args.side, args.sim, out, dumps)
+    ranks = start_ranks(args.side, args.sim, out, dumps, args.carrier)
     if args.side == "b":
         while not os.path.exists(done) and any(p.poll() is None for p in ranks):
             time.sleep(1)
@@ -170,16 +176,16 @@ def main():
             for n in degraded:
                 print(f"side a: the analyzer's {n['host']} {n['nic']}: used by ranks {n.get('ranks')} "
                       f"({n.get('mapping')})")
-                # Our verbs transport carries the data: every rank of the host uses rxe0, and knows it exactly.
-                if n["host"] == "rdma2-a" and (n.get("ranks") != list(RANKS["a"]) or n.get("mapping") != "exact"):
+                # Every rank of the host uses rxe0: known exactly where ncclscope carries the data.
+                if n["host"] == "rdma2-a" and (n.get("ranks") != list(RANKS["a"]) or n.get("mapping") != mapping):
                     failures.append(f"the analyzer ties {n['nic']} to ranks {n.get('ranks')} ({n.get('mapping')}), "
-                                    f"not side a's {list(RANKS['a'])} (exact)")
+                                    f"not side a's {list(RANKS['a'])} ({mapping})")
         mapped = api(port, "/api/v1/query", query='ncclscope_process_info{host="rdma2-a",nics="rxe0:1",'
-                                                  'nic_mapping="exact"}')["result"]
-        print(f"side a: {len(mapped)} ranks of rdma2-a say they use rxe0:1 (exact)")
+                                                  f'nic_mapping="{mapping}"}}')["result"]
+        print(f"side a: {len(mapped)} ranks of rdma2-a say they use rxe0:1 ({mapping})")
         if len(mapped) != len(RANKS["a"]):
             failures.append(f"{len(mapped)} of side a's ranks say in ncclscope_process_info that they use rxe0:1 "
-                            f"exactly, not {len(RANKS['a'])}")
+                            f"({mapping}), not {len(RANKS['a'])}")
         for q in ('max by (host, counter) (ncclscope_host_rdma_port_retransmit_events_total)',
                   'ncclscope:job_seconds_per_op:rate1m'):
             for r in api(port, "/api/v1/query", query=q)["result"]:

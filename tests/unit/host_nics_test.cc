@@ -4,8 +4,10 @@
 // soft-RoCE guest tier reads a real rxe device's (rdma2_lossy_link_counters). And the TCP transport's own view
 // per NIC: TCP_INFO of a registered connection's real sockets.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -275,6 +277,54 @@ TEST(HostNicsTest, OneProcessSpeaksAndAnotherTakesOverWhenItExits) {
   EXPECT_TRUE(mine.Speaks());  // kept
   HostSpeaker another(path);
   EXPECT_FALSE(another.Speaks());  // a second speaker in this process is refused too (flock is per open file)
+}
+
+TEST(HostNicsTest, TheHolderRemovesItsLockFileAndTheNextRankMakesANewOne) {
+  TempDir dir;
+  const std::string path = dir.path() + "/speaker.lock";
+  HostSpeaker first(path), second(path);
+  ASSERT_TRUE(first.Speaks());
+  EXPECT_FALSE(second.Speaks());  // it has the file open, and waits
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    first.Release();  // a forked child shares the open file, not the role: nothing happens
+    std::_Exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(fs::exists(path)) << "a forked child's release removed its parent's lock file";
+  first.Release();
+  EXPECT_FALSE(fs::exists(path));
+  // The waiting rank's lock on the removed file would lock nothing another process can see: it makes a new one.
+  EXPECT_TRUE(second.Speaks());
+  EXPECT_TRUE(fs::exists(path));
+  HostSpeaker third(path);
+  EXPECT_FALSE(third.Speaks());
+}
+
+TEST(HostNicsTest, EndedJobsLockFilesAreSweptButNotLiveOrYoungOrOthersOnes) {
+  TempDir dir;
+  const std::string mine = "ncclscope-host-nics-" + std::to_string(::getuid()) + "-";
+  auto make = [&](const std::string& name, int age_s) {
+    const std::string path = dir.path() + "/" + name;
+    Write(path, "");
+    const timespec times[2] = {{::time(nullptr) - age_s, 0}, {::time(nullptr) - age_s, 0}};
+    ::utimensat(AT_FDCWD, path.c_str(), times, 0);
+    return path;
+  };
+  const std::string ended = make(mine + "ended.lock", 3600);
+  const std::string live = make(mine + "live.lock", 3600);
+  const std::string young = make(mine + "young.lock", 10);
+  const std::string ours = make(mine + "ours.lock", 3600);
+  const std::string other_user = make("ncclscope-host-nics-" + std::to_string(::getuid() + 1) + "-x.lock", 3600);
+  const std::string other_file = make(mine + "notes.txt", 3600);
+  HostSpeaker holder(live);
+  ASSERT_TRUE(holder.Speaks());
+  EXPECT_EQ(RemoveStaleHostSpeakerLocks(dir.path(), ours, 600), 1);
+  EXPECT_FALSE(fs::exists(ended));
+  for (const std::string& kept : {live, young, ours, other_user, other_file}) EXPECT_TRUE(fs::exists(kept)) << kept;
+  EXPECT_TRUE(holder.Speaks());  // untouched
 }
 
 TEST(HostNicsTest, AnUnmakeableLockMeansSpeaking) {

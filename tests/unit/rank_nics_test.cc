@@ -86,7 +86,9 @@ class PciTree : public ::testing::Test {
     }
     return in;
   }
-  static std::string Label(const RankNics& n) { return std::string(NicMappingName(n.mapping)) + " " + RankNicsLabel(n); }
+  static std::string Label(const RankNics& n) {
+    return std::string(NicMappingName(n.mapping)) + " " + RankNicsLabel(n);
+  }
 
   fs::path root_;
 };

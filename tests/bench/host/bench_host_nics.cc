@@ -5,10 +5,18 @@
 // per host and the exposition's bytes. Then the same on this machine's real /sys, for scale.
 // This machine has no RDMA device, so the 8 NICs are a tree of files in /dev/shm laid out as sysfs lays them
 // out; on a real mlx5 a read of hw_counters asks the firmware, which costs more (docs/measurements.md).
+// BM_WalkProcessTcp: what counting the process's other TCP connections adds to each rank's scrape
+// (OtherTcpRetransmits walks /proc/self/fd), with Arg(0) descriptors of which Arg(1) are loopback TCP connections
+// (half of them each end), as an NCCL process holds device files, pipes and sockets.
 // Usage: bench_host_nics [--benchmark_filter=…]
 #include <benchmark/benchmark.h>
 #include <prometheus/text_serializer.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,6 +25,7 @@
 
 #include "exporters/prometheus/host_families.h"
 #include "host_nics/netdevs.h"
+#include "host_nics/process_tcp.h"
 #include "host_nics/rdma_ports.h"
 
 namespace {
@@ -120,6 +129,38 @@ void BM_ScrapeEightNics(benchmark::State& state) { ScrapeShare(state, EightNicHo
 BENCHMARK(BM_ScrapeEightNics)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 void BM_ScrapeThisHost(benchmark::State& state) { ScrapeShare(state, "/sys"); }
 BENCHMARK(BM_ScrapeThisHost)->Arg(0)->Unit(benchmark::kMicrosecond);
+
+// A loopback TCP connection's two ends.
+void LoopbackConnection(std::vector<int>* fds) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  ::listen(listener, 1);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int client = ::socket(AF_INET, SOCK_STREAM, 0);
+  ::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  fds->push_back(client);
+  fds->push_back(::accept(listener, nullptr, nullptr));
+  ::close(listener);
+}
+
+void BM_WalkProcessTcp(benchmark::State& state) {
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limit.rlim_max;  // NCCL processes raise it too
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+  std::vector<int> fds;
+  for (int i = 0; i < state.range(1) / 2; ++i) LoopbackConnection(&fds);
+  while (static_cast<int64_t>(fds.size()) < state.range(0)) fds.push_back(::open("/dev/null", O_RDONLY));
+  size_t nics = 0;
+  for (auto _ : state) nics = ncclscope::OtherTcpRetransmits({}).size();
+  state.counters["nics"] = static_cast<double>(nics);
+  for (int fd : fds) ::close(fd);
+}
+BENCHMARK(BM_WalkProcessTcp)->Args({64, 8})->Args({1024, 64})->Args({4096, 256})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
