@@ -21,9 +21,8 @@ RankNic FromPort(const RdmaPort& p, const SysfsDeviceLocation& gpu) {
 std::vector<const RdmaPort*> IbCandidates(const RankNicInputs& in) {
   std::vector<const RdmaPort*> out;
   if (in.ib_disabled) return out;
-  const NicFilter filter(in.ib_hca);
   for (const RdmaPort& p : in.ports) {
-    if (p.active && filter.Accepts(p.device, p.port)) out.push_back(&p);
+    if (p.active && in.ib_hca.Match(p.device, p.port)) out.push_back(&p);
   }
   return out;
 }
@@ -74,34 +73,6 @@ const char* NicMappingName(NicMapping mapping) {
   return "host";
 }
 
-NicFilter::NicFilter(const std::string& text) {
-  size_t i = 0;
-  if (i < text.size() && text[i] == '^') exclude_ = true, ++i;
-  if (i < text.size() && text[i] == '=') exact_ = true, ++i;
-  while (i <= text.size()) {
-    const size_t comma = std::min(text.find(',', i), text.size());
-    std::string item = text.substr(i, comma - i);
-    i = comma + 1;
-    Item parsed;
-    const size_t colon = item.find(':');
-    if (colon != std::string::npos) {
-      parsed.port = std::atoi(item.c_str() + colon + 1);
-      item.resize(colon);
-    }
-    parsed.name = item;
-    if (!parsed.name.empty()) items_.push_back(std::move(parsed));
-  }
-}
-
-bool NicFilter::Accepts(const std::string& name, int port) const {
-  if (items_.empty()) return true;
-  const bool listed = std::any_of(items_.begin(), items_.end(), [&](const Item& it) {
-    const bool name_ok = exact_ ? name == it.name : name.compare(0, it.name.size(), it.name) == 0;
-    return name_ok && (it.port < 0 || port < 0 || it.port == port);
-  });
-  return listed != exclude_;
-}
-
 RankNics InferRankNics(const RankNicInputs& in) {
   RankNics out;
   out.nics = Carried(in);
@@ -130,15 +101,16 @@ RankNics InferRankNics(const RankNicInputs& in) {
                      out.nics.end());
       out.mapping = NicMapping::kNearestGpu;
     } else {
-      out.mapping = in.ib_hca.empty() ? NicMapping::kHost : NicMapping::kIbHca;
+      out.mapping = in.ib_hca.selects_all() ? NicMapping::kHost : NicMapping::kIbHca;
     }
     return out;
   }
-  const NicFilter filter(in.socket_ifname);
   for (const Netdev& d : in.netdevs) {
-    if (d.up && filter.Accepts(d.name, -1)) out.nics.push_back({"", 0, d.name, PciDistanceBetween(in.gpu, d.location)});
+    if (d.up && in.socket_ifname.Match(d.name, -1)) {
+      out.nics.push_back({"", 0, d.name, PciDistanceBetween(in.gpu, d.location)});
+    }
   }
-  out.mapping = in.socket_ifname.empty() ? NicMapping::kHost : NicMapping::kSocketIfname;
+  out.mapping = in.socket_ifname.selects_all() ? NicMapping::kHost : NicMapping::kSocketIfname;
   return out;
 }
 
@@ -194,8 +166,13 @@ RankNics CurrentRankNics(const std::vector<std::string>& carried, const std::vec
       topology->ports = off ? std::vector<RdmaPort>() : ReadRdmaPorts("/sys", /*counters=*/false);
       topology->netdevs = off ? std::vector<Netdev>() : ReadNetdevs("/sys", {}, {});
       topology->gpu = off ? SysfsDeviceLocation() : PciFunctionLocation("/sys", Identity().gpu_pci);
-      topology->ib_hca = Env("NCCL_IB_HCA");
-      topology->socket_ifname = Env("NCCL_SOCKET_IFNAME");
+      // Parsed once (a bad value warns once): the job's environment does not change.
+      static const HcaFilter* const ib_hca =
+          new HcaFilter(HcaFilter::Parse(Env("NCCL_IB_HCA"), nullptr, "NCCL_IB_HCA"));
+      static const HcaFilter* const socket_ifname =
+          new HcaFilter(HcaFilter::Parse(Env("NCCL_SOCKET_IFNAME"), nullptr, "NCCL_SOCKET_IFNAME"));
+      topology->ib_hca = *ib_hca;
+      topology->socket_ifname = *socket_ifname;
       topology->ib_disabled = Env("NCCL_IB_DISABLE") == "1";
       topology_read_ns = now;
     }

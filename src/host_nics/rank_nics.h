@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/hca_filter.h"
 #include "host_nics/netdevs.h"
 #include "host_nics/pci_distance.h"
 #include "host_nics/rdma_ports.h"
@@ -24,23 +25,6 @@ namespace ncclscope {
 
 enum class NicMapping : uint8_t { kExact, kNcclIbQp, kNearestGpu, kIbHca, kSocketIfname, kHost };
 const char* NicMappingName(NicMapping mapping);  // "exact", "nccl_ib_qp", …
-
-// NCCL_IB_HCA's (and NCCL_SOCKET_IFNAME's) form: a comma list of name prefixes, each with an optional ":port";
-// "=" before the list makes the names exact, "^" keeps everything but the list ("^=" both).
-class NicFilter {
- public:
-  explicit NicFilter(const std::string& text);
-  bool Accepts(const std::string& name, int port) const;  // port -1: any
-  bool empty() const { return items_.empty(); }
-
- private:
-  struct Item {
-    std::string name;
-    int port = -1;
-  };
-  bool exclude_ = false, exact_ = false;
-  std::vector<Item> items_;
-};
 
 struct RankNic {
   std::string device;  // the RDMA device, "" for an interface without one
@@ -60,8 +44,9 @@ struct RankNicInputs {
   std::vector<std::string> carried;  // NICs ncclscope's transports or the wrapped plugin used ("a+b": fused)
   std::vector<int> nccl_ib_devices;  // N of the nccl-ib<N> rows: NCCL IB's QP events
   SysfsDeviceLocation gpu;           // the rank's GPU; path "" when unknown
-  std::string ib_hca, socket_ifname;  // NCCL_IB_HCA, NCCL_SOCKET_IFNAME
-  bool ib_disabled = false;           // NCCL_IB_DISABLE=1
+  HcaFilter ib_hca;                  // NCCL_IB_HCA
+  HcaFilter socket_ifname;           // NCCL_SOCKET_IFNAME (the same form, without ports)
+  bool ib_disabled = false;          // NCCL_IB_DISABLE=1
 };
 
 RankNics InferRankNics(const RankNicInputs& in);

@@ -138,6 +138,13 @@ def main():
                 break
             time.sleep(2)
         print(f"side a: history recorded after {time.time() - start:.0f} s; netem {LOSS} on {dev} (rxe0's netdev)")
+        # Before the fault, while every rank answers its scrapes (a failed scrape marks its series stale).
+        mapped = api(port, "/api/v1/query", query='last_over_time(ncclscope_process_info{host="rdma2-a",'
+                                                  f'nics="rxe0:1",nic_mapping="{mapping}"}}[1m])')["result"]
+        print(f"side a: {len(mapped)} ranks of rdma2-a say they use rxe0:1 ({mapping})")
+        if len(mapped) != len(RANKS["a"]):
+            failures.append(f"{len(mapped)} of side a's ranks say in ncclscope_process_info that they use rxe0:1 "
+                            f"({mapping}), not {len(RANKS['a'])}")
         if not failures:
             subprocess.run(["tc", "qdisc", "add", "dev", dev, "root", "netem"] + LOSS.split(), check=True)
             shaped, onset, first, named = True, time.time(), None, set()
@@ -180,12 +187,6 @@ def main():
                 if n["host"] == "rdma2-a" and (n.get("ranks") != list(RANKS["a"]) or n.get("mapping") != mapping):
                     failures.append(f"the analyzer ties {n['nic']} to ranks {n.get('ranks')} ({n.get('mapping')}), "
                                     f"not side a's {list(RANKS['a'])} ({mapping})")
-        mapped = api(port, "/api/v1/query", query='ncclscope_process_info{host="rdma2-a",nics="rxe0:1",'
-                                                  f'nic_mapping="{mapping}"}}')["result"]
-        print(f"side a: {len(mapped)} ranks of rdma2-a say they use rxe0:1 ({mapping})")
-        if len(mapped) != len(RANKS["a"]):
-            failures.append(f"{len(mapped)} of side a's ranks say in ncclscope_process_info that they use rxe0:1 "
-                            f"({mapping}), not {len(RANKS['a'])}")
         for q in ('max by (host, counter) (ncclscope_host_rdma_port_retransmit_events_total)',
                   'ncclscope:job_seconds_per_op:rate1m'):
             for r in api(port, "/api/v1/query", query=q)["result"]:

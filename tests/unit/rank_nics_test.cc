@@ -132,9 +132,9 @@ TEST_F(PciTree, WhereNcclsOwnTransportCarriesTheNicNearestTheGpuIsInferred) {
   in.gpu = Gpu("0000:03:00.0");
   EXPECT_EQ(Label(InferRankNics(in)), "nearest_gpu mlx5_0:1");
   EXPECT_EQ(InferRankNics(in).nics[0].from_gpu->type, PciPathType::kPix);
-  in.ib_hca = "^=mlx5_0";  // NCCL_IB_HCA leaves it out: the next nearest
+  in.ib_hca = HcaFilter::Parse("^=mlx5_0");  // NCCL_IB_HCA leaves it out: the next nearest
   EXPECT_EQ(Label(InferRankNics(in)), "nearest_gpu mlx5_1:1");
-  in.ib_hca = "";
+  in.ib_hca = HcaFilter();
   in.gpu = Gpu("0000:95:00.0");  // its switch's NIC is down: the other NIC of its socket
   EXPECT_EQ(Label(InferRankNics(in)), "nearest_gpu mlx5_2:1");
 }
@@ -142,12 +142,12 @@ TEST_F(PciTree, WhereNcclsOwnTransportCarriesTheNicNearestTheGpuIsInferred) {
 TEST_F(PciTree, WithoutTheGpuOnlyTheEnvironmentNarrowsIt) {
   RankNicInputs in = Inputs();
   EXPECT_EQ(Label(InferRankNics(in)), "host mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_4:1");
-  in.ib_hca = "mlx5_2,mlx5_4:1";
+  in.ib_hca = HcaFilter::Parse("mlx5_2,mlx5_4:1");
   EXPECT_EQ(Label(InferRankNics(in)), "ib_hca mlx5_2:1,mlx5_4:1");
   in.gpu = Gpu("0000:03:00.0");
   EXPECT_EQ(Label(InferRankNics(in)), "nearest_gpu mlx5_4:1");
   in.ports = Ports();  // with soft-RoCE's rxe0 among them, which has no place on the PCI tree to compare
-  in.ib_hca = "";
+  in.ib_hca = HcaFilter();
   EXPECT_EQ(Label(InferRankNics(in)), "host mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_4:1,rxe0:1");
 }
 
@@ -164,7 +164,7 @@ TEST_F(PciTree, CarriedTrafficIsExactAndComesFirst) {
 
 TEST_F(PciTree, NcclIbQpEventsNameTheNthPortNcclIbHcaLeaves) {
   RankNicInputs in = Inputs();
-  in.ib_hca = "=mlx5_0,mlx5_2";
+  in.ib_hca = HcaFilter::Parse("=mlx5_0,mlx5_2");
   in.nccl_ib_devices = {1};
   EXPECT_EQ(Label(InferRankNics(in)), "nccl_ib_qp mlx5_2:1");
   in.nccl_ib_devices = {7};  // beyond the list: fall back to the inference
@@ -180,26 +180,13 @@ TEST(RankNicsTest, NoActiveRdmaPortMeansNcclsSocketTransport) {
   in.netdevs = {up, down, other};
   EXPECT_EQ(std::string(NicMappingName(InferRankNics(in).mapping)), "host");
   EXPECT_EQ(RankNicsLabel(InferRankNics(in)), "eth0,ens5");
-  in.socket_ifname = "eth";
+  in.socket_ifname = HcaFilter::Parse("eth");
   EXPECT_EQ(RankNicsLabel(InferRankNics(in)), "eth0");
   EXPECT_EQ(std::string(NicMappingName(InferRankNics(in).mapping)), "socket_ifname");
   in.ports.resize(1);
   in.ports[0].device = "mlx5_0", in.ports[0].port = 1, in.ports[0].active = true;
   in.ib_disabled = true;  // NCCL_IB_DISABLE=1: the socket transport despite the port
   EXPECT_EQ(RankNicsLabel(InferRankNics(in)), "eth0");
-}
-
-TEST(RankNicsTest, NcclIbHcaFormIsReadAsNcclReadsIt) {
-  EXPECT_TRUE(NicFilter("").Accepts("mlx5_0", 1));
-  EXPECT_TRUE(NicFilter("mlx5").Accepts("mlx5_10", 1));  // a prefix
-  EXPECT_FALSE(NicFilter("=mlx5_1").Accepts("mlx5_10", 1));
-  EXPECT_TRUE(NicFilter("=mlx5_1").Accepts("mlx5_1", 2));
-  EXPECT_FALSE(NicFilter("mlx5_1:1").Accepts("mlx5_1", 2));
-  EXPECT_TRUE(NicFilter("mlx5_0:1,mlx5_1:2").Accepts("mlx5_1", 2));
-  EXPECT_FALSE(NicFilter("^mlx5_1").Accepts("mlx5_1", 1));
-  EXPECT_TRUE(NicFilter("^mlx5_1:1").Accepts("mlx5_1", 2));
-  EXPECT_FALSE(NicFilter("^=mlx5_1").Accepts("mlx5_1", 1));
-  EXPECT_TRUE(NicFilter("^=mlx5_1").Accepts("mlx5_10", 1));
 }
 
 TEST(RankNicsTest, PciBusIdsAreSpelledAsSysfsSpellsThem) {

@@ -1,6 +1,6 @@
 // NCCL_IB_HCA grammar: prefixes, ^exclusion, =exact names, dev:port, dev:port:rail:plane, empty fields,
 // and bad syntax (warned, whole value replaced by the default); NCCLSCOPE_IB_HCA wins over NCCL_IB_HCA.
-#include "net/verbs/hca_filter.h"
+#include "common/hca_filter.h"
 
 #include <gtest/gtest.h>
 

@@ -19,7 +19,7 @@
 #include "net/net_types.h"
 #include "net/verbs/devices.h"
 #include "net/verbs/gid_select.h"
-#include "net/verbs/hca_filter.h"
+#include "common/hca_filter.h"
 
 namespace ncclscope::net::verbs {
 

@@ -1,10 +1,10 @@
-#include "net/verbs/hca_filter.h"
+#include "common/hca_filter.h"
 
 #include <charconv>
 
 #include "common/log.h"
 
-namespace ncclscope::net::verbs {
+namespace ncclscope {
 namespace {
 
 // Debian's abseil has its own string_view type; a plain splitter keeps this file std-only.
@@ -122,4 +122,4 @@ bool HcaFilter::MaySelectDevice(std::string_view device) const {
   return false;
 }
 
-}  // namespace ncclscope::net::verbs
+}  // namespace ncclscope

@@ -10,17 +10,19 @@
 //   non-numeric or out-of-range number, a fifth field, a missing name, a bare "^") makes the whole
 //   value invalid: Parse warns and returns the default filter (every device and port), which is how
 //   every other ncclscope tunable treats a bad value.
-// NCCLSCOPE_IB_HCA takes precedence over NCCL_IB_HCA; that choice happens in params (kIbHca).
+// NCCLSCOPE_IB_HCA takes precedence over NCCL_IB_HCA; that choice happens in params (kIbHca). The verbs transport
+// selects its devices with it; host_nics/rank_nics.h reads NCCL_IB_HCA and NCCL_SOCKET_IFNAME (the same form, without
+// ports) with it to infer the NICs NCCL's own transports use.
 // Value type; immutable after Parse, safe to share between threads.
-#ifndef NCCLSCOPE_NET_VERBS_HCA_FILTER_H_
-#define NCCLSCOPE_NET_VERBS_HCA_FILTER_H_
+#ifndef NCCLSCOPE_COMMON_HCA_FILTER_H_
+#define NCCLSCOPE_COMMON_HCA_FILTER_H_
 
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace ncclscope::net::verbs {
+namespace ncclscope {
 
 struct HcaEntry {
   std::string name;
@@ -64,6 +66,6 @@ class HcaFilter {
   std::vector<HcaEntry> entries_;
 };
 
-}  // namespace ncclscope::net::verbs
+}  // namespace ncclscope
 
-#endif  // NCCLSCOPE_NET_VERBS_HCA_FILTER_H_
+#endif  // NCCLSCOPE_COMMON_HCA_FILTER_H_
