@@ -127,7 +127,9 @@ std::vector<NicTcpRetransmits> OtherTcpRetransmits(const std::vector<int>& ours)
   for (const auto& [inode, before] : *open_sockets) {
     auto it = now.find(inode);
     if (it == now.end()) {
-      (*closed)[before.nic] += before.retransmits;  // gone: keep what it counted
+      // Gone: keep what it counted. (A socket our transport registers after a walk saw it also leaves this walk:
+      // its retransmissions until then count here and again on its link. Connection set-up rarely has any.)
+      (*closed)[before.nic] += before.retransmits;
     } else {
       it->second.retransmits = std::max(it->second.retransmits, before.retransmits);
     }
