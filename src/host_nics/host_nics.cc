@@ -15,12 +15,12 @@ constexpr int kStaleLockAgeS = 600;
 
 }  // namespace
 
-bool ReadHostNicsIfSpeaker(HostNics* out) {
+bool ReadHostNicsIfSpeaker(const std::vector<std::string>& rank_netdevs, HostNics* out) {
   if (Params().Str(ParamId::kHostNics) == "off") return false;
   // Made at the first scrape, when the identity (the job) is known; kept for the life of the process, and its
   // lock file removed at exit. Ended jobs' files are swept once per process.
   static HostSpeaker* const speaker = [] {
-    const std::string dir = HostSpeakerLockDir(), path = HostSpeakerLockPath(dir, Identity().job);
+    const std::string dir = HostSpeakerLockDir(), path = HostSpeakerLockPath(dir, Identity().job, Identity().host);
     RemoveStaleHostSpeakerLocks(dir, path, kStaleLockAgeS);
     auto* s = new HostSpeaker(path);
     std::atexit([] { speaker->Release(); });
@@ -31,11 +31,13 @@ bool ReadHostNicsIfSpeaker(HostNics* out) {
   // GPUs do not come and go: the PCI bus is walked once.
   static const auto* const gpus = new std::vector<SysfsDeviceLocation>(ReadHostGpus("/sys"));
   out->nearest_gpus = GpusNearestEachPort(out->rdma, *gpus);
-  std::vector<std::string> under_rdma;
+  // Beside the interfaces of devices of their own: those under RDMA ports and those the rank's traffic uses,
+  // virtual or not (a veth, a bond, a VLAN).
+  std::vector<std::string> also = rank_netdevs;
   for (const RdmaPort& p : out->rdma) {
-    if (!p.netdev.empty()) under_rdma.push_back(p.netdev);
+    if (!p.netdev.empty()) also.push_back(p.netdev);
   }
-  out->netdevs = ReadNetdevs("/sys", SplitNetdevList(Params().Str(ParamId::kHostNetdevs)), under_rdma);
+  out->netdevs = ReadNetdevs("/sys", SplitNetdevList(Params().Str(ParamId::kHostNetdevs)), also);
   return true;
 }
 

@@ -4,6 +4,7 @@
 #ifndef NCCLSCOPE_HOST_NICS_HOST_NICS_H_
 #define NCCLSCOPE_HOST_NICS_HOST_NICS_H_
 
+#include <string>
 #include <vector>
 
 #include "host_nics/netdevs.h"
@@ -18,7 +19,8 @@ struct HostNics {
 };
 
 // False (and nothing read) when this process does not speak for its job on this host, or they are off.
-bool ReadHostNicsIfSpeaker(HostNics* out);
+// `rank_netdevs`, the interfaces this rank's traffic uses, are read whatever kind of device they are.
+bool ReadHostNicsIfSpeaker(const std::vector<std::string>& rank_netdevs, HostNics* out);
 
 }  // namespace ncclscope
 

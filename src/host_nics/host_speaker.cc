@@ -97,15 +97,19 @@ int RemoveStaleHostSpeakerLocks(const std::string& dir, const std::string& keep,
   return removed;
 }
 
-std::string HostSpeakerLockPath(const std::string& dir, const std::string& job) {
-  std::string key = job.empty() ? "launcher" + std::to_string(::getppid()) : job;
-  if (key.size() > 64) key.resize(64);
-  for (char& c : key) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                       c == '_' || c == '-';
-    if (!plain) c = '_';
-  }
-  return dir + "/" + kLockPrefix + std::to_string(::getuid()) + "-" + key + ".lock";
+std::string HostSpeakerLockPath(const std::string& dir, const std::string& job, const std::string& host) {
+  auto safe = [](std::string key) {
+    if (key.size() > 64) key.resize(64);
+    for (char& c : key) {
+      const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                         c == '_' || c == '-';
+      if (!plain) c = '_';
+    }
+    return key;
+  };
+  const std::string key = safe(job.empty() ? "launcher" + std::to_string(::getppid()) : job);
+  return dir + "/" + kLockPrefix + std::to_string(::getuid()) + "-" + key + (host.empty() ? "" : "-on-" + safe(host)) +
+         ".lock";
 }
 
 std::string HostSpeakerLockDir() {

@@ -43,10 +43,12 @@ class HostSpeaker {
 // re-checks the path after locking).
 int RemoveStaleHostSpeakerLocks(const std::string& dir, const std::string& keep, int min_age_s);
 
-// The lock file of a job on this host: <dir>/ncclscope-host-nics-<uid>-<job>.lock, the job's characters outside
+// The lock file of a job on this host: <dir>/ncclscope-host-nics-<uid>-<job>-on-<host>.lock, characters outside
 // [A-Za-z0-9._-] replaced. A job without a name is keyed by the launcher's pid (the ranks' parent: torchrun,
-// srun's step daemon, mpirun's daemon), so that two unnamed jobs on a host do not silence each other.
-std::string HostSpeakerLockPath(const std::string& dir, const std::string& job);
+// srun's step daemon, mpirun's daemon), so that two unnamed jobs on a host do not silence each other. The host
+// (the `host` label) is in the key for hosts that share a /dev/shm while naming themselves apart: network
+// namespaces emulating hosts, containers given the node's /dev/shm.
+std::string HostSpeakerLockPath(const std::string& dir, const std::string& job, const std::string& host);
 // /dev/shm when it is a writable folder, else /tmp.
 std::string HostSpeakerLockDir();
 

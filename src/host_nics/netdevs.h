@@ -27,7 +27,7 @@ struct Netdev {
 };
 
 // `wanted`: names or prefixes ("eth" matches eth0); empty = the default set above, plus `also` (the netdevs
-// under the host's RDMA ports). Sorted by name.
+// under the host's RDMA ports, those the ranks use). Sorted by name.
 std::vector<Netdev> ReadNetdevs(const std::string& sysfs, const std::vector<std::string>& wanted,
                                 const std::vector<std::string>& also);
 

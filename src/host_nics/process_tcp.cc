@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/base/const_init.h"
@@ -33,23 +34,33 @@ std::map<uint64_t, Seen>* open_sockets ABSL_GUARDED_BY(mu) = nullptr;
 std::map<std::string, uint64_t>* closed ABSL_GUARDED_BY(mu) = nullptr;
 std::atomic<int> skipped_port{0};
 
-// The interface of each local address: 16 bytes (IPv4 as IPv4-mapped IPv6) to its name.
+// A socket address as the maps below key it: 16 bytes, IPv4 as IPv4-mapped IPv6; nullopt for other families.
+// `port` (optional) receives the port.
+std::optional<std::string> AddressKey(const sockaddr* addr, int* port = nullptr) {
+  in6_addr key{};
+  if (addr->sa_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(addr);
+    key.s6_addr[10] = key.s6_addr[11] = 0xff;
+    std::memcpy(&key.s6_addr[12], &v4->sin_addr, 4);
+    if (port != nullptr) *port = ntohs(v4->sin_port);
+  } else if (addr->sa_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(addr);
+    key = v6->sin6_addr;
+    if (port != nullptr) *port = ntohs(v6->sin6_port);
+  } else {
+    return std::nullopt;
+  }
+  return std::string(reinterpret_cast<const char*>(key.s6_addr), 16);
+}
+
+// The interface of each local address, by AddressKey.
 std::map<std::string, std::string> InterfacesByAddress() {
   std::map<std::string, std::string> out;
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return out;
   for (const ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
     if (a->ifa_addr == nullptr) continue;
-    in6_addr key{};
-    if (a->ifa_addr->sa_family == AF_INET) {
-      key.s6_addr[10] = key.s6_addr[11] = 0xff;
-      std::memcpy(&key.s6_addr[12], &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, 4);
-    } else if (a->ifa_addr->sa_family == AF_INET6) {
-      key = reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr;
-    } else {
-      continue;
-    }
-    out.emplace(std::string(reinterpret_cast<const char*>(key.s6_addr), 16), a->ifa_name);
+    if (std::optional<std::string> key = AddressKey(a->ifa_addr)) out.emplace(std::move(*key), a->ifa_name);
   }
   freeifaddrs(list);
   return out;
@@ -60,22 +71,10 @@ std::string LocalAddressKey(int fd) {
   sockaddr_storage local{};
   socklen_t len = sizeof(local);
   if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0) return "";
-  in6_addr key{};
   int port = 0;
-  if (local.ss_family == AF_INET) {
-    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&local);
-    key.s6_addr[10] = key.s6_addr[11] = 0xff;
-    std::memcpy(&key.s6_addr[12], &v4->sin_addr, 4);
-    port = ntohs(v4->sin_port);
-  } else if (local.ss_family == AF_INET6) {
-    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&local);
-    key = v6->sin6_addr;
-    port = ntohs(v6->sin6_port);
-  } else {
-    return "";
-  }
-  if (port == skipped_port.load(std::memory_order_relaxed)) return "";
-  return std::string(reinterpret_cast<const char*>(key.s6_addr), 16);
+  std::optional<std::string> key = AddressKey(reinterpret_cast<const sockaddr*>(&local), &port);
+  if (!key || port == skipped_port.load(std::memory_order_relaxed)) return "";
+  return std::move(*key);
 }
 
 uint64_t InodeOf(int fd) {

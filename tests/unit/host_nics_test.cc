@@ -240,11 +240,13 @@ TEST(HostNicsTest, NetdevListsFollowNcclSocketIfnameForm) {
   EXPECT_TRUE(SplitNetdevList("").empty());
 }
 
-TEST(HostNicsTest, LockPathIsPerUserAndJobAndSafe) {
+TEST(HostNicsTest, LockPathIsPerUserJobAndHostAndSafe) {
   const std::string uid = std::to_string(::getuid());
-  EXPECT_EQ(HostSpeakerLockPath("/dev/shm", "job/../1 2"), "/dev/shm/ncclscope-host-nics-" + uid + "-job_.._1_2.lock");
-  EXPECT_EQ(HostSpeakerLockPath("/tmp", ""),
+  EXPECT_EQ(HostSpeakerLockPath("/dev/shm", "job/../1 2", "node 7"),
+            "/dev/shm/ncclscope-host-nics-" + uid + "-job_.._1_2-on-node_7.lock");
+  EXPECT_EQ(HostSpeakerLockPath("/tmp", "", ""),
             "/tmp/ncclscope-host-nics-" + uid + "-launcher" + std::to_string(::getppid()) + ".lock");
+  EXPECT_NE(HostSpeakerLockPath("/dev/shm", "j", "host-a"), HostSpeakerLockPath("/dev/shm", "j", "host-b"));
 }
 
 // One speaker among real processes; it hands over when the holder exits.

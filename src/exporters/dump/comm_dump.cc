@@ -1,6 +1,5 @@
 #include "exporters/dump/comm_dump.h"
 
-#include <map>
 #include <string>
 
 #include "common/hex.h"
@@ -16,8 +15,7 @@
 #include "exporters/dump/comm_dump_json.h"
 #include "exporters/dump/gzip_member.h"
 #include "host_nics/nic_deltas.h"
-#include "host_nics/process_tcp.h"
-#include "host_nics/rank_nics.h"
+#include "nic_view/rank_nic_view.h"
 
 namespace ncclscope::dump {
 namespace {
@@ -88,14 +86,11 @@ json HostNicsJson() {
     rdma.push_back({{"nic", n.nic}, {"port", n.port}, {"retransmit", n.retransmit}, {"congestion", n.congestion},
                     {"error", n.error}});
   }
-  std::map<std::string, uint64_t> retransmits;  // ncclscope's TCP transport's and the process's other connections
-  for (const NicTcpRetransmits& o : OtherTcpRetransmits(RegisteredTcpFds())) retransmits[o.nic] += o.retransmits;
-  for (const NicTcpInfo& t : SnapshotNicTcpInfo()) retransmits[t.nic] += t.retransmits;
-  for (const auto& [nic, n] : retransmits) tcp.push_back({{"nic", nic}, {"retransmits", n}});
+  // ncclscope's TCP transport's connections and the process's others
+  for (const auto& [nic, n] : TcpRetransmitsByNic(SnapshotNicTcpInfo())) tcp.push_back({{"nic", nic}, {"retransmits", n}});
   // Which of them this rank's traffic uses (exact or inferred, host_nics/rank_nics.h): what ties a degraded NIC
   // to the ranks behind it.
-  const CarriedNics carried = CarriedNicsOf(SnapshotNetStats());
-  const RankNics mine = CurrentRankNics(carried.names, carried.nccl_ib_devices);
+  const RankNics mine = RankNicsOf(SnapshotNetStats());
   json uses = json::array();
   for (const RankNic& n : mine.nics) {
     uses.push_back(n.device.empty() ? json{{"nic", n.netdev}} : json{{"nic", n.device}, {"port", n.port}});

@@ -7,6 +7,7 @@
 #include "exporters/prometheus/host_families.h"
 
 #include "exporters/prometheus/metric_families.h"
+#include "nic_view/rank_nic_view.h"
 
 namespace ncclscope {
 namespace {
@@ -165,9 +166,9 @@ void AppendHostNicFamilies(const HostNics& nics, prom::Level level, std::vector<
   AppendNetdevFamilies(nics.netdevs, nics.rdma, level, out);
 }
 
-void AppendHostFamilies(std::vector<MetricFamily>* out) {
+void AppendHostFamilies(const RankNics& rank_nics, std::vector<MetricFamily>* out) {
   HostNics nics;
-  if (ReadHostNicsIfSpeaker(&nics)) AppendHostNicFamilies(nics, prom::CurrentLevel(), out);
+  if (ReadHostNicsIfSpeaker(NetdevsOf(rank_nics), &nics)) AppendHostNicFamilies(nics, prom::CurrentLevel(), out);
 }
 
 }  // namespace ncclscope

@@ -10,6 +10,7 @@
 #include "common/nccl_version.h"
 #include "common/params.h"
 #include "common/process_identity.h"
+#include "nic_view/rank_nic_view.h"
 
 namespace ncclscope {
 namespace {
@@ -55,8 +56,11 @@ std::vector<MetricFamily> CollectMetricFamilies(IdentityPlacement placement) {
   // One value per process: here in every placement, never on other series (docs/metrics.md, "Identity").
   if (!Identity().mig_uuid.empty()) labels.push_back({"mig_uuid", Identity().mig_uuid});
   if (!Identity().gpu_pci.empty()) labels.push_back({"gpu_pci", Identity().gpu_pci});
+  // One snapshot of the net half per scrape: the NIC families and which NICs this rank uses agree.
+  const NetStatsSnapshot net = SnapshotNetStats();
+  const RankNics nics = RankNicsOf(net);
   std::vector<MetricFamily> rank_nics;
-  AppendRankNicFamilies(&labels, &rank_nics);
+  AppendRankNicFamilies(nics, &labels, &rank_nics);
   process.metric.push_back(GaugeValue(1, std::move(labels)));
   out.push_back(std::move(process));
   for (MetricFamily& f : rank_nics) out.push_back(std::move(f));
@@ -64,8 +68,8 @@ std::vector<MetricFamily> CollectMetricFamilies(IdentityPlacement placement) {
   start.metric.push_back(GaugeValue(kStartSeconds, {}));
   out.push_back(std::move(start));
   AppendProfilerFamilies(&out);
-  AppendNetFamilies(&out);
-  AppendHostFamilies(&out);
+  AppendNetFamilies(net, &out);
+  AppendHostFamilies(nics, &out);
   if (on_every_series) AddLabelsToEverySeries(Identity().Labels(), &out);
   return out;
 }

@@ -9,6 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/net_stats.h"
+#include "host_nics/rank_nics.h"
+
 namespace ncclscope {
 
 // Where the identity labels (common/process_identity.h) go; docs/metrics.md, "Identity". Never both on the
@@ -29,14 +32,15 @@ void SetIdentityOnTarget(bool on);
 bool IdentityOnTarget();
 
 // The parts, one per snapshot source.
-void AppendNetFamilies(std::vector<prometheus::MetricFamily>* out);
+void AppendNetFamilies(const NetStatsSnapshot& net, std::vector<prometheus::MetricFamily>* out);
 void AppendProfilerFamilies(std::vector<prometheus::MetricFamily>* out);
-// The host's NIC counters, in the one process of the job that speaks for the host (host_families.cc).
-void AppendHostFamilies(std::vector<prometheus::MetricFamily>* out);
+// The host's NIC counters, in the one process of the job that speaks for the host (host_families.cc); the
+// interfaces `rank_nics` uses are among them whatever kind of device they are.
+void AppendHostFamilies(const RankNics& rank_nics, std::vector<prometheus::MetricFamily>* out);
 // Which NICs this rank uses (host_nics/rank_nics.h): as labels of ncclscope_process_info (`nics`,
 // `nic_mapping`, `gpu_pci`: no series of their own at the basic level), and from the detailed level on as
 // ncclscope_rank_nic_info, one series per NIC, for joins with the host's NIC counters (rank_nic_families.cc).
-void AppendRankNicFamilies(std::vector<prometheus::ClientMetric::Label>* process_labels,
+void AppendRankNicFamilies(const RankNics& nics, std::vector<prometheus::ClientMetric::Label>* process_labels,
                            std::vector<prometheus::MetricFamily>* out);
 
 }  // namespace ncclscope

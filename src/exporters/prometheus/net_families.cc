@@ -9,7 +9,7 @@
 #include "common/hex.h"
 #include "exporters/prometheus/family_builders.h"
 #include "exporters/prometheus/metric_families.h"
-#include "host_nics/process_tcp.h"
+#include "nic_view/rank_nic_view.h"
 
 namespace ncclscope {
 namespace {
@@ -82,21 +82,18 @@ void AppendTcpFamilies(std::vector<MetricFamily>* out) {
   auto rtt = prom::Family("ncclscope_nic_tcp_rtt_seconds",
                           "The largest smoothed round-trip time of this process's open TCP connections over the NIC "
                           "(TCP_INFO)", MetricType::Gauge);
-  std::map<std::string, uint64_t> by_nic;
-  for (const NicTcpRetransmits& o : OtherTcpRetransmits(RegisteredTcpFds())) by_nic[o.nic] += o.retransmits;
-  for (const NicTcpInfo& t : SnapshotNicTcpInfo()) {
-    by_nic[t.nic] += t.retransmits;
+  const std::vector<NicTcpInfo> ours = SnapshotNicTcpInfo();
+  for (const NicTcpInfo& t : ours) {
     if (t.connections > 0) prom::AddGauge(&rtt, t.rtt_max_s, {{"nic", t.nic}});
   }
-  for (const auto& [nic, n] : by_nic) prom::AddCounter(&retransmits, static_cast<double>(n), {{"nic", nic}});
+  for (const auto& [nic, n] : TcpRetransmitsByNic(ours)) prom::AddCounter(&retransmits, static_cast<double>(n), {{"nic", nic}});
   if (!retransmits.metric.empty()) out->push_back(std::move(retransmits));
   if (!rtt.metric.empty()) out->push_back(std::move(rtt));
 }
 
 }  // namespace
 
-void AppendNetFamilies(std::vector<MetricFamily>* out) {
-  const NetStatsSnapshot snap = SnapshotNetStats();
+void AppendNetFamilies(const NetStatsSnapshot& snap, std::vector<MetricFamily>* out) {
   const prom::Level level = prom::CurrentLevel();
   const bool detailed = level >= prom::Level::kDetailed, full = level == prom::Level::kFull;
   struct Group {

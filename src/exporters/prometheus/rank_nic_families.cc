@@ -2,17 +2,13 @@
 // The NIC counters are the host's (host_families.cc, one process per host); this is what ties them to ranks:
 //   ncclscope_host_rdma_port_retransmit_events_total * on(ncclscope_job, host, device, port)
 //     group_right ncclscope_rank_nic_info
-#include "core/net_stats.h"
 #include "exporters/prometheus/family_builders.h"
 #include "exporters/prometheus/metric_families.h"
-#include "host_nics/rank_nics.h"
 
 namespace ncclscope {
 
-void AppendRankNicFamilies(std::vector<prometheus::ClientMetric::Label>* process_labels,
+void AppendRankNicFamilies(const RankNics& nics, std::vector<prometheus::ClientMetric::Label>* process_labels,
                            std::vector<prometheus::MetricFamily>* out) {
-  const CarriedNics carried = CarriedNicsOf(SnapshotNetStats());
-  const RankNics nics = CurrentRankNics(carried.names, carried.nccl_ib_devices);
   process_labels->push_back({"nics", RankNicsLabel(nics)});
   process_labels->push_back({"nic_mapping", NicMappingName(nics.mapping)});
   if (prom::CurrentLevel() < prom::Level::kDetailed || nics.nics.empty()) return;
