@@ -69,6 +69,9 @@ local dur(seconds) =
     // acknowledgements it lost (a link rate-limited on one side: 100 retransmissions per second there, 2 here).
     nicDegradedDominance: 0.25,
     nicSlowdownFactor: 1.5,
+    // NcclscopeNicFlapping: a link down within this window (the RDMA port's link_downed, the interface's carrier
+    // changes) while the job's collectives slow down as above.
+    nicFlapWindow: '2m',
     nicHistory: '15m',
     nicHistoryOffset: '2m',
 

@@ -32,7 +32,7 @@ local words(d) =
       {
         name: "ncclscope.links",
         interval: c.nicDegradedInterval,
-        rules: [nicDegraded],
+        rules: [nicDegraded, nicFlapping],
       },
     ],
     // Events per second of each NIC over the window, one series per host and NIC: an RDMA port's retransmission
@@ -95,6 +95,48 @@ local words(d) =
           "NCCLSCOPE_METRICS_LEVEL=detailed, or ncclscope_nic_tcp_retransmits_total), the port's rate",
           "(ncclscope_host_rdma_port_rate_bytes_per_second against its peers'), and the switch port at",
           "the other end of the cable.",
+        ]),
+      },
+    },
+    // Link downs of each NIC within the window, one series per host and NIC: an RDMA port's link_downed counter,
+    // or, on hosts without RDMA ports, an interface's carrier changes (a down and an up count two: halved).
+    local linkDowns = |||
+      max by (ncclscope_job, host, nic, port) (
+        label_replace(increase(ncclscope_host_rdma_port_link_downs_total%(sel)s[%(nicFlapWindow)s]),
+          "nic", "$1", "device", "(.*)")
+        or
+        label_replace(label_replace(increase(ncclscope_host_netdev_carrier_changes_total%(sel)s[%(nicFlapWindow)s]) / 2,
+          "nic", "$1", "netdev", "(.*)"), "port", "", "", "")
+        unless on (ncclscope_job, host) %(rdmaHosts)s
+      )
+    ||| % c { rdmaHosts: rdmaHosts },
+    // A flapping link: a NIC whose link went down (and came back) while its job's collectives slowed. Retransmissions
+    // alone miss it (a link down for 2 s in every 6 costs TCP a few retransmissions, an RDMA port none), so the
+    // link's own state changes name it. While the link stays down nothing completes and NcclscopeHang (class link)
+    // names it; this fires once traffic moves again, slower. It inhibits NcclscopeNicDegraded of that NIC and the
+    // straggler and NIC-error alerts of that host in that job (deploy/alertmanager).
+    local nicFlapping = {
+      alert: "NcclscopeNicFlapping",
+      expr: |||
+        (%(linkDowns)s > 0)
+        and on (ncclscope_job)
+        (%(jobSlowed)s)
+      ||| % c { linkDowns: std.stripChars(linkDowns, '\n'), jobSlowed: std.stripChars(jobSlowed, '\n') },
+      labels: {'severity': 'warning'},
+      annotations: {
+        summary: std.join(' ', [
+          "NIC {{ $labels.nic }}{{ if $labels.port }} port {{ $labels.port }}{{ end }} on {{ $labels.host }}",
+          "is flapping and slows job {{ $labels.ncclscope_job }}: {{ $value | printf \"%.0f\" }} link down(s) in",
+          words(c.nicFlapWindow),
+        ]),
+        description: std.join(' ', [
+          "The link of NIC {{ $labels.nic }}{{ if $labels.port }} port {{ $labels.port }}{{ end }} on host",
+          "{{ $labels.host }} went down {{ $value | printf \"%.0f\" }} time(s) in the last",
+          words(c.nicFlapWindow) + " and came back, while the collectives of job {{ $labels.ncclscope_job }}",
+          "take more than " + c.nicSlowdownFactor + " times their average of the " + words(c.nicHistory) + " before:",
+          "a loose or dirty cable or transceiver, or a switch port resetting. Next step: the kernel log of the",
+          "host (link down/up messages of that interface or port), the switch port's log at the other end of",
+          "the cable; reseat or replace the cable or transceiver; drain the host if it keeps flapping.",
         ]),
       },
     },

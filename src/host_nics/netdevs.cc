@@ -57,6 +57,17 @@ std::vector<Netdev> ReadNetdevs(const std::string& sysfs, const std::vector<std:
   return out;
 }
 
+std::vector<std::pair<std::string, uint64_t>> ReadCarrierChanges(const std::string& sysfs) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  const std::string root = sysfs + "/class/net";
+  for (const std::string& name : ListSysfsDir(root)) {
+    if (out.size() >= kMaxCarrierNetdevs) break;
+    if (name == "lo") continue;
+    if (const auto changes = ReadSysfsCounter(root + "/" + name + "/carrier_changes")) out.emplace_back(name, *changes);
+  }
+  return out;
+}
+
 std::vector<std::string> SplitNetdevList(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;

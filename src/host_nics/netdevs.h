@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host_nics/sysfs_files.h"
@@ -30,6 +31,11 @@ struct Netdev {
 // under the host's RDMA ports, those the ranks use). Sorted by name.
 std::vector<Netdev> ReadNetdevs(const std::string& sysfs, const std::vector<std::string>& wanted,
                                 const std::vector<std::string>& also);
+
+// Every interface's carrier changes but lo's, by name (at most kMaxCarrierNetdevs, virtual ones included: a veth
+// or a bond a rank uses flaps too). One file each: cheap enough for a dump's baseline.
+std::vector<std::pair<std::string, uint64_t>> ReadCarrierChanges(const std::string& sysfs);
+inline constexpr size_t kMaxCarrierNetdevs = 256;
 
 // "eth0,=ib0" -> {"eth0", "ib0"}: NCCL_SOCKET_IFNAME's list form; its exclusions (^name) are dropped.
 std::vector<std::string> SplitNetdevList(const std::string& text);

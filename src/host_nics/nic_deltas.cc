@@ -11,8 +11,12 @@ namespace {
 
 ABSL_CONST_INIT absl::Mutex mu(absl::kConstInit);
 uint64_t baseline_ns ABSL_GUARDED_BY(mu) = 0;
+struct Counts {
+  std::vector<NicEventCounts> rdma;
+  std::vector<std::pair<std::string, uint64_t>> carrier_changes;
+};
 // Null until RecordHostNicBaseline; never freed: dumps run at exit.
-std::vector<NicEventCounts>* baseline ABSL_GUARDED_BY(mu) = nullptr;
+Counts* baseline ABSL_GUARDED_BY(mu) = nullptr;
 uint64_t last_read_ns ABSL_GUARDED_BY(mu) = 0;
 HostNicDeltas* last ABSL_GUARDED_BY(mu) = nullptr;
 
@@ -20,6 +24,11 @@ constexpr uint64_t kReuseNs = 1000000000;
 
 uint64_t Since(uint64_t now, uint64_t before) { return now >= before ? now - before : 0; }
 bool Off() { return Params().Str(ParamId::kHostNics) == "off"; }
+
+Counts ReadCounts() {
+  if (Off()) return {};
+  return {NicEventCountsOf(ReadRdmaPorts("/sys")), ReadCarrierChanges("/sys")};
+}
 
 }  // namespace
 
@@ -32,6 +41,7 @@ std::vector<NicEventCounts> NicEventCountsOf(const std::vector<RdmaPort>& ports)
     n.retransmit = SumOfKind(p, RdmaCounterKind::kRetransmit).value_or(0);
     n.congestion = SumOfKind(p, RdmaCounterKind::kCongestion).value_or(0);
     n.error = SumOfKind(p, RdmaCounterKind::kError).value_or(0);
+    n.link_downs = LinkDowns(p).value_or(0);
     out.push_back(std::move(n));
   }
   return out;
@@ -40,8 +50,7 @@ std::vector<NicEventCounts> NicEventCountsOf(const std::vector<RdmaPort>& ports)
 void RecordHostNicBaseline() {
   AnnotatedLock lock(&mu);
   if (baseline != nullptr) return;
-  baseline = new std::vector<NicEventCounts>(Off() ? std::vector<NicEventCounts>()
-                                                   : NicEventCountsOf(ReadRdmaPorts("/sys")));
+  baseline = new Counts(ReadCounts());
   baseline_ns = MonotonicNs();
 }
 
@@ -52,11 +61,17 @@ bool HostNicDeltasSinceBaseline(HostNicDeltas* out) {
   if (last == nullptr || Since(now, last_read_ns) >= kReuseNs) {
     HostNicDeltas d;
     d.seconds = static_cast<double>(Since(now, baseline_ns)) / 1e9;
-    for (const NicEventCounts& n : Off() ? std::vector<NicEventCounts>() : NicEventCountsOf(ReadRdmaPorts("/sys"))) {
-      for (const NicEventCounts& b : *baseline) {
+    const Counts now_counts = ReadCounts();
+    for (const NicEventCounts& n : now_counts.rdma) {
+      for (const NicEventCounts& b : baseline->rdma) {
         if (b.nic != n.nic || b.port != n.port) continue;
         d.rdma.push_back({n.nic, n.port, Since(n.retransmit, b.retransmit), Since(n.congestion, b.congestion),
-                          Since(n.error, b.error)});
+                          Since(n.error, b.error), Since(n.link_downs, b.link_downs)});
+      }
+    }
+    for (const auto& [name, changes] : now_counts.carrier_changes) {
+      for (const auto& [base_name, base_changes] : baseline->carrier_changes) {
+        if (base_name == name) d.carrier_changes.emplace_back(name, Since(changes, base_changes));
       }
     }
     if (last == nullptr) last = new HostNicDeltas();

@@ -191,4 +191,11 @@ std::vector<RdmaPort> ReadRdmaPorts(const std::string& sysfs, bool counters) {
   return ports;
 }
 
+std::optional<uint64_t> LinkDowns(const RdmaPort& port) {
+  for (const RdmaCounter& c : port.counters) {
+    if (c.name == "link_downed") return c.value;
+  }
+  return std::nullopt;
+}
+
 }  // namespace ncclscope

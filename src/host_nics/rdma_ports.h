@@ -60,6 +60,10 @@ std::vector<RdmaPort> ReadRdmaPorts(const std::string& sysfs, bool counters = tr
 // The sum of the port's counters of `kind`; nullopt when the driver has none of that kind.
 std::optional<uint64_t> SumOfKind(const RdmaPort& port, RdmaCounterKind kind);
 
+// Times the port's link went down (link_downed: counters/ for IB and mlx5, hw_counters/ for rxe; the first
+// wins); nullopt when the driver does not count it. A flapping link.
+std::optional<uint64_t> LinkDowns(const RdmaPort& port);
+
 }  // namespace ncclscope
 
 #endif  // NCCLSCOPE_HOST_NICS_RDMA_PORTS_H_

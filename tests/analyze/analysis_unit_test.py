@@ -845,12 +845,15 @@ class FormatTest(unittest.TestCase):
                          ("missing", list(range(1, 17)), (1 << 20) - 1, [[1, (1 << 20) - 1]]))
 
 
-def with_nics(rank, host, seconds, rdma=(), tcp=(), uses=None, mapping="exact"):
+def with_nics(rank, host, seconds, rdma=(), tcp=(), uses=None, mapping="exact", downs=(), carrier=()):
     """A healthy rank's dump carrying its host's NIC events since it began (host_nics), and the NICs its traffic
-    uses (uses: [(nic, port or None)])."""
+    uses (uses: [(nic, port or None)]); downs: {rdma nic: link downs}, carrier: [(interface, carrier changes)]."""
+    downs = dict(downs)
     h = {"seconds": seconds,
-         "rdma": [{"nic": n, "port": 1, "retransmit": r, "congestion": 1000, "error": e} for n, r, e in rdma],
-         "tcp": [{"nic": n, "retransmits": r} for n, r in tcp]}
+         "rdma": [{"nic": n, "port": 1, "retransmit": r, "congestion": 1000, "error": e, "link_downs": downs.get(n, 0)}
+                  for n, r, e in rdma],
+         "tcp": [{"nic": n, "retransmits": r} for n, r in tcp],
+         "netdevs": [{"nic": n, "carrier_changes": c} for n, c in carrier]}
     if uses is not None:
         h["rank_nics"] = {"mapping": mapping,
                           "nics": [{"nic": n, **({"port": p} if p is not None else {})} for n, p in uses]}
@@ -903,6 +906,23 @@ class NicsTest(unittest.TestCase):
         self.assertIn("degraded NIC rxe0 port 1 on a: 250 retransmission and error events in 10 s (25.0/s)",
                       out.getvalue())
         self.assertEqual(report.to_json(result)["degraded_nics"][0]["host"], "a")
+
+    def test_a_flapping_link_is_named_from_its_link_downs(self):
+        c = comm(with_nics(0, "a", 10, rdma=[("mlx5_0", 0, 3), ("mlx5_1", 0, 0)], downs={"mlx5_0": 3},
+                           uses=[("mlx5_0", 1)]),
+                 with_nics(1, "a", 5, rdma=[("mlx5_0", 0, 1)], downs={"mlx5_0": 1}),  # began later: fewer
+                 with_nics(2, "b", 10, carrier=[("vdata", 4)], uses=[("vdata", None)]),
+                 with_nics(3, "c", 10, carrier=[("vdata", 0)]))
+        got = nics.flapping({"0xaa": c})
+        self.assertEqual([(n["host"], n["nic"], n["port"], n["link_downs"]) for n in got],
+                         [("a", "mlx5_0", 1, 3), ("b", "vdata", None, 2)])
+        self.assertEqual(nics.describe_flap(got[1]), "NIC vdata on b: its link went down 2 time(s); used by rank 2 (exact)")
+        result = report.analyze({"0xaa": c})
+        out = io.StringIO()
+        report.print_text(result, out)
+        self.assertIn("flapping NIC mlx5_0 port 1 on a: its link went down 3 time(s)", out.getvalue())
+        self.assertEqual(report.to_json(result)["flapping_nics"][0]["nic"], "mlx5_0")
+        self.assertEqual(nics.flapping({"0xaa": comm(with_nics(0, "a", 10, rdma=[("mlx5_0", 0, 0)]))}), [])
 
     def test_schema_checks_host_nics(self):
         d = dumps.normalize(json.loads(json.dumps(with_nics(0, "a", 10, rdma=[("rxe0", 1, 0)]))))

@@ -281,6 +281,7 @@ TEST_F(CommDumpTest, HostNicsSinceTheBaseline) {
   EXPECT_GE(nics["seconds"].get<double>(), 0);
   EXPECT_TRUE(nics["rdma"].is_array());
   EXPECT_TRUE(nics["tcp"].is_array());
+  EXPECT_TRUE(nics["netdevs"].is_array());
 }
 
 TEST_F(CommDumpTest, RecentIsCappedByTheParameterAndItsDefault) {

@@ -26,7 +26,9 @@ HostNics TwoPortsAndAnInterface() {
                  {"unicast_xmit_packets", RdmaCounterKind::kOther, 5},
                  {"tx_bytes", RdmaCounterKind::kBytesSent, 7777},  // a second source: never a second series
                  {"out_of_sequence", RdmaCounterKind::kRetransmit, 3},
-                 {"packet_seq_err", RdmaCounterKind::kRetransmit, 4}};
+                 {"packet_seq_err", RdmaCounterKind::kRetransmit, 4},
+                 {"link_downed", RdmaCounterKind::kError, 2},  // as rxe counts it, in hw_counters/ after counters/
+                 {"link_downed", RdmaCounterKind::kError, 99}};  // a second source: never a second series
   RdmaPort down = up;
   down.device = "mlx5_1";
   down.active = false;
@@ -63,8 +65,12 @@ size_t Series(const std::vector<MetricFamily>& families) {
 TEST(HostFamiliesTest, BasicSumsEachKindPerPortAndLeavesInterfacesToThePorts) {
   std::vector<MetricFamily> out;
   AppendHostNicFamilies(TwoPortsAndAnInterface(), prom::Level::kBasic, &out);
-  // Per port: rate, bytes sent and received, retransmit, error (no congestion counter here).
-  EXPECT_EQ(Series(out), 10u);
+  // Per port: rate, bytes sent and received, link downs, retransmit, error (no congestion counter here).
+  EXPECT_EQ(Series(out), 12u);
+  const MetricFamily* downs = Find(out, "ncclscope_host_rdma_port_link_downs_total");
+  ASSERT_NE(downs, nullptr);
+  ASSERT_EQ(downs->metric.size(), 2u);
+  EXPECT_EQ(downs->metric[0].counter.value, 2);
   const MetricFamily* retransmit = Find(out, "ncclscope_host_rdma_port_retransmit_events_total");
   ASSERT_NE(retransmit, nullptr);
   EXPECT_EQ(retransmit->metric[0].counter.value, 7);

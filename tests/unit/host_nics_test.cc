@@ -90,6 +90,7 @@ TEST(HostNicsTest, ReadsRdmaPortsAsMlx5AndRxeLayThemOut) {
   Write(rxe + "/gid_attrs/ndevs/0", "eth1\n");
   Write(rxe + "/hw_counters/sent_pkts", "40\n");
   Write(rxe + "/hw_counters/rcvd_seq_err", "3\n");
+  Write(rxe + "/hw_counters/link_downed", "6\n");
 
   const std::vector<RdmaPort> ports = ReadRdmaPorts(sys.path());
   ASSERT_EQ(ports.size(), 2u);
@@ -113,9 +114,24 @@ TEST(HostNicsTest, ReadsRdmaPortsAsMlx5AndRxeLayThemOut) {
   EXPECT_EQ(r.netdev, "eth1");
   EXPECT_EQ(r.location.pci, "");
   EXPECT_EQ(r.location.numa_node, -1);
-  ASSERT_EQ(r.counters.size(), 2u);
-  EXPECT_EQ(r.counters[0].kind, RdmaCounterKind::kRetransmit);
-  EXPECT_EQ(r.counters[1].value, 40u);
+  ASSERT_EQ(r.counters.size(), 3u);
+  EXPECT_EQ(r.counters[0].name, "link_downed");
+  EXPECT_EQ(r.counters[1].kind, RdmaCounterKind::kRetransmit);
+  EXPECT_EQ(r.counters[2].value, 40u);
+  EXPECT_EQ(LinkDowns(r), 6u);
+  EXPECT_EQ(LinkDowns(m), std::nullopt);  // this mlx5 layout has no link_downed
+}
+
+TEST(HostNicsTest, CarrierChangesOfEveryInterfaceButLoopback) {
+  TempDir sys;
+  const std::string net = sys.path() + "/class/net";
+  Write(net + "/lo/carrier_changes", "0\n");
+  Write(net + "/vdata/carrier_changes", "4\n");  // a veth: no device of its own, still read
+  Write(net + "/eth0/carrier_changes", "1\n");
+  Write(net + "/eth0/device/vendor", "0x15b3\n");
+  Write(net + "/tun0/operstate", "up\n");  // no carrier_changes file: left out
+  EXPECT_EQ(ReadCarrierChanges(sys.path()),
+            (std::vector<std::pair<std::string, uint64_t>>{{"eth0", 1}, {"vdata", 4}}));
 }
 
 TEST(HostNicsTest, NoRdmaDeviceNoPorts) { EXPECT_TRUE(ReadRdmaPorts("/nonexistent").empty()); }

@@ -84,10 +84,12 @@ json HostNicsJson() {
   json rdma = json::array(), tcp = json::array();
   for (const NicEventCounts& n : d.rdma) {
     rdma.push_back({{"nic", n.nic}, {"port", n.port}, {"retransmit", n.retransmit}, {"congestion", n.congestion},
-                    {"error", n.error}});
+                    {"error", n.error}, {"link_downs", n.link_downs}});
   }
   // ncclscope's TCP transport's connections and the process's others
-  for (const auto& [nic, n] : TcpRetransmitsByNic(SnapshotNicTcpInfo())) tcp.push_back({{"nic", nic}, {"retransmits", n}});
+  for (const auto& [nic, n] : TcpRetransmitsByNic(SnapshotNicTcpInfo())) {
+    tcp.push_back({{"nic", nic}, {"retransmits", n}});
+  }
   // Which of them this rank's traffic uses (exact or inferred, host_nics/rank_nics.h): what ties a degraded NIC
   // to the ranks behind it.
   const RankNics mine = RankNicsOf(SnapshotNetStats());
@@ -95,7 +97,14 @@ json HostNicsJson() {
   for (const RankNic& n : mine.nics) {
     uses.push_back(n.device.empty() ? json{{"nic", n.netdev}} : json{{"nic", n.device}, {"port", n.port}});
   }
-  return {{"seconds", d.seconds}, {"rdma", rdma}, {"tcp", tcp},
+  // The carrier changes of the interfaces this rank uses (a flapping link), not of every veth on the host.
+  json netdevs = json::array();
+  for (const std::string& name : NetdevsOf(mine)) {
+    for (const auto& [changed, changes] : d.carrier_changes) {
+      if (changed == name) netdevs.push_back({{"nic", name}, {"carrier_changes", changes}});
+    }
+  }
+  return {{"seconds", d.seconds}, {"rdma", rdma}, {"tcp", tcp}, {"netdevs", netdevs},
           {"rank_nics", {{"mapping", NicMappingName(mine.mapping)}, {"nics", uses}}}};
 }
 

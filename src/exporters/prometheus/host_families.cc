@@ -1,9 +1,9 @@
 // The host's NIC counters (host_nics/host_nics.h) as ncclscope_host_*: exported by the one process of the job
 // that speaks for the host, whoever carries the data (NCCL's own IB transport included). docs/metrics.md, "The
-// host's NICs", lists the families and their series. The basic level keeps to 6 series per RDMA port (rate,
-// bytes both ways, and the retransmission, congestion and error events each summed), so that a host of 8 NICs
-// adds 6 per rank; the detailed level names each driver counter and adds packets, the port's identity and the
-// network interfaces under RDMA ports. Interfaces at the basic level: only on hosts without RDMA ports (TCP).
+// host's NICs", lists the families and their series. The basic level keeps to 7 series per RDMA port (rate,
+// bytes both ways, link downs, and the retransmission, congestion and error events each summed), so that a host
+// of 8 NICs adds 7 per rank; the detailed level names each driver counter and adds packets, the port's identity
+// and the network interfaces under RDMA ports. Interfaces at the basic level: only on hosts without RDMA ports (TCP).
 #include "exporters/prometheus/host_families.h"
 
 #include "exporters/prometheus/metric_families.h"
@@ -46,6 +46,8 @@ void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, const std::vector<st
   auto info = prom::Family("ncclscope_host_rdma_port_info",
                            "An RDMA port of this host: link layer, PCI address, NUMA node and the PCI addresses of the "
                            "GPUs it is nearest (detailed level; value is always 1)", MetricType::Gauge);
+  auto link_downs = prom::Family("ncclscope_host_rdma_port_link_downs_total",
+                                 "Times the port's link went down (link_downed): a flapping link", MetricType::Counter);
   auto packets = prom::Family("ncclscope_host_rdma_port_packets_total",
                               "Packets through the port by direction (detailed level)", MetricType::Counter);
   KindFamily kinds[] = {
@@ -80,6 +82,9 @@ void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, const std::vector<st
       }
       prom::AddGauge(&info, 1, std::move(id));
     }
+    if (const std::optional<uint64_t> downs = LinkDowns(p)) {
+      prom::AddCounter(&link_downs, static_cast<double>(*downs), labels);
+    }
     bool seen[4] = {};  // one series per direction: the first source wins (counters/ before hw_counters/)
     for (const RdmaCounter& c : p.counters) {
       const int k = static_cast<int>(c.kind);
@@ -105,7 +110,7 @@ void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, const std::vector<st
       if (sum && f.level <= level) prom::AddCounter(&f.family, static_cast<double>(*sum), labels);
     }
   }
-  for (MetricFamily* f : {&rate, &bytes, &info, &packets}) AppendIfAny(std::move(*f), out);
+  for (MetricFamily* f : {&rate, &bytes, &link_downs, &info, &packets}) AppendIfAny(std::move(*f), out);
   for (KindFamily& k : kinds) AppendIfAny(std::move(k.family), out);
 }
 

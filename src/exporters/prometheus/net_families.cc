@@ -86,7 +86,9 @@ void AppendTcpFamilies(std::vector<MetricFamily>* out) {
   for (const NicTcpInfo& t : ours) {
     if (t.connections > 0) prom::AddGauge(&rtt, t.rtt_max_s, {{"nic", t.nic}});
   }
-  for (const auto& [nic, n] : TcpRetransmitsByNic(ours)) prom::AddCounter(&retransmits, static_cast<double>(n), {{"nic", nic}});
+  for (const auto& [nic, n] : TcpRetransmitsByNic(ours)) {
+    prom::AddCounter(&retransmits, static_cast<double>(n), {{"nic", nic}});
+  }
   if (!retransmits.metric.empty()) out->push_back(std::move(retransmits));
   if (!rtt.metric.empty()) out->push_back(std::move(rtt));
 }

@@ -237,7 +237,8 @@ def analyze(comms):
                 f["headline"] += " (itself waiting: the chain ends at " + chain + ")"
         e["verdict"] = comm_verdict(e)
     victims = _victims(entries, set(roots))
-    return {"entries": entries, "culprits": culprits, "victims": victims, "degraded_nics": nics.degraded(comms)}
+    return {"entries": entries, "culprits": culprits, "victims": victims, "degraded_nics": nics.degraded(comms),
+            "flapping_nics": nics.flapping(comms)}
 
 
 def comm_verdict(entry):
@@ -309,6 +310,8 @@ def print_text(result, out=None):
         print(f"  culprits {_unlisted_text(*u)}", file=out)
     for n in result.get("degraded_nics", []):
         print(f"  degraded {nics.describe(n)}", file=out)
+    for n in result.get("flapping_nics", []):
+        print(f"  flapping {nics.describe_flap(n)}", file=out)
     healthy = [e for e in entries if e["status"] == "healthy"]
     for e in entries:
         if e["status"] != "healthy" or len(healthy) <= MAX_HEALTHY_LINES:
@@ -366,5 +369,5 @@ def job_status(result):
 def to_json(result):
     return {"schema": REPORT_SCHEMA, "status": job_status(result), "verdict": job_verdict(result),
             "culprits": _public(result["culprits"]), "victims": result["victims"],
-            "degraded_nics": result.get("degraded_nics", []),
+            "degraded_nics": result.get("degraded_nics", []), "flapping_nics": result.get("flapping_nics", []),
             "communicators": _public(result["entries"])}
