@@ -98,11 +98,15 @@ local words(d) =
         ]),
       },
     },
-    // Link downs of each NIC within the window, one series per host and NIC: an RDMA port's link_downed counter,
-    // or, on hosts without RDMA ports, an interface's carrier changes (a down and an up count two: halved).
+    // Link downs of each NIC within the window, one series per host and NIC: an RDMA port's link_downed counter
+    // (a series that appears at the port's first link down below the detailed level: its appearance within the
+    // window counts), or, on hosts without RDMA ports, an interface's carrier changes (a down and an up count two:
+    // halved).
     local linkDowns = |||
       max by (ncclscope_job, host, nic, port) (
-        label_replace(increase(ncclscope_host_rdma_port_link_downs_total%(sel)s[%(nicFlapWindow)s]),
+        label_replace(
+          increase(ncclscope_host_rdma_port_link_downs_total%(sel)s[%(nicFlapWindow)s]) > 0
+          or (ncclscope_host_rdma_port_link_downs_total%(sel)s unless ncclscope_host_rdma_port_link_downs_total%(sel)s offset %(nicFlapWindow)s),
           "nic", "$1", "device", "(.*)")
         or
         label_replace(label_replace(increase(ncclscope_host_netdev_carrier_changes_total%(sel)s[%(nicFlapWindow)s]) / 2,

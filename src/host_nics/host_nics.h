@@ -4,6 +4,8 @@
 #ifndef NCCLSCOPE_HOST_NICS_HOST_NICS_H_
 #define NCCLSCOPE_HOST_NICS_HOST_NICS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,8 +17,16 @@ namespace ncclscope {
 struct HostNics {
   std::vector<RdmaPort> rdma;
   std::vector<std::vector<std::string>> nearest_gpus;  // per rdma port: the GPUs it is nearest (rank_nics.h)
+  // Per rdma port: its link downs since this process first read it (LinkDownsSinceFirstRead); nullopt where the
+  // driver does not count them.
+  std::vector<std::optional<uint64_t>> link_downs;
   std::vector<Netdev> netdevs;
 };
+
+// Each port's link downs since this process first read that port (rdma_ports.h LinkDowns). Counted from the
+// first read, so that the metric of a port appears at its first link down: a host of healthy ports pays no series
+// for it at the basic level. Thread-safe.
+std::vector<std::optional<uint64_t>> LinkDownsSinceFirstRead(const std::vector<RdmaPort>& ports);
 
 // False (and nothing read) when this process does not speak for its job on this host, or they are off.
 // `rank_netdevs`, the interfaces this rank's traffic uses, are read whatever kind of device they are.

@@ -26,13 +26,12 @@ HostNics TwoPortsAndAnInterface() {
                  {"unicast_xmit_packets", RdmaCounterKind::kOther, 5},
                  {"tx_bytes", RdmaCounterKind::kBytesSent, 7777},  // a second source: never a second series
                  {"out_of_sequence", RdmaCounterKind::kRetransmit, 3},
-                 {"packet_seq_err", RdmaCounterKind::kRetransmit, 4},
-                 {"link_downed", RdmaCounterKind::kError, 2},  // as rxe counts it, in hw_counters/ after counters/
-                 {"link_downed", RdmaCounterKind::kError, 99}};  // a second source: never a second series
+                 {"packet_seq_err", RdmaCounterKind::kRetransmit, 4}};
   RdmaPort down = up;
   down.device = "mlx5_1";
   down.active = false;
   nics.rdma = {up, down};
+  nics.link_downs = {2, 0};  // since the first read: the first port went down twice
   Netdev ens1;
   ens1.name = "ens1";
   ens1.up = true;
@@ -65,11 +64,13 @@ size_t Series(const std::vector<MetricFamily>& families) {
 TEST(HostFamiliesTest, BasicSumsEachKindPerPortAndLeavesInterfacesToThePorts) {
   std::vector<MetricFamily> out;
   AppendHostNicFamilies(TwoPortsAndAnInterface(), prom::Level::kBasic, &out);
-  // Per port: rate, bytes sent and received, link downs, retransmit, error (no congestion counter here).
-  EXPECT_EQ(Series(out), 12u);
+  // Per port: rate, bytes sent and received, retransmit, error (no congestion counter here); and the link downs
+  // of the port that went down, not of the other.
+  EXPECT_EQ(Series(out), 11u);
   const MetricFamily* downs = Find(out, "ncclscope_host_rdma_port_link_downs_total");
   ASSERT_NE(downs, nullptr);
-  ASSERT_EQ(downs->metric.size(), 2u);
+  ASSERT_EQ(downs->metric.size(), 1u);
+  EXPECT_EQ(Label(downs->metric[0], "device"), "mlx5_0");
   EXPECT_EQ(downs->metric[0].counter.value, 2);
   const MetricFamily* retransmit = Find(out, "ncclscope_host_rdma_port_retransmit_events_total");
   ASSERT_NE(retransmit, nullptr);
@@ -99,6 +100,9 @@ TEST(HostFamiliesTest, DetailedNamesEachDriverCounterAndAddsTheInterfaces) {
   ASSERT_NE(Find(out, "ncclscope_host_rdma_port_packets_total"), nullptr);
   ASSERT_NE(Find(out, "ncclscope_host_rdma_port_info"), nullptr);
   EXPECT_EQ(Find(out, "ncclscope_host_rdma_port_other_events_total"), nullptr);
+  const MetricFamily* downs = Find(out, "ncclscope_host_rdma_port_link_downs_total");
+  ASSERT_NE(downs, nullptr);
+  EXPECT_EQ(downs->metric.size(), 2u);  // every port, from the first scrape on
   const MetricFamily* info = Find(out, "ncclscope_host_netdev_info");
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(Label(info->metric[0], "rdma_device"), "mlx5_1");  // the last port over it

@@ -16,7 +16,7 @@ after t). Families (only those the shipped rules read):
 
   per rank:            up, ncclscope_process_info, ncclscope_profiler_dropped_events_total, ncclscope_nic_errors_total,
                        ncclscope_operation_duration_seconds_{sum,count}{kind="coll",func} (2 functions)
-  per host (8 ranks):  ncclscope_host_rdma_port_* at the basic level for 8 ports (7 series each), from local rank 0
+  per host (8 ranks):  ncclscope_host_rdma_port_* at the basic level for 8 ports (6 series each), from local rank 0
   per rank x comm:     ncclscope_comm_info, ncclscope_comm_last_seq{kind=coll|p2p},
                        ncclscope_comm_in_flight_operations, ncclscope_comm_oldest_in_flight_age_seconds,
                        ncclscope_comm_stalled, ncclscope_comm_operations_total{kind},
@@ -267,8 +267,8 @@ def push_job(w, tl, ranks, comms, culprit, onset_idx, j=0, jobs=1):
                 for direction in ("sent", "received"):
                     w.add(dict(port, __name__="ncclscope_host_rdma_port_bytes_total", direction=direction),
                           tl.samples("portbytes", [i * 1e10 for i in range(n)]), n)
-                for name in ("retransmit_events", "congestion_events", "error_events", "link_downs"):
-                    w.add(dict(port, __name__=f"ncclscope_host_rdma_port_{name}_total"),
+                for kind in ("retransmit", "congestion", "error"):
+                    w.add(dict(port, __name__=f"ncclscope_host_rdma_port_{kind}_events_total"),
                           tl.samples("zero", zeros), n)
         for k in range(comms):
             comm, crank, size = comm_of(k, r, ranks)

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "host_nics/host_nics.h"
 #include "host_nics/host_speaker.h"
 #include "host_nics/netdevs.h"
 #include "host_nics/process_tcp.h"
@@ -120,6 +121,22 @@ TEST(HostNicsTest, ReadsRdmaPortsAsMlx5AndRxeLayThemOut) {
   EXPECT_EQ(r.counters[2].value, 40u);
   EXPECT_EQ(LinkDowns(r), 6u);
   EXPECT_EQ(LinkDowns(m), std::nullopt);  // this mlx5 layout has no link_downed
+}
+
+TEST(HostNicsTest, LinkDownsCountFromTheFirstReadOfEachPort) {
+  RdmaPort a, b, none;
+  a.device = "ld_a";
+  b.device = "ld_b";
+  none.device = "ld_none";
+  a.port = b.port = none.port = 1;
+  a.counters = {{"link_downed", RdmaCounterKind::kError, 5}};
+  b.counters = {{"link_downed", RdmaCounterKind::kError, 0}};
+  EXPECT_EQ(LinkDownsSinceFirstRead({a, b, none}),
+            (std::vector<std::optional<uint64_t>>{0, 0, std::nullopt}));  // 5 downs before this process
+  a.counters[0].value = 7;
+  EXPECT_EQ(LinkDownsSinceFirstRead({a, b}), (std::vector<std::optional<uint64_t>>{2, 0}));
+  a.counters[0].value = 1;  // the driver reloaded: its count starts anew
+  EXPECT_EQ(LinkDownsSinceFirstRead({a}), (std::vector<std::optional<uint64_t>>{1}));
 }
 
 TEST(HostNicsTest, CarrierChangesOfEveryInterfaceButLoopback) {

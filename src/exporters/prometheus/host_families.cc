@@ -1,9 +1,9 @@
 // The host's NIC counters (host_nics/host_nics.h) as ncclscope_host_*: exported by the one process of the job
 // that speaks for the host, whoever carries the data (NCCL's own IB transport included). docs/metrics.md, "The
-// host's NICs", lists the families and their series. The basic level keeps to 7 series per RDMA port (rate,
-// bytes both ways, link downs, and the retransmission, congestion and error events each summed), so that a host
-// of 8 NICs adds 7 per rank; the detailed level names each driver counter and adds packets, the port's identity
-// and the network interfaces under RDMA ports. Interfaces at the basic level: only on hosts without RDMA ports (TCP).
+// host's NICs", lists the families and their series. The basic level keeps to 6 series per RDMA port (rate,
+// bytes both ways, and the retransmission, congestion and error events each summed; a seventh, its link downs,
+// from the port's first link down on), so that a host of 8 NICs adds 6 per rank; the detailed level names each
+// driver counter and adds packets, the port's identity and the network interfaces under RDMA ports. Interfaces at the basic level: only on hosts without RDMA ports (TCP).
 #include "exporters/prometheus/host_families.h"
 
 #include "exporters/prometheus/metric_families.h"
@@ -34,8 +34,8 @@ std::string JoinedComma(const std::vector<std::string>& items) {
   return out;
 }
 
-void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, const std::vector<std::vector<std::string>>& nearest_gpus,
-                        prom::Level level, std::vector<MetricFamily>* out) {
+void AppendRdmaFamilies(const HostNics& nics, prom::Level level, std::vector<MetricFamily>* out) {
+  const std::vector<RdmaPort>& ports = nics.rdma;
   const bool detailed = level >= prom::Level::kDetailed;
   auto rate = prom::Family("ncclscope_host_rdma_port_rate_bytes_per_second",
                            "The port's negotiated link rate, 0 while the port is not ACTIVE (lower than its peers': "
@@ -47,7 +47,9 @@ void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, const std::vector<st
                            "An RDMA port of this host: link layer, PCI address, NUMA node and the PCI addresses of the "
                            "GPUs it is nearest (detailed level; value is always 1)", MetricType::Gauge);
   auto link_downs = prom::Family("ncclscope_host_rdma_port_link_downs_total",
-                                 "Times the port's link went down (link_downed): a flapping link", MetricType::Counter);
+                                 "Times the port's link went down (link_downed) since this process first read it: a "
+                                 "flapping link (below the detailed level only from the first one on)",
+                                 MetricType::Counter);
   auto packets = prom::Family("ncclscope_host_rdma_port_packets_total",
                               "Packets through the port by direction (detailed level)", MetricType::Counter);
   KindFamily kinds[] = {
@@ -77,14 +79,14 @@ void AppendRdmaFamilies(const std::vector<RdmaPort>& ports, const std::vector<st
       prom::Labels id = labels;
       for (auto [name, value] : {std::pair<const char*, std::string>{"link_layer", p.link_layer},
                                  {"pci", p.location.pci}, {"numa_node", NumaLabel(p.location.numa_node)},
-                                 {"nearest_gpus", i < nearest_gpus.size() ? JoinedComma(nearest_gpus[i]) : ""}}) {
+                                 {"nearest_gpus", i < nics.nearest_gpus.size() ? JoinedComma(nics.nearest_gpus[i])
+                                                                                : ""}}) {
         id.push_back({name, value});
       }
       prom::AddGauge(&info, 1, std::move(id));
     }
-    if (const std::optional<uint64_t> downs = LinkDowns(p)) {
-      prom::AddCounter(&link_downs, static_cast<double>(*downs), labels);
-    }
+    const std::optional<uint64_t> downs = i < nics.link_downs.size() ? nics.link_downs[i] : std::nullopt;
+    if (downs && (*downs > 0 || detailed)) prom::AddCounter(&link_downs, static_cast<double>(*downs), labels);
     bool seen[4] = {};  // one series per direction: the first source wins (counters/ before hw_counters/)
     for (const RdmaCounter& c : p.counters) {
       const int k = static_cast<int>(c.kind);
@@ -167,7 +169,7 @@ void AppendNetdevFamilies(const std::vector<Netdev>& netdevs, const std::vector<
 }  // namespace
 
 void AppendHostNicFamilies(const HostNics& nics, prom::Level level, std::vector<MetricFamily>* out) {
-  AppendRdmaFamilies(nics.rdma, nics.nearest_gpus, level, out);
+  AppendRdmaFamilies(nics, level, out);
   AppendNetdevFamilies(nics.netdevs, nics.rdma, level, out);
 }
 
