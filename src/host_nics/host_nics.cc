@@ -6,10 +6,9 @@
 
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
-#include "common/tsan_lock.h"
-
 #include "common/params.h"
 #include "common/process_identity.h"
+#include "common/tsan_lock.h"
 #include "host_nics/host_speaker.h"
 #include "host_nics/rank_nics.h"
 
