@@ -3,7 +3,8 @@
 // host's NICs", lists the families and their series. The basic level keeps to 6 series per RDMA port (rate,
 // bytes both ways, and the retransmission, congestion and error events each summed; a seventh, its link downs,
 // from the port's first link down on), so that a host of 8 NICs adds 6 per rank; the detailed level names each
-// driver counter and adds packets, the port's identity and the network interfaces under RDMA ports. Interfaces at the basic level: only on hosts without RDMA ports (TCP).
+// driver counter and adds packets, the port's identity and the network interfaces under RDMA ports. Interfaces
+// at the basic level: only on hosts without RDMA ports (TCP).
 #include "exporters/prometheus/host_families.h"
 
 #include "exporters/prometheus/metric_families.h"
