@@ -72,6 +72,6 @@ configure build-tsan -DNCCLSCOPE_SANITIZE=thread -DNCCLSCOPE_BUILD_BENCHMARKS=OF
 ninja -C build-tsan -j"$jobs" tests_concurrency
 # Three runs of each: a race TSan sees only when no other edge orders the threads shows up in some runs only
 # (one such race showed in 35 of 100 runs and reached CI: see src/common/tsan_lock.h). About 10 s a run.
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L concurrency --timeout 900 --repeat until-fail:3
 stage "all test tiers passed"
