@@ -12,6 +12,9 @@ packages=(
   # The rules and dashboard are generated from mixin/ (scripts/gen-mixin.sh); the Alertmanager example is
   # tested with the real Alertmanager (tests/prometheus/hang_live.py) and amtool; those tests read YAML in Python.
   jsonnet prometheus-alertmanager python3-yaml
+  # The endpoint's OpenMetrics is read back by prometheus_client's strict parser
+  # (tests/prometheus/endpoint_parity_live.py).
+  python3-prometheus-client
   # The packages (cpack: dpkg-deb, dpkg-shlibdeps; docs/install.md) and their tests (tests/package): the analyzer
   # installs offline into a venv with Debian's setuptools; a bare Debian root is made with apt-get download and
   # dpkg -x and entered with chroot and unshare. Static abseil compiles Debian's source (scripts/fetch-abseil-source.sh).

@@ -62,8 +62,7 @@ double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(
 std::atomic<int> g_handler_calls{0};
 std::atomic<bool> g_slow_entered{false};
 
-std::string Handler(const std::string& path, bool* found) {
-  g_handler_calls.fetch_add(1);
+std::string Body(const std::string& path, bool* found) {
   *found = path == "/metrics" || path == "/big" || path == "/slow";
   if (path == "/slow") {  // a collection that holds the server thread, as a host's load can
     g_slow_entered = true;
@@ -73,6 +72,13 @@ std::string Handler(const std::string& path, bool* found) {
   if (path == "/metrics") return "up 1\n";
   if (path == "/big") return std::string(kBigBody, 'x');
   return "not found\n";
+}
+
+HttpServer::Reply Handler(const HttpServer::Request& request) {
+  g_handler_calls.fetch_add(1);
+  HttpServer::Reply reply;
+  reply.body = Body(request.path, &reply.found);
+  return reply;
 }
 
 // Connects and asks for /big without ever reading: its response stays half-sent in the server. A small
@@ -281,9 +287,9 @@ TEST_F(HttpServerTest, RequestsGetTheStatusTheyDeserve) {
   const std::vector<Case> cases = {
       {"GET /metrics HTTP/1.0\r\n\r\n", 200},
       {"GET /metrics HTTP/1.0\n\n", 200},  // bare LF
-      {"GET /metrics?x=1 HTTP/1.1\r\nHost: a\nAccept: */*\r\n\r\n", 200},
-      {"\r\nGET /metrics HTTP/1.1\r\n\r\n", 200},  // a stray empty line before the request line
-      {"GET http://node7:9850/metrics HTTP/1.1\r\n\r\n", 200},
+      {"GET /metrics?x=1 HTTP/1.1\r\nHost: a\nAccept: */*\r\nConnection: close\r\n\r\n", 200},
+      {"\r\nGET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n", 200},  // a stray empty line before the request line
+      {"GET http://node7:9850/metrics HTTP/1.1\r\nConnection: Close\r\n\r\n", 200},
       {"GET /other HTTP/1.0\r\n\r\n", 404},
       {"POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", 405},
       {"DELETE /metrics HTTP/1.0\r\n\r\n", 405},
@@ -317,9 +323,9 @@ TEST_F(HttpServerTest, RequestsGetTheStatusTheyDeserve) {
 TEST_F(HttpServerTest, ThrowingHandlerGets500AndTheServerLivesOn) {
   ASSERT_TRUE(server_
                   .Start("127.0.0.1", 0,
-                         [](const std::string& path, bool* found) -> std::string {
-                           if (path == "/throw") throw std::runtime_error("boom");
-                           return Handler(path, found);
+                         [](const HttpServer::Request& request) {
+                           if (request.path == "/throw") throw std::runtime_error("boom");
+                           return Handler(request);
                          })
                   .ok());
   port_ = server_.port();

@@ -141,7 +141,7 @@ TEST_F(TlsReloadTest, AReloadThatNeverReturnsDoesNotHoldTheServersStop) {
   HttpServer::Options options;
   options.tls = std::move(*tls);  // the server's reference (and the reloader's) are the only ones
   HttpServer server;
-  ASSERT_TRUE(server.Start("127.0.0.1", 0, [](const std::string&, bool* found) { *found = true; return std::string(); },
+  ASSERT_TRUE(server.Start("127.0.0.1", 0, [](const HttpServer::Request&) { return HttpServer::Reply(); },
                            options)
                   .ok());
   options = HttpServer::Options();
@@ -197,7 +197,7 @@ TEST_F(TlsReloadTest, AChainAndClientCasReadFromMemoryServeARealClient) {
   HttpServer::Options options;
   options.tls = *tls;
   HttpServer server;
-  ASSERT_TRUE(server.Start("127.0.0.1", 0, [](const std::string&, bool* found) { *found = true; return std::string("up\n"); },
+  ASSERT_TRUE(server.Start("127.0.0.1", 0, [](const HttpServer::Request&) { return HttpServer::Reply{true, "text/plain", "up\n"}; },
                            options)
                   .ok());
   const std::string client = "printf 'GET /metrics HTTP/1.0\\r\\n\\r\\n' | timeout 20 openssl s_client -quiet -tls1_2 "

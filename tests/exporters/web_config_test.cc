@@ -124,7 +124,12 @@ TEST(WebConfig, EveryBadFileIsRefusedWithFileLineAndKey) {
       {"basic_auth_users:\n  alice: |\n    x\n", "2: basic_auth_users.alice: block scalars are not supported"},
       {"basic_auth_users:\n  alice: *hash\n", "2: basic_auth_users.alice: anchors, aliases and tags"},
       {"- tls_server_config\n", "1: lists are not supported"},
-      {"http_server_config:\n  headers:\n    X-Frame-Options: deny\n", "2: http_server_config.headers: not supported"},
+      {"http_server_config:\n  headers:\n    X-Powered-By: me\n",
+       "3: http_server_config.headers.X-Powered-By: this header cannot be configured"},
+      {"http_server_config:\n  headers:\n    X-Frame-Options: allow\n",
+       "3: http_server_config.headers.X-Frame-Options: 'allow' is not allowed (one of: deny, sameorigin)"},
+      {"{\"http_server_config\": {\"headers\": {\"X-Frame-Options\": \"deny\\r\\nX-Evil: 1\"}}}\n",
+       " http_server_config.headers.X-Frame-Options: the value must be one line of printable text"},
       {"{\"tls_server_config\": {\"cert_file\": \"a\",\n \"key_file\": }}\n", "2: invalid JSON"},
       {"{\"tls_server_config\": {\"cert_file\": \"a\", \"key_file\": \"b\", \"bogus\": 1}}\n",
        " tls_server_config.bogus: unknown key"},  // nlohmann keeps no line numbers
@@ -238,6 +243,23 @@ TEST(WebConfig, LoadsAFile) {
   std::remove(path);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->users["alice"], kHash);
+}
+
+// http_server_config.headers: the names and values exporter-toolkit allows, kept in file order for every response.
+TEST(WebConfig, HonoursTheResponseHeadersExporterToolkitAllows) {
+  const std::string text =
+      "http_server_config:\n"
+      "  http2: true\n"
+      "  headers:\n"
+      "    X-Frame-Options: SAMEORIGIN\n"
+      "    Content-Security-Policy: \"default-src 'self'\"\n"
+      "    Strict-Transport-Security: max-age=31536000\n";
+  Result<WebConfig> c = ParseWebConfig(text, kFile);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->headers.size(), 3u);
+  EXPECT_EQ(c->headers[0], std::make_pair(std::string("X-Frame-Options"), std::string("SAMEORIGIN")));
+  EXPECT_EQ(c->headers[1].second, "default-src 'self'");
+  EXPECT_EQ(c->headers[2].first, "Strict-Transport-Security");
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include "core/net_links.h"
 #include "core/net_stats.h"
 #include "exporters/dump/comm_dump_json.h"
-#include "exporters/dump/gzip_member.h"
+#include "common/gzip_member.h"
 #include "host_nics/nic_deltas.h"
 #include "nic_view/rank_nic_view.h"
 

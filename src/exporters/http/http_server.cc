@@ -16,7 +16,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/gzip_member.h"
 #include "exporters/http/basic_auth.h"
+#include "exporters/http/media_types.h"
 #include "exporters/http/tls.h"
 #include "socket/socket_util.h"
 
@@ -47,12 +49,26 @@ constexpr int kReadsPerEvent = 16;
 // How long Stop() waits for a certificate reload in progress before leaving it to finish on its own.
 constexpr auto kReloadStopBound = std::chrono::milliseconds(50);
 
+// A kept-alive connection answers at most this many requests, then closes: a client cannot hold a slot forever.
+constexpr int kMaxRequestsPerConnection = 1000;
+// Bodies shorter than this are sent plain even to a client that accepts gzip: the gzip header costs more.
+constexpr size_t kGzipMinBytes = 256;
+
 // kHandshake: TLS only. kAuthWait: the request is complete and its credentials are with the verifier.
-enum class Phase { kHandshake, kReading, kAuthWait, kWriting, kLingering };
+// kIdle: a kept-alive connection between requests.
+enum class Phase { kHandshake, kReading, kAuthWait, kWriting, kLingering, kIdle };
+
+// What a request asked for beyond its path: its HTTP version and headers.
+struct Negotiation {
+  bool http11 = false;
+  bool keep_alive = false;  // the client may send another request on the connection
+  bool gzip = false;        // Accept-Encoding allows gzip
+  std::string accept;
+};
 
 struct Connection {
   int fd = -1;
-  Clock::time_point accepted;
+  Clock::time_point accepted;  // of the connection, then of each kept-alive request's first byte
   Clock::time_point deadline;
   Phase phase = Phase::kReading;
   std::string in;   // the request received so far
@@ -61,6 +77,8 @@ struct Connection {
   std::unique_ptr<TlsSession> tls;  // null: plain HTTP
   uint64_t ticket = 0;              // kAuthWait: the verifier's ticket
   std::string method, path;         // kAuthWait: the request to serve once allowed
+  Negotiation asked;                // kAuthWait, kWriting: what the request negotiated
+  int served = 0;                   // requests answered on this connection
 };
 
 void CloseConnection(int fd) {
@@ -126,17 +144,37 @@ bool ParseRequestLine(std::string_view line, std::string_view* method, std::stri
   return true;
 }
 
-std::string Response(const char* status, const char* content_type, const std::string& body, bool with_body,
-                     const char* extra_headers = "") {
-  std::string out = std::string("HTTP/1.0 ") + status + "\r\nContent-Type: " + content_type +
-                    "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + extra_headers +
-                    "Connection: close\r\n\r\n";
+// The status line, headers and (unless HEAD) body. `extra_headers` are whole "Name: value\r\n" lines.
+std::string Response(const char* status, std::string_view content_type, const std::string& body, bool with_body,
+                     const Negotiation& asked, std::string_view extra_headers) {
+  std::string out;
+  out.reserve(256 + (with_body ? body.size() : 0));
+  out.append(asked.http11 ? "HTTP/1.1 " : "HTTP/1.0 ").append(status);
+  out.append("\r\nContent-Type: ").append(content_type);
+  out.append("\r\nContent-Length: ").append(std::to_string(body.size())).append("\r\n");
+  out.append(extra_headers);
+  if (!asked.keep_alive) out.append("Connection: close\r\n");
+  out.append("\r\n");
   if (with_body) out += body;
   return out;
 }
 
-std::string ErrorResponse(const char* status, const char* extra_headers = "") {
-  return Response(status, "text/plain", std::string(status) + "\n", true, extra_headers);
+// Whether a comma-separated header value lists `token` (case-insensitive), as Connection: keep-alive, close.
+bool ListsToken(std::string_view value, std::string_view token) {
+  while (!value.empty()) {
+    const size_t comma = value.find(',');
+    std::string_view item = value.substr(0, comma);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+    if (item.size() == token.size() &&
+        std::equal(item.begin(), item.end(), token.begin(),
+                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; })) {
+      return true;
+    }
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return false;
 }
 
 // The value of header `name` (lower case) in the header block `h` (after the request line), or "".
@@ -271,8 +309,8 @@ class EventLoop {
       if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
       if (first >= 'A' && first <= 'Z') {
         c.tls.reset();
-        c.out = Shared(
-            Response("400 Bad Request", "text/plain", "Client sent an HTTP request to an HTTPS server.\n", true));
+        c.out = Shared(Response("400 Bad Request", "text/plain", "Client sent an HTTP request to an HTTPS server.\n",
+                                true, Negotiation{}, options_.headers));
         c.phase = Phase::kWriting;
         c.deadline = c.accepted + options_.total_timeout;
         return OnWritable(c, now);
@@ -298,8 +336,8 @@ class EventLoop {
         return c.phase == Phase::kAuthWait && c.ticket == t;
       });
       if (it == conns_.end()) continue;  // closed meanwhile (deadline, eviction, client gone)
-      it->out = allowed ? Respond(it->method, it->path, now)
-                        : Shared(ErrorResponse("401 Unauthorized", kAuthenticate));
+      it->out = allowed ? Respond(it->method, it->path, it->asked, now)
+                        : Error("401 Unauthorized", kAuthenticate);
       it->phase = Phase::kWriting;
       if (!OnWritable(*it, now)) {
         Drop(*it);
@@ -320,11 +358,11 @@ class EventLoop {
       // A request that arrived in time but was not yet read (this thread held off the CPU on a loaded
       // host, or busy with a slow collection) is served, not hung up on: that hang-up is a failed scrape,
       // a false "target down". Only a client still short of a full request is dropped.
-      const bool unread = c.phase == Phase::kReading || c.phase == Phase::kHandshake;
+      const bool unread = c.phase == Phase::kReading || c.phase == Phase::kHandshake || c.phase == Phase::kIdle;
       if (unread && OnInput(c, now) && now < c.deadline) return false;
       if (c.phase == Phase::kAuthWait) {  // the verifier is swamped: say so rather than hang up
         auth_->Cancel(c.ticket);
-        c.out = Shared(ErrorResponse("429 Too Many Requests", "Retry-After: 1\r\n"));
+        c.out = Error("429 Too Many Requests", "Retry-After: 1\r\n");
         c.phase = Phase::kWriting;
         c.deadline = now + kLateResponse;
         if (OnWritable(c, now)) return false;
@@ -390,13 +428,13 @@ class EventLoop {
         return errno == EAGAIN || errno == EWOULDBLOCK;
       }
       if (c.phase == Phase::kLingering) continue;  // whatever follows the request is discarded
+      if (c.phase == Phase::kIdle) BeginRequest(c, now);
       const size_t scan_from = c.in.size() >= 2 ? c.in.size() - 2 : 0;
       c.in.append(buf, static_cast<size_t>(n));
       if (!OnRequestBytes(c, scan_from)) {
         if (c.phase != Phase::kAuthWait) continue;
-        c.deadline = std::min(c.accepted + options_.total_timeout, now + kAuthWaitMax);
-        c.in = std::string();
-        return true;  // parked until the verifier answers
+        Park(c, now);
+        return true;
       }
       c.phase = Phase::kWriting;
       c.deadline = c.accepted + options_.total_timeout;
@@ -405,8 +443,37 @@ class EventLoop {
     return true;
   }
 
+  // A kept-alive connection's next request starts: its deadlines count from now.
+  void BeginRequest(Connection& c, Clock::time_point now) const {
+    c.phase = Phase::kReading;
+    c.accepted = now;
+    c.deadline = now + options_.header_timeout;
+  }
+
+  // Parked until the verifier answers.
+  void Park(Connection& c, Clock::time_point now) const {
+    c.deadline = std::min(c.accepted + options_.total_timeout, now + kAuthWaitMax);
+  }
+
+  // The version and headers of a complete request (`headers`: the lines after the request line).
+  Negotiation Negotiate(const Connection& c, std::string_view line, std::string_view method,
+                        std::string_view headers) const {
+    Negotiation asked;
+    asked.http11 = line.size() >= 3 && line.substr(line.size() - 3) >= "1.1";
+    const std::string_view length = HeaderValue(headers, "content-length");
+    asked.keep_alive = asked.http11 && !ListsToken(HeaderValue(headers, "connection"), "close") &&
+                       (method == "GET" || method == "HEAD") && (length.empty() || length == "0") &&
+                       HeaderValue(headers, "transfer-encoding").empty() &&
+                       c.served + 1 < kMaxRequestsPerConnection;
+    asked.gzip = AcceptsGzip(HeaderValue(headers, "accept-encoding"));
+    asked.accept = std::string(HeaderValue(headers, "accept"));
+    return asked;
+  }
+
   // Looks at the request received so far; true once c.out holds the response.
+  // The bytes of a complete request leave c.in; those after it (a pipelined request) stay.
   bool OnRequestBytes(Connection& c, size_t scan_from) {
+    c.asked = Negotiation{};
     // A server should ignore at least one empty line before the request line (RFC 9112 2.2); one is
     // skipped, so an empty request ("\r\n\r\n") still gets its 400.
     const size_t start = c.in.compare(0, 2, "\r\n") == 0 ? 2 : c.in.compare(0, 1, "\n") == 0 ? 1 : 0;
@@ -414,74 +481,95 @@ class EventLoop {
     std::string_view line(c.in);
     line = line.substr(start, eol == std::string::npos ? std::string_view::npos : eol - start);
     if (!PlausibleLinePrefix(line)) {
-      c.out = Shared(ErrorResponse("400 Bad Request"));
+      c.out = Error("400 Bad Request");
       return true;
     }
     std::string_view method, path;
     if (eol != std::string::npos) {
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (!ParseRequestLine(line, &method, &path)) {  // refused now, without waiting for the header
-        c.out = Shared(ErrorResponse("400 Bad Request"));
+        c.out = Error("400 Bad Request");
         return true;
       }
     }
     const size_t end = eol == std::string::npos ? eol : HeaderEnd(c.in, std::max(scan_from, eol));
     if (end == std::string::npos ? c.in.size() > kMaxHeaderBytes : end > kMaxHeaderBytes) {
-      c.out = Shared(ErrorResponse("431 Request Header Fields Too Large"));
+      c.out = Error("431 Request Header Fields Too Large");
       return true;
     }
     if (end == std::string::npos) return false;
+    const std::string_view headers = std::string_view(c.in).substr(eol + 1, end - eol - 1);
+    c.asked = Negotiate(c, line, method, headers);
     if (auth_ != nullptr) {
-      const std::string_view headers = std::string_view(c.in).substr(eol + 1, end - eol - 1);
       switch (auth_->Check(HeaderValue(headers, "authorization"), &c.ticket, Clock::now())) {
         case BasicAuth::Verdict::kAllowed:
           break;
         case BasicAuth::Verdict::kDenied:
-          c.out = Shared(ErrorResponse("401 Unauthorized", kAuthenticate));
+          c.out = Error("401 Unauthorized", kAuthenticate);
           return true;
         case BasicAuth::Verdict::kLimited:
-          c.out = Shared(ErrorResponse("429 Too Many Requests", "Retry-After: 1\r\n"));
+          c.out = Error("429 Too Many Requests", "Retry-After: 1\r\n");
           return true;
         case BasicAuth::Verdict::kPending:
           c.method = std::string(method);
           c.path = std::string(path);
           c.phase = Phase::kAuthWait;
+          c.in.erase(0, end);
           return false;
       }
     }
-    c.out = Respond(method, std::string(path), Clock::now());
+    c.out = Respond(method, std::string(path), c.asked, Clock::now());
+    c.in.erase(0, end);
     return true;
   }
 
-  std::shared_ptr<const std::string> Respond(std::string_view method, const std::string& path, Clock::time_point now) {
-    if (method == "GET" || method == "HEAD") return Serve(path, method == "GET", now);
-    return Shared(ErrorResponse("405 Method Not Allowed", "Allow: GET, HEAD\r\n"));
+  std::shared_ptr<const std::string> Respond(std::string_view method, const std::string& path,
+                                             const Negotiation& asked, Clock::time_point now) {
+    if (method == "GET" || method == "HEAD") return Serve(path, method == "GET", asked, now);
+    return Error("405 Method Not Allowed", "Allow: GET, HEAD\r\n");
   }
 
   static std::shared_ptr<const std::string> Shared(std::string text) {
     return std::make_shared<const std::string>(std::move(text));
   }
 
-  std::shared_ptr<const std::string> Serve(const std::string& path, bool with_body, Clock::time_point now) {
-    if (cached_ != nullptr && cached_path_ == path && cached_with_body_ == with_body && now - cached_at_ < kReuse) {
-      return cached_;
-    }
-    bool found = false;
-    std::string body;
+  // An error response; the connection closes after it.
+  std::shared_ptr<const std::string> Error(const char* status, std::string_view extra_headers = "") const {
+    return Shared(Response(status, "text/plain", std::string(status) + "\n", true, Negotiation{},
+                           std::string(extra_headers) + options_.headers));
+  }
+
+  std::shared_ptr<const std::string> Serve(const std::string& path, bool with_body, const Negotiation& asked,
+                                           Clock::time_point now) {
+    std::string key = path;
+    key.append(1, '\n').append(asked.accept).append(1, '\n');
+    key.append(1, "01"[with_body]).append(1, "01"[asked.gzip]).append(1, "01"[asked.http11]);
+    key.append(1, "01"[asked.keep_alive]);
+    if (cached_ != nullptr && cached_key_ == key && now - cached_at_ < kReuse) return cached_;
+    HttpServer::Reply reply;
     try {
-      body = handler_(path, &found);
+      reply = handler_(HttpServer::Request{path, asked.accept});
     } catch (...) {  // an exception must not end the server thread (and the job)
-      return Shared(ErrorResponse("500 Internal Server Error"));
+      return Error("500 Internal Server Error");
     }
-    cached_ = Shared(found ? Response("200 OK", "text/plain; version=0.0.4; charset=utf-8", body, with_body)
-                           : Response("404 Not Found", "text/plain", body, with_body));
-    cached_path_ = path;
-    cached_with_body_ = with_body;
+    std::string headers = "Vary: Accept-Encoding\r\n" + options_.headers;
+    if (asked.gzip && reply.body.size() >= kGzipMinBytes) {
+      std::string packed;
+      if (AppendGzipMember(reply.body, &packed).ok()) {  // else sent plain: zlib out of memory
+        reply.body = std::move(packed);
+        headers.insert(0, "Content-Encoding: gzip\r\n");
+      }
+    }
+    cached_ = Shared(Response(reply.found ? "200 OK" : "404 Not Found", reply.content_type, reply.body, with_body,
+                              asked, headers));
+    cached_key_ = std::move(key);
     cached_at_ = now;
     return cached_;
   }
 
-  bool OnWritable(Connection& c, Clock::time_point now) {
+  enum class Flushed { kAll, kBlocked, kFailed };
+
+  static Flushed Flush(Connection& c) {
     while (c.sent < c.out->size()) {
       const ssize_t n = Send(c, c.out->data() + c.sent, c.out->size() - c.sent);
       if (n > 0) {
@@ -489,9 +577,39 @@ class EventLoop {
       } else if (n < 0 && errno == EINTR) {
         continue;
       } else {
-        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);  // else the client is gone
+        const bool blocked = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+        return blocked ? Flushed::kBlocked : Flushed::kFailed;  // else the client is gone
       }
     }
+    return Flushed::kAll;
+  }
+
+  // Sends the response; then closes (lingering), waits idle for the next request, or answers the pipelined
+  // ones already received, in order (a loop, not recursion: a client may pipeline thousands).
+  bool OnWritable(Connection& c, Clock::time_point now) {
+    while (true) {
+      const Flushed flushed = Flush(c);
+      if (flushed != Flushed::kAll) return flushed == Flushed::kBlocked;
+      if (!c.asked.keep_alive) return Linger(c, now);
+      c.out.reset();
+      c.sent = 0;
+      ++c.served;
+      if (c.in.empty()) {
+        c.phase = Phase::kIdle;
+        c.deadline = now + options_.idle_timeout;
+        return true;
+      }
+      BeginRequest(c, now);
+      if (!OnRequestBytes(c, 0)) {
+        if (c.phase == Phase::kAuthWait) Park(c, now);
+        return true;  // the rest of it is still to come
+      }
+      c.phase = Phase::kWriting;
+      c.deadline = c.accepted + options_.total_timeout;
+    }
+  }
+
+  bool Linger(Connection& c, Clock::time_point now) {
     if (c.tls != nullptr) c.tls->Shutdown();  // close_notify, best effort
     shutdown(c.fd, SHUT_WR);  // our FIN: the client reads to the end, then closes
     c.out.reset();
@@ -512,8 +630,7 @@ class EventLoop {
   std::vector<Connection> conns_;  // in accept order, oldest first
   Clock::time_point accept_paused_until_{};
   std::shared_ptr<const std::string> cached_;  // the last response served, for kReuse
-  std::string cached_path_;
-  bool cached_with_body_ = false;
+  std::string cached_key_;                     // its path and negotiation
   Clock::time_point cached_at_{};
 };
 

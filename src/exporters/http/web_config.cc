@@ -1,6 +1,9 @@
 #include "exporters/http/web_config.h"
 
+#include <algorithm>
+#include <cctype>
 #include <exception>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_set>
@@ -323,7 +326,7 @@ class Schema {
       } else if (key == "basic_auth_users") {
         NCCLSCOPE_RETURN_IF_ERROR(ReadUsers(value, line, &config));
       } else if (key == "http_server_config") {
-        NCCLSCOPE_RETURN_IF_ERROR(ReadHttp(value, line));
+        NCCLSCOPE_RETURN_IF_ERROR(ReadHttp(value, line, &config));
       } else {
         return ErrorAt(file_, line, key,
                        "unknown key (expected tls_server_config, basic_auth_users or http_server_config)");
@@ -441,13 +444,48 @@ class Schema {
     return Status::Ok();
   }
 
-  Status ReadHttp(const Node& n, int line) {
+  Status ReadHttp(const Node& n, int line, WebConfig* config) {
     NCCLSCOPE_RETURN_IF_ERROR(NeedMap(n, line, "http_server_config"));
     for (size_t k = 0; k < n.map.size(); ++k) {
       const std::string& key = n.map[k].first;
-      if (key == "http2") continue;  // the endpoint speaks HTTP/1.0 whatever this says
-      return ErrorAt(file_, n.key_lines[k], "http_server_config." + key,
-                     key == "headers" ? "not supported by ncclscope" : "unknown key");
+      if (key == "http2") continue;  // the endpoint speaks HTTP/1.1 whatever this says
+      if (key != "headers") return ErrorAt(file_, n.key_lines[k], "http_server_config." + key, "unknown key");
+      NCCLSCOPE_RETURN_IF_ERROR(ReadHeaders(n.map[k].second, n.key_lines[k], config));
+    }
+    return Status::Ok();
+  }
+
+  // The response headers exporter-toolkit lets a site set, with the values it allows (any when empty).
+  Status ReadHeaders(const Node& n, int line, WebConfig* config) {
+    static const std::map<std::string, std::vector<std::string>> kAllowed = {
+        {"Content-Security-Policy", {}}, {"Strict-Transport-Security", {}},
+        {"X-Content-Type-Options", {"nosniff"}}, {"X-Frame-Options", {"deny", "sameorigin"}},
+        {"X-XSS-Protection", {}}};
+    NCCLSCOPE_RETURN_IF_ERROR(NeedMap(n, line, "http_server_config.headers"));
+    for (size_t k = 0; k < n.map.size(); ++k) {
+      const auto& [name, value_node] = n.map[k];
+      const int l = n.key_lines[k];
+      const std::string path = "http_server_config.headers." + name;
+      const auto allowed = kAllowed.find(name);
+      if (allowed == kAllowed.end()) {
+        return ErrorAt(file_, l, path, "this header cannot be configured (as in exporter-toolkit: "
+                                       "Content-Security-Policy, Strict-Transport-Security, X-Content-Type-Options, "
+                                       "X-Frame-Options, X-XSS-Protection)");
+      }
+      std::string value;
+      NCCLSCOPE_RETURN_IF_ERROR(NeedString(value_node, l, path, &value));
+      if (value.empty() || std::any_of(value.begin(), value.end(), [](char c) { return c < 0x20 || c == 0x7f; })) {
+        return ErrorAt(file_, l, path, "the value must be one line of printable text");
+      }
+      std::string lower = value;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      const auto& values = allowed->second;
+      if (!values.empty() && std::find(values.begin(), values.end(), lower) == values.end()) {
+        std::string list;
+        for (const auto& v : values) list += (list.empty() ? "" : ", ") + v;
+        return ErrorAt(file_, l, path, "'" + value + "' is not allowed (one of: " + list + ")");
+      }
+      config->headers.emplace_back(name, value);
     }
     return Status::Ok();
   }

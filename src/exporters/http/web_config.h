@@ -2,7 +2,8 @@
 // use (exporter-toolkit's web config):
 //   tls_server_config: {cert_file, key_file, client_auth_type, client_ca_file, min_version, max_version}
 //   basic_auth_users:  {<user>: <bcrypt hash>}
-//   http_server_config: {http2}          (accepted and ignored: the endpoint speaks HTTP/1.0)
+//   http_server_config: {http2 (accepted and ignored: the endpoint speaks HTTP/1.1), headers (sent with every
+//                        response; the names and values exporter-toolkit allows, others refused)}
 // The file is YAML in exporter-toolkit. We read the subset those files use with a parser of our own:
 // block mappings nested by indentation (spaces), plain, 'single'- and "double"-quoted scalars, comments,
 // `{}` for an empty map, `---`/`...` document markers. A file whose first character (after comments) is
@@ -16,6 +17,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 
@@ -42,6 +45,7 @@ struct WebConfig {
   bool tls = false;  // tls_server_config present
   TlsServerConfig tls_config;
   std::map<std::string, std::string> users;  // user -> bcrypt hash; empty = no basic auth
+  std::vector<std::pair<std::string, std::string>> headers;  // http_server_config.headers, in file order
 };
 
 // Parses `text` as the content of the file `file` (used in messages and to resolve relative paths).

@@ -10,6 +10,7 @@ namespace {
 using prometheus::ClientMetric;
 using prometheus::MetricType;
 
+// Label values escape quotes in both formats; HELP text only in OpenMetrics.
 void AppendEscaped(std::string* out, std::string_view text, bool quotes) {
   for (char c : text) {
     if (c == '\\') out->append("\\\\");
@@ -19,14 +20,20 @@ void AppendEscaped(std::string* out, std::string_view text, bool quotes) {
   }
 }
 
-const char* TypeName(MetricType type) {
+const char* TypeName(MetricType type, bool openmetrics) {
   switch (type) {
     case MetricType::Counter: return "counter";
     case MetricType::Gauge: return "gauge";
     case MetricType::Histogram: return "histogram";
     case MetricType::Summary: return "summary";
-    default: return "untyped";
+    default: return openmetrics ? "unknown" : "untyped";
   }
+}
+
+constexpr std::string_view kTotal = "_total";
+
+bool EndsWithTotal(const std::string& name) {
+  return name.size() > kTotal.size() && name.compare(name.size() - kTotal.size(), kTotal.size(), kTotal) == 0;
 }
 
 // name{labels[,le="bound"]} value
@@ -64,17 +71,25 @@ std::string FormatExpositionValue(double v) {
   return ec == std::errc() ? std::string(buf, end) : std::string("NaN");
 }
 
-std::string SerializeExposition(const std::vector<prometheus::MetricFamily>& families) {
+std::string SerializeExposition(const std::vector<prometheus::MetricFamily>& families, ExpositionFormat format) {
+  const bool om = format == ExpositionFormat::kOpenMetrics;
   std::string out;
   out.reserve(4096);
   for (const auto& f : families) {
-    out.append("# HELP ").append(f.name).push_back(' ');
-    AppendEscaped(&out, f.help, false);
-    out.append("\n# TYPE ").append(f.name).push_back(' ');
-    out.append(TypeName(f.type)).push_back('\n');
+    // OpenMetrics names a counter family without its samples' _total suffix. A counter whose name lacks the
+    // suffix would get a new series name there, so it goes out as unknown, under the name it has in text.
+    const bool om_counter = om && f.type == MetricType::Counter && EndsWithTotal(f.name);
+    const std::string family = om_counter ? f.name.substr(0, f.name.size() - kTotal.size()) : f.name;
+    const MetricType type = om && f.type == MetricType::Counter && !om_counter ? MetricType::Untyped : f.type;
+    out.append("# HELP ").append(family).push_back(' ');
+    AppendEscaped(&out, f.help, om);
+    out.append("\n# TYPE ").append(family).push_back(' ');
+    out.append(TypeName(type, om)).push_back('\n');
     for (const ClientMetric& m : f.metric) {
       switch (f.type) {
-        case MetricType::Counter: AppendSample(&out, f.name, "", m.label, nullptr, 0, m.counter.value); break;
+        case MetricType::Counter:
+          AppendSample(&out, family, om_counter ? "_total" : "", m.label, nullptr, 0, m.counter.value);
+          break;
         case MetricType::Gauge: AppendSample(&out, f.name, "", m.label, nullptr, 0, m.gauge.value); break;
         case MetricType::Histogram:
           for (const auto& b : m.histogram.bucket) {
@@ -88,6 +103,7 @@ std::string SerializeExposition(const std::vector<prometheus::MetricFamily>& fam
       }
     }
   }
+  if (om) out.append("# EOF\n");
   return out;
 }
 

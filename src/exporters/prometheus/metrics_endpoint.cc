@@ -17,6 +17,7 @@
 #include "common/params.h"
 #include "common/process_identity.h"
 #include "exporters/http/basic_auth.h"
+#include "exporters/http/media_types.h"
 #include "exporters/prometheus/metric_families.h"
 #include "exporters/http/tls.h"
 #include "exporters/http/web_config.h"
@@ -34,10 +35,32 @@ void CloseListenerInChild() {
   if (fd >= 0) close(fd);
 }
 
-std::string ServeMetrics(const std::string& path, bool* found) {
-  *found = path == "/metrics";
-  if (!*found) return "not found: ncclscope serves /metrics\n";
-  return SerializeExposition(CollectMetricFamilies());
+// What Prometheus's client libraries serve beside /metrics: a landing page and a health path.
+constexpr const char* kLandingPage =
+    "<!DOCTYPE html>\n<html><head><title>ncclscope</title></head><body>\n"
+    "<h1>ncclscope " NCCLSCOPE_VERSION "</h1>\n"
+    "<p>NCCL telemetry of this process: <a href=\"/metrics\">/metrics</a> (Prometheus text or OpenMetrics), "
+    "<a href=\"/healthz\">/healthz</a>.</p>\n</body></html>\n";
+
+HttpServer::Reply ServeMetrics(const HttpServer::Request& request) {
+  HttpServer::Reply reply;
+  if (request.path == "/metrics") {
+    // OpenMetrics only when preferred over the text format: a bare */* gets text, as from client_golang.
+    const bool om = MediaTypeQuality(request.accept, "application/openmetrics-text") >
+                    MediaTypeQuality(request.accept, "text/plain");
+    reply.content_type = om ? kOpenMetricsContentType : kTextContentType;
+    reply.body = SerializeExposition(CollectMetricFamilies(),
+                                     om ? ExpositionFormat::kOpenMetrics : ExpositionFormat::kText);
+  } else if (request.path == "/healthz") {
+    reply.body = "ok\n";
+  } else if (request.path == "/") {
+    reply.content_type = "text/html; charset=utf-8";
+    reply.body = kLandingPage;
+  } else {
+    reply.found = false;
+    reply.body = "not found: ncclscope serves /metrics, /healthz and /\n";
+  }
+  return reply;
 }
 
 // Only a dotted-quad IPv4 address can be bound. An empty value is set on purpose but names no interface:
@@ -87,6 +110,9 @@ void MetricsEndpoint::Start() {
       Result<std::shared_ptr<TlsContext>> tls = TlsContext::Create(config->tls_config);
       s = tls.status();
       if (s.ok()) options.tls = *tls;
+    }
+    if (config.status().ok()) {
+      for (const auto& [name, value] : config->headers) options.headers += name + ": " + value + "\r\n";
     }
     if (s.ok() && !config->users.empty()) {
       Result<std::unique_ptr<BasicAuth>> auth = BasicAuth::Create(config->users);

@@ -47,9 +47,11 @@ const std::string& Body() {
   return *body;
 }
 
-std::string Handler(const std::string& path, bool* found) {
-  *found = path == "/metrics";
-  return *found ? Body() : std::string();
+HttpServer::Reply Handler(const HttpServer::Request& request) {
+  HttpServer::Reply reply;
+  reply.found = request.path == "/metrics";
+  if (reply.found) reply.body = Body();
+  return reply;
 }
 
 void AddPercentiles(benchmark::State& state, std::vector<double> us) {

@@ -1,11 +1,11 @@
-#include "exporters/dump/gzip_member.h"
+#include "common/gzip_member.h"
 
 #include <zlib.h>
 
 #include <algorithm>
 #include <climits>
 
-namespace ncclscope::dump {
+namespace ncclscope {
 
 Status AppendGzipMember(std::string_view text, std::string* out) {
   z_stream zs = {};
@@ -45,4 +45,4 @@ Status AppendGzipMember(std::string_view text, std::string* out) {
   return Status::Ok();
 }
 
-}  // namespace ncclscope::dump
+}  // namespace ncclscope
