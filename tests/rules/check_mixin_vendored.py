@@ -5,7 +5,8 @@ with `jsonnet -J vendor` from a file like kube-prometheus' own, and a Prometheus
 kube-prometheus renders one. Asserts:
   - the standard shape: prometheusAlerts and prometheusRules as {groups}, grafanaDashboards by file name, the same
     groups as the checked-in rules/*.yml, every alert and recording rule of them, the dashboard;
-  - a _config override (30 s scrapes, scrapeJob) changes the windows and the selector, not the recording names;
+  - a _config override (30 s scrapes, scrapeJob) changes the windows and the selector, not the recording names
+    (nor, without scrapeJob, the dashboard);
   - the selector of scrapeJob matches a plain job and prometheus-operator's <namespace>/<name>, not another job
     (promtool unit test on the rendered rules);
   - legacyRecordingNames adds the old window-named series; promtool accepts every rendered PrometheusRule's groups.
@@ -129,6 +130,8 @@ def main():
               "the default recording rules rate over 1m")
         check("[2m]" in exprs(site["rules"]["groups"]) and "[1m]" not in exprs(site["rules"]["groups"]),
               "at 30 s scrapes the recording rules rate over 2m")
+        check(legacy["dashboards"] == base["dashboards"],
+              "the dashboard generated for 30 s scrapes is the one for 5 s (its queries read the same names)")
         hang = {g["name"]: g.get("interval") for g in site["alerts"]["groups"]}
         check(hang.get("ncclscope.hang") == "30s", f"at 30 s scrapes the hang group runs every 30s ({hang})")
         check('job=~"(.+/)?ncclscope"' in exprs(site["prometheusRule"]["spec"]["groups"])
