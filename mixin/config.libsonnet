@@ -8,8 +8,13 @@ local dur(seconds) =
 {
   _config+:: {
     // Which series are ncclscope's: a label matcher added to every raw ncclscope series (and `up`) the rules and the
-    // dashboard read, e.g. 'job="ncclscope"' where other jobs export series of the same names. Empty: all.
-    selector: '',
+    // dashboard read. By default none: every series of ncclscope's metric names, and the `up` of targets with an
+    // `ncclscope_job` label, whatever Prometheus' scrape `job` (plain scrape configs and prometheus-operator alike).
+    // Where other jobs export series of the same names, set scrapeJob to the scrape job's name: the matcher is then
+    // job=~"(.+/)?NAME", which matches a plain scrape config's `job_name: NAME` and prometheus-operator's
+    // `<namespace>/NAME` of a PodMonitor named NAME in any namespace. Or set selector to any matcher of your own.
+    scrapeJob: '',
+    selector: if self.scrapeJob == '' then '' else 'job=~"(.+/)?%s"' % self.scrapeJob,
 
     // The scrape interval of the ncclscope targets (seconds). The rate window is at least 4 scrapes (Prometheus'
     // advice: a rate needs two samples in the window even when a scrape fails) and at least minRateWindowSeconds.
@@ -91,6 +96,16 @@ local dur(seconds) =
     // Where each alert's runbook_url points: this URL plus '#' and the alert name in lower case (docs/runbook.md
     // has one anchor per alert). Point it at your copy: a wiki, or the file in your repository browser.
     runbookBaseUrl: 'file:///usr/share/ncclscope/docs/runbook.md',
+
+    // Migration aid: also record the recording rules' old names, whose window changed with the scrape interval
+    // (ncclscope:comm_straggler:rate1m, now ncclscope:comm_straggler:rate; docs/rules-and-dashboards.md lists them),
+    // in a group ncclscope.recording.legacy, until the queries of a site read the new names.
+    legacyRecordingNames: false,
+
+    // deploy/kubernetes/prometheusrule.yaml: the PrometheusRule object's name and labels (a Prometheus resource
+    // loads the PrometheusRules its ruleSelector matches; kube-prometheus' matches any).
+    prometheusRuleName: 'ncclscope',
+    prometheusRuleLabels: { 'app.kubernetes.io/name': 'ncclscope' },
 
     // Dashboard.
     dashboardUid: 'ncclscope-overview',

@@ -1,6 +1,6 @@
-// The files of rules/ and dashboards/, for `jsonnet -S -m OUTDIR` (scripts/gen-mixin.sh). The top-level argument
-// `config` overrides config.libsonnet's _config: --tla-code 'config={scrapeIntervalSeconds: 60}' or
-// --tla-code-file config=my-config.libsonnet.
+// The files of rules/, dashboards/ and deploy/kubernetes/prometheusrule.yaml, for `jsonnet -S -m OUTDIR`
+// (scripts/gen-mixin.sh). The top-level argument `config` overrides config.libsonnet's _config:
+// --tla-code 'config={scrapeIntervalSeconds: 60}' or --tla-code-file config=my-config.libsonnet.
 local yaml = import 'lib/yaml.libsonnet';
 function(config={})
   local mixin = (import 'mixin.libsonnet') + { _config+:: config };
@@ -14,15 +14,23 @@ function(config={})
       ncclscope recording rules. Load with `rule_files: [/path/to/rules/*.yml]` in prometheus.yml. They aggregate on
       ncclscope's own identity labels (docs/metrics.md): `ncclscope_job` (the NCCL job, not Prometheus's `job`),
       `host`, `global_rank`, and per communicator `comm` (the hash) and `rank` (the rank inside it).
-    ||| + note, mixin.prometheusRules.recording),
+    ||| + note, mixin.ruleFiles.recording),
     'rules/ncclscope-alerts.yml': yaml.ruleFile(|||
       ncclscope alert rules. Need the recording rules of ncclscope-recording.yml loaded too. Every alert names the
       NCCL job and, where the series has them, comm, rank, host and global_rank, and says what to do next.
-    ||| + note, mixin.prometheusRules.alerts),
+    ||| + note, mixin.ruleFiles.alerts),
     'rules/ncclscope-hang.yml': yaml.ruleFile(|||
       ncclscope hang rules: who a stuck NCCL job waits for, and why, one NcclscopeHang alert per root cause
       (docs/stall-detection.md). Independent of the other two files.
-    ||| + note, mixin.prometheusRules.hang),
+    ||| + note, mixin.ruleFiles.hang),
+    // Everything above in one object for prometheus-operator: kubectl apply -f (in the Prometheus' namespace, or one
+    // its ruleNamespaceSelector picks). Recording groups first, as in the rule files.
+    'deploy/kubernetes/prometheusrule.yaml': yaml.prometheusRule(|||
+      ncclscope's recording, alert and hang rules as a prometheus-operator PrometheusRule: the groups of rules/*.yml
+      (docs/rules-and-dashboards.md). Under the operator a PodMonitor's `job` label is `<namespace>/<name>`: set
+      scrapeJob, not a job="..." selector, when the rules must pick ncclscope's scrape job.
+    ||| + note, c.prometheusRuleName, c.prometheusRuleLabels,
+      mixin.prometheusRules.groups + mixin.prometheusAlerts.groups),
   } + {
     ['dashboards/' + name]: std.manifestJsonEx(mixin.grafanaDashboards[name], '  ') + '\n'
     for name in std.objectFields(mixin.grafanaDashboards)

@@ -1,5 +1,12 @@
 // ncclscope's monitoring mixin: Prometheus rules and the Grafana dashboard from one set of parameters
-// (config.libsonnet). scripts/gen-mixin.sh writes the files of rules/ and dashboards/ from generate.jsonnet.
+// (config.libsonnet), in the shape kubernetes-mixin and node-mixin have, so kube-prometheus and mixtool take it as
+// they take those:
+//   prometheusAlerts:   {groups: [...]}  the alert groups, and the hang groups (alerts with their own recording
+//                                        rules, which must run in the same group, in order, at the scrape interval)
+//   prometheusRules:    {groups: [...]}  the recording rules the alerts and the dashboard read
+//   grafanaDashboards:  {'ncclscope-overview.json': {...}}
+//   _config:            the parameters; override with `mixin + {_config+:: {scrapeIntervalSeconds: 30}}`
+// scripts/gen-mixin.sh writes rules/, dashboards/ and deploy/kubernetes/prometheusrule.yaml from generate.jsonnet.
 local alerts = import 'rules/alerts.libsonnet';
 local hang = import 'rules/hang.libsonnet';
 local recording = import 'rules/recording.libsonnet';
@@ -19,13 +26,19 @@ local withRunbooks(file, c) = file {
 };
 
 (import 'config.libsonnet') + {
+  local m = self,
   local c = self._config,
-  prometheusRules:: {
-    recording: recording.recording(c),
+  // The groups of each shipped rule file (rules/ncclscope-<name>.yml), for generate.jsonnet.
+  ruleFiles:: {
+    recording: recording.recording(c) {
+      groups+: if c.legacyRecordingNames then recording.legacy(c).groups else [],
+    },
     alerts: withRunbooks(alerts.alerts(c), c),
     hang: withRunbooks(hang.hang(c), c),
   },
-  grafanaDashboards:: {
+  prometheusRules+:: { groups+: m.ruleFiles.recording.groups },
+  prometheusAlerts+:: { groups+: m.ruleFiles.alerts.groups + m.ruleFiles.hang.groups },
+  grafanaDashboards+:: {
     'ncclscope-overview.json': overview.dashboard(c),
   },
 }

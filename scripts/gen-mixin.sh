@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Regenerates rules/*.yml and dashboards/*.json from the mixin (mixin/generate.jsonnet, parameters in
-# mixin/config.libsonnet). Usage: scripts/gen-mixin.sh [OUTDIR [jsonnet args...]]
+# Regenerates rules/*.yml, dashboards/*.json and deploy/kubernetes/prometheusrule.yaml from the mixin
+# (mixin/generate.jsonnet, parameters in mixin/config.libsonnet). Usage: scripts/gen-mixin.sh [OUTDIR [jsonnet args...]]
 #   scripts/gen-mixin.sh                                   # the checked-in files, in place
-#   scripts/gen-mixin.sh /tmp/out --tla-code 'config={scrapeIntervalSeconds: 60, selector: "job=\"gpu\""}'
+#   scripts/gen-mixin.sh /tmp/out --tla-code 'config={scrapeIntervalSeconds: 60, scrapeJob: "gpu"}'
 #   scripts/gen-mixin.sh /tmp/out --tla-code-file config=site.libsonnet
-# OUTDIR gets rules/ and dashboards/ (default: the repository root). Needs jsonnet (Debian package jsonnet).
+# OUTDIR gets rules/, dashboards/ and deploy/kubernetes/ (default: the repository root). Needs jsonnet (Debian
+# package jsonnet).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root}
 shift || true
 command -v jsonnet >/dev/null || { echo "gen-mixin: jsonnet is not installed (apt-get install jsonnet)" >&2; exit 2; }
-mkdir -p "$out/rules" "$out/dashboards"
+mkdir -p "$out/rules" "$out/dashboards" "$out/deploy/kubernetes"
 jsonnet -J "$root/mixin" -S -m "$out" "$@" "$root/mixin/generate.jsonnet" >/dev/null
-echo "gen-mixin: wrote $out/rules and $out/dashboards"
+echo "gen-mixin: wrote $out/rules, $out/dashboards and $out/deploy/kubernetes/prometheusrule.yaml"

@@ -281,7 +281,7 @@
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "description": "The rank each communicator waits for (recording rule ncclscope:comm_straggler:rate%(rateWindow)s): the largest lateness, i.e. how much shorter its collectives are than the slowest rank's. Clock-free: every duration is measured on one host. A lateness near zero means nobody is waited for." % c,
+        "description": "The rank each communicator waits for (recording rule ncclscope:comm_straggler:rate): the largest lateness, i.e. how much shorter its collectives are than the slowest rank's. Clock-free: every duration is measured on one host. A lateness near zero means nobody is waited for." % c,
         "fieldConfig": {
           "defaults": {
             "unit": "s"
@@ -301,7 +301,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(ncclscope:comm_straggler:rate%(rateWindow)s{ncclscope_job=~\"$job\", comm=~\"$comm\"}) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (ncclscope:comm_straggler:rate%(rateWindow)s{ncclscope_job=~\"$job\", comm=~\"$comm\"})" % c,
+            "expr": "(ncclscope:comm_straggler:rate{ncclscope_job=~\"$job\", comm=~\"$comm\"}) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (ncclscope:comm_straggler:rate{ncclscope_job=~\"$job\", comm=~\"$comm\"})" % c,
             "format": "table",
             "instant": true,
             "legendFormat": "{{comm_name}} rank {{rank}}",
@@ -336,7 +336,7 @@
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "description": "Per rank: the slowest rank's seconds per collective minus this rank's (ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s). The rank with the largest lateness arrives last; the others wait that long in every collective. The top $topk series only (the topk variable)." % c,
+        "description": "Per rank: the slowest rank's seconds per collective minus this rank's (ncclscope:comm_rank_lateness_seconds:rate). The rank with the largest lateness arrives last; the others wait that long in every collective. The top $topk series only (the topk variable)." % c,
         "fieldConfig": {
           "defaults": {
             "unit": "s"
@@ -370,7 +370,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(topk($topk, ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (topk($topk, ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}))" % c,
+            "expr": "(topk($topk, ncclscope:comm_rank_lateness_seconds:rate{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (topk($topk, ncclscope:comm_rank_lateness_seconds:rate{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}))" % c,
             "legendFormat": "{{comm_name}} rank {{rank}} ({{host}})",
             "refId": "A"
           }
@@ -383,7 +383,7 @@
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "description": "Per rank and communicator: GPU/proxy-timed seconds inside collectives (waiting for peers included) over the collectives completed (ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s). The top $topk series only (the topk variable)." % c,
+        "description": "Per rank and communicator: GPU/proxy-timed seconds inside collectives (waiting for peers included) over the collectives completed (ncclscope:comm_rank_seconds_per_op:rate). The top $topk series only (the topk variable)." % c,
         "fieldConfig": {
           "defaults": {
             "unit": "s"
@@ -417,7 +417,7 @@
               "type": "prometheus",
               "uid": "${datasource}"
             },
-            "expr": "(topk($topk, ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (topk($topk, ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}))" % c,
+            "expr": "(topk($topk, ncclscope:comm_rank_seconds_per_op:rate{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"})) * on (ncclscope_job, comm) group_left (comm_name) ncclscope:comm_name{ncclscope_job=~\"$job\"} or ignoring (comm_name) (topk($topk, ncclscope:comm_rank_seconds_per_op:rate{ncclscope_job=~\"$job\", host=~\"$host\", comm=~\"$comm\", rank=~\"$rank\"}))" % c,
             "legendFormat": "{{comm_name}} rank {{rank}} ({{host}})",
             "refId": "A"
           }
@@ -486,7 +486,7 @@
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "description": "nccl-tests' busbw per communicator: collective bytes times the bus factor over the ranks' mean time inside collectives (as ncclscope:comm_bus_bandwidth_bytes_per_second:rate%(rateWindow)s, at the dashboard's rate interval)." % c,
+        "description": "nccl-tests' busbw per communicator: collective bytes times the bus factor over the ranks' mean time inside collectives (as ncclscope:comm_bus_bandwidth_bytes_per_second:rate, at the dashboard's rate interval)." % c,
         "fieldConfig": {
           "defaults": {
             "unit": "Bps"

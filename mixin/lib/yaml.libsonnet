@@ -64,9 +64,21 @@ local group(g) =
   + (if std.objectHas(g, 'interval') then '\n    interval: ' + g.interval else '')
   + '\n    rules:' + std.join('', [rule(r) for r in g.rules]);
 
+local comment(header) = std.join('', ['# ' + l + '\n' for l in std.split(header, '\n') if l != '']);
+local groups(gs) = 'groups:' + std.join('', [group(g) for g in gs]);
+// Every line two spaces further in (the rule groups under `spec:`); literal blocks keep their relative indentation.
+local indent(text) = std.join('\n', [if l == '' then l else '  ' + l for l in std.split(text, '\n')]);
+
 {
   // A rule file: a comment header (lines without '# ') and the groups.
   ruleFile(header, file)::
-    std.join('', ['# ' + l + '\n' for l in std.split(header, '\n') if l != ''])
-    + 'groups:' + std.join('', [group(g) for g in file.groups]) + '\n',
+    comment(header) + groups(file.groups) + '\n',
+
+  // A prometheus-operator PrometheusRule (monitoring.coreos.com/v1) holding the groups: a comment header, the
+  // object's metadata (name, labels) and its spec, the groups as in a rule file.
+  prometheusRule(header, name, labels, gs)::
+    comment(header)
+    + 'apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: ' + scalar(name, '')
+    + (if std.length(labels) == 0 then '' else '\n  labels:' + mapping(labels, '    '))
+    + '\nspec:\n' + indent(groups(gs)) + '\n',
 }

@@ -62,7 +62,7 @@ local words(d) =
     local jobSlowed = |||
       sum by (ncclscope_job) (rate(ncclscope_operation_duration_seconds_sum{kind="coll"%(selc)s}[%(nicDegradedWindow)s]))
       / (sum by (ncclscope_job) (rate(ncclscope_operation_duration_seconds_count{kind="coll"%(selc)s}[%(nicDegradedWindow)s])) > 0)
-      > %(nicSlowdownFactor)s * avg_over_time(ncclscope:job_seconds_per_op:rate%(rateWindow)s[%(nicHistory)s] offset %(nicHistoryOffset)s)
+      > %(nicSlowdownFactor)s * avg_over_time(ncclscope:job_seconds_per_op:rate[%(nicHistory)s] offset %(nicHistoryOffset)s)
     ||| % c,
     // A degraded link below the ranks: a NIC that loses or damages traffic (retransmissions, errors) while its
     // job's collectives slow down against their own recent history. It names the host and the NIC, one alert per
@@ -286,12 +286,12 @@ local words(d) =
           {
             alert: "NcclscopeStraggler",
             expr: |||
-              (ncclscope:comm_straggler:rate%(rateWindow)s > %(stragglerMinSeconds)s)
+              (ncclscope:comm_straggler:rate > %(stragglerMinSeconds)s)
               and
               (
-                ncclscope:comm_straggler:rate%(rateWindow)s
+                ncclscope:comm_straggler:rate
                 > on (ncclscope_job, comm) group_left
-                %(stragglerFraction)s * ncclscope:comm_seconds_per_op_max:rate%(rateWindow)s
+                %(stragglerFraction)s * ncclscope:comm_seconds_per_op_max:rate
               )
             ||| % c,
             'for': c.stragglerFor,

@@ -4,7 +4,30 @@
 // inside it). Those are target labels with file_sd (NCCLSCOPE_SD_DIR) and series labels in the textfile, so
 // the rules work for both. At the `detailed` level the communicator counters also carry func/algo/proto; every
 // ratio sums them away first, so the rules give the same series at every level.
+// The rate rules are named `...:rate`, not after their window (`...:rate1m`): the window follows the scrape interval
+// (rateWindow in config.libsonnet) and a name that followed it would change under every query a site wrote.
+local rateRecords = [
+  'comm_rank_seconds_per_op',
+  'comm_rank_lateness_seconds',
+  'comm_straggler',
+  'comm_seconds_per_op_max',
+  'comm_bus_bandwidth_bytes_per_second',
+  'job_seconds_per_op',
+];
 {
+  // Migration aid (legacyRecordingNames): the names of releases before the stable ones, `ncclscope:X:rate<window>`,
+  // recorded again from the new series in a group of their own, for queries not yet moved to the new names.
+  legacy(c):: {
+    groups: [{
+      name: 'ncclscope.recording.legacy',
+      interval: c.recordingInterval,
+      rules: [
+        { record: 'ncclscope:%s:rate%s' % [r, c.rateWindow], expr: 'ncclscope:%s:rate' % r }
+        for r in rateRecords
+      ],
+    }],
+  },
+
   recording(c):: {
     // The communicators where some rank is stalled, from the series only a stalled rank exports (one per stalled
     // communicator), not from every rank's ncclscope_comm_stalled.
@@ -17,7 +40,7 @@
           // Seconds per collective of one rank: GPU/proxy-timed time inside operations (waiting for peers
           // included) over the operations completed. Communicators idle for the whole window are left out.
           {
-            record: "ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s" % c,
+            record: "ncclscope:comm_rank_seconds_per_op:rate",
             expr: |||
               sum without (func, algo, proto) (rate(ncclscope_comm_operation_seconds_total{kind="coll"%(selc)s}[%(rateWindow)s]))
               /
@@ -29,28 +52,28 @@
           // SHORTEST duration and the LARGEST lateness. Each duration is measured on one host: no clock is
           // compared across hosts.
           {
-            record: "ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s" % c,
+            record: "ncclscope:comm_rank_lateness_seconds:rate",
             expr: |||
-              max by (ncclscope_job, comm) (ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s)
+              max by (ncclscope_job, comm) (ncclscope:comm_rank_seconds_per_op:rate)
               - on (ncclscope_job, comm) group_right
-              ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s
+              ncclscope:comm_rank_seconds_per_op:rate
             ||| % c,
           },
           // The straggler: the one rank per communicator with the largest lateness (its labels name rank, host,
           // global_rank). Zero lateness everywhere means nobody is waited for.
           {
-            record: "ncclscope:comm_straggler:rate%(rateWindow)s" % c,
-            expr: "topk by (ncclscope_job, comm) (1, ncclscope:comm_rank_lateness_seconds:rate%(rateWindow)s)" % c,
+            record: "ncclscope:comm_straggler:rate",
+            expr: "topk by (ncclscope_job, comm) (1, ncclscope:comm_rank_lateness_seconds:rate)",
           },
           // The largest seconds per collective in the communicator (the straggler alert compares lateness to it).
           {
-            record: "ncclscope:comm_seconds_per_op_max:rate%(rateWindow)s" % c,
-            expr: "max by (ncclscope_job, comm) (ncclscope:comm_rank_seconds_per_op:rate%(rateWindow)s)" % c,
+            record: "ncclscope:comm_seconds_per_op_max:rate",
+            expr: "max by (ncclscope_job, comm) (ncclscope:comm_rank_seconds_per_op:rate)",
           },
           // Bus bandwidth of a communicator: bus bytes over the ranks' mean time inside collectives (as nccl-tests
           // averages the time over ranks).
           {
-            record: "ncclscope:comm_bus_bandwidth_bytes_per_second:rate%(rateWindow)s" % c,
+            record: "ncclscope:comm_bus_bandwidth_bytes_per_second:rate",
             expr: |||
               sum by (ncclscope_job, comm) (rate(ncclscope_comm_bus_bytes_total%(sel)s[%(rateWindow)s]))
               /
@@ -109,7 +132,7 @@
           // Seconds per collective of the whole job, from each process's operation histogram (per rank and
           // function, fewer series than per communicator): NcclscopeNicDegraded's "own recent history".
           {
-            record: "ncclscope:job_seconds_per_op:rate%(rateWindow)s" % c,
+            record: "ncclscope:job_seconds_per_op:rate",
             expr: |||
               sum by (ncclscope_job) (rate(ncclscope_operation_duration_seconds_sum{kind="coll"%(selc)s}[%(rateWindow)s]))
               /

@@ -62,7 +62,7 @@ def flap(link, stop):
 def history_recorded(prom, job):
     """Whether the rules have the job's seconds per collective from at least 2 minutes ago (what the alert compares
     against)."""
-    r = prom.query(f'count_over_time(ncclscope:job_seconds_per_op:rate1m{{ncclscope_job="{job}"}}[15m] offset 2m)')
+    r = prom.query(f'count_over_time(ncclscope:job_seconds_per_op:rate{{ncclscope_job="{job}"}}[15m] offset 2m)')
     return bool(r)
 
 

@@ -75,14 +75,14 @@ echo "[$((SECONDS - start)) s] targets up: ${up:-none}"
 straggler=""
 deadline=$((start + 140))
 while [ $SECONDS -lt $deadline ]; do
-  straggler=$(rows 'ncclscope:comm_straggler:rate1m{ncclscope_job="rl-straggle"}' comm rank global_rank host)
+  straggler=$(rows 'ncclscope:comm_straggler:rate{ncclscope_job="rl-straggle"}' comm rank global_rank host)
   # Rank 2, late by more than 10 ms (the first seconds' rates, from two scrapes, can be noisy on a busy host).
   [ "$(echo "$straggler" | awk 'NF {print $2}' | sort -u)" = "2" ] &&
     [ "$(echo "$straggler" | awk 'NF && $5 > 0.010' | wc -l)" -ge 1 ] && break
   sleep 1
 done
 echo "[$((SECONDS - start)) s] straggler (comm rank global_rank host lateness_s): ${straggler:-none}"
-rows 'ncclscope:comm_rank_seconds_per_op:rate1m{ncclscope_job="rl-straggle"}' rank global_rank | sed 's/^/  seconds per op (rank global_rank s): /'
+rows 'ncclscope:comm_rank_seconds_per_op:rate{ncclscope_job="rl-straggle"}' rank global_rank | sed 's/^/  seconds per op (rank global_rank s): /'
 [ -n "$straggler" ] && [ "$(echo "$straggler" | awk 'NF {print $2}' | sort -u)" = "2" ] ||
   fail "the straggler rule does not name rank 2 of rl-straggle"
 python3 -c "import sys; sys.exit(0 if all(float(l.split()[-1]) > 0.010 for l in '''$straggler'''.splitlines() if l) else 1)" ||

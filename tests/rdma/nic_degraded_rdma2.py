@@ -129,7 +129,7 @@ def main():
     dev, shaped = netdev(), False
     try:
         start = time.time()
-        while not api(port, "/api/v1/query", query='count_over_time(ncclscope:job_seconds_per_op:rate1m'
+        while not api(port, "/api/v1/query", query='count_over_time(ncclscope:job_seconds_per_op:rate'
                                                      '{ncclscope_job="lossy"}[15m] offset 2m)')["result"]:
             for a in nic_alerts(port):
                 failures.append(f"false alarm before the fault: {a}")
@@ -188,7 +188,7 @@ def main():
                     failures.append(f"the analyzer ties {n['nic']} to ranks {n.get('ranks')} ({n.get('mapping')}), "
                                     f"not side a's {list(RANKS['a'])} ({mapping})")
         for q in ('max by (host, counter) (ncclscope_host_rdma_port_retransmit_events_total)',
-                  'ncclscope:job_seconds_per_op:rate1m'):
+                  'ncclscope:job_seconds_per_op:rate'):
             for r in api(port, "/api/v1/query", query=q)["result"]:
                 print(f"side a: {q.split(' (')[0]} {r['metric']} = {r['value'][1]}")
     finally:
