@@ -10,7 +10,7 @@ RULES loaded). For each job it checks:
   in time       the alert's activeAt is at most --within s (15) after the onset (the line the faulty rank prints).
   analyzer      after the alert (or the timeout) every live rank of the job gets SIGUSR2 (a frozen rank cannot
                 dump: expected), and `ncclscope_analyze.py DUMP_DIR --json` must name the same class and global
-                rank as its only hang culprit (stragglers, class null, are not hang culprits). Recorded; a cell
+                rank as its only hang culprit (stragglers, class straggler, are not hang culprits). Recorded; a cell
                 fails on it only with --analyzer-must-agree.
 
 Fault classes (culprit C: N-1 for N <= 4 ranks, else int(0.7 N): 2 of 3, 5 of 8, 11 of 16; the fault comes at a
@@ -227,7 +227,7 @@ def analyze(mj):
         out = json.loads(r.stdout)
     except ValueError:
         return {"agree": False, "named": [], "error": f"exit {r.returncode}: {(r.stderr or r.stdout)[-300:]}"}
-    hang = [c for c in out.get("culprits", []) if c.get("class")]
+    hang = [c for c in out.get("culprits", []) if c.get("alert") == "NcclscopeHang"]
     named = [f"{c['class']} gr{c.get('global_rank')}" for c in hang]
     agree = len(hang) == 1 and hang[0]["class"] == mj.want_class and str(hang[0].get("global_rank")) == mj.want_rank
     return {"agree": agree, "named": named, "verdict": out.get("verdict")}

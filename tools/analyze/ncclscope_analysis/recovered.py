@@ -63,7 +63,15 @@ def age_text(age_s, before_s):
 
 
 def secs(s):
-    return f"{s:.0f} s" if abs(s) >= 10 else f"{s:.1f} s"
+    """'4.2 s', '95 s', '12 min', '5 h', '9 d': a dump's age at a glance."""
+    a = abs(s)
+    if a < 10:
+        return f"{s:.1f} s"
+    if a < 120:
+        return f"{s:.0f} s"
+    if a < 7200:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.0f} h" if a < 172800 else f"{s / 86400:.0f} d"
 
 
 def apply(ranks, now_ns=None, newest_ns=None):

@@ -99,9 +99,12 @@ def _ages_text(ages, limit=4):
     if not known:
         return "written at unknown times"
     lo, hi = min(a["age_s"] for a in known), max(a["age_s"] for a in known)
-    span = f"written {recovered.secs(lo)} ago" if hi - lo < 1 else \
-        f"written {recovered.secs(lo)} to {recovered.secs(hi)} ago"
     oldest = sorted(known, key=lambda a: -a["age_s"])[:limit]
+    if hi - lo < 1:
+        behind = oldest[0]["before_newest_s"]
+        return (f"written {recovered.secs(lo)} ago, within a second of each other"
+                + (f", {recovered.secs(behind)} before the job's newest dump" if behind and behind >= 1 else ""))
+    span = f"written {recovered.secs(lo)} to {recovered.secs(hi)} ago"
     return span + "; oldest: " + "; ".join(f"rank {a['rank']} ({a['reason'] or 'no reason'}) "
                                            + recovered.age_text(a["age_s"], a["before_newest_s"]) for a in oldest)
 
