@@ -18,11 +18,11 @@ HEALTHY, HANG, BAD_INPUT, INTERNAL_ERROR, OUTPUT_ERROR, CANNOT_TELL, STRAGGLER =
 PROBLEM = HANG  # the name before stragglers had their own status
 EXIT_STATUS = ("Exit status: 0 healthy (recovered stalls included); 1 hang: a communicator stopped (a rank behind, "
                "dead, missing, stuck, or a mismatched collective); 6 straggler: slow, not stuck (no hang found); "
-               "2 bad input or usage "
-               "(the file is named, with the field, or why it cannot be read); 3 internal error (a bug: "
-               "NCCLSCOPE_ANALYZE_DEBUG=1 shows the traceback); 4 the report or trace could not be written (disk "
-               "full, closed pipe); 5 no problem found, but some communicator could not show a hang (no KernelCh events "
-               "and no ncclscope connection: operations looked done once enqueued).")
+               "2 bad input or usage (the file is named, with the field, or why it cannot be read; dumps of "
+               "several jobs without --job or --all-jobs); 3 internal error (a bug: NCCLSCOPE_ANALYZE_DEBUG=1 shows "
+               "the traceback); 4 the report or trace could not be written (disk full, closed pipe); 5 no problem "
+               "found, but some communicator could not show a hang (no KernelCh events and no ncclscope "
+               "connection: operations looked done once enqueued).")
 
 
 class OutputError(Exception):

@@ -257,7 +257,8 @@ def analyze(comms, now_ns=None):
     live_globals = {(d.get("identity") or {}).get("global_rank") for ranks in comms.values()
                     for d in ranks.values()} - {None}
     live_procs = {(d.get("host"), d["pid"]) for ranks in comms.values() for d in ranks.values() if "pid" in d}
-    entries = [analyze_comm(c, ranks, live_globals, live_procs, now_ns, newest_ns) for c, ranks in sorted(comms.items())]
+    entries = [analyze_comm(c, ranks, live_globals, live_procs, now_ns, newest_ns)
+               for c, ranks in sorted(comms.items())]
     roots = chains.resolve(entries, _problems)
     labels = {}
     culprits, links = [], set()
