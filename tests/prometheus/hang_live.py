@@ -186,7 +186,9 @@ def main():
     jobs, failures, results, links = [], [], {}, []
 
     def dump_dir(job):  # one job's dumps; the analyzer reads the whole tree with --job, as after a reused dir
-        return os.path.join(work, "dumps", job)
+        path = os.path.join(work, "dumps", job)
+        os.makedirs(path, exist_ok=True)  # the library creates the directory it is given, not its parents
+        return path
 
     def launch(name, argv, marker=None, env_extra=None, sd=None):
         env = dict(env0, NCCLSCOPE_JOB_ID=sd or name, NCCLSCOPE_SD_DIR=os.path.join(work, "sd"),

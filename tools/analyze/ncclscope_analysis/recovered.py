@@ -39,12 +39,22 @@ def _evidence(r, stall, op, ranks, done):
                 "text": f"its later {d.get('reason') or 'unnamed'} dump no longer has it in flight"}
     if op["kind"] != "coll":
         return None
-    for x, seqs in done.items():
-        if x != r and seqs.get(op["func"], -1) > op["seq"]:
+    for seq, x in done.get(op["func"], ()):
+        if x != r and seq > op["seq"]:
             return {"rank": x, "reason": ranks[x].get("reason"), "written_ns": ranks[x].get("_written_ns"),
                     "text": f"rank {x}'s {ranks[x].get('reason') or 'unnamed'} dump completed {op['func']} seq "
-                            f"{seqs[op['func']]} since, which rank {r} took part in"}
+                            f"{seq} since, which rank {r} took part in"}
     return None
+
+
+def _furthest(ranks):
+    """{func: the two (last completed collective seq, rank) furthest on}: one rank's evidence is another's, so two
+    suffice, and a 16,384-rank job's stalled ranks are checked in linear time."""
+    top = {}
+    for r, d in ranks.items():
+        for func, seq in _completed_coll(d).items():
+            top[func] = sorted(top.get(func, []) + [(seq, r)], key=lambda x: (-x[0], x[1]))[:2]
+    return top
 
 
 def _age(ns, now_ns, newest_ns):
@@ -77,7 +87,7 @@ def secs(s):
 def apply(ranks, now_ns=None, newest_ns=None):
     """(ranks, findings): the ranks with the recovered stall of a rank whose newest dump is the stall dump taken
     out, and one `recovered` finding per rank whose stall the dumps show it went past."""
-    done = {r: _completed_coll(d) for r, d in ranks.items()}
+    done = _furthest(ranks)
     out, findings = dict(ranks), []
     for r, d in sorted(ranks.items()):
         stalls = list(d.get("_older") or ())
