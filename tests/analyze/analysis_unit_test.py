@@ -991,6 +991,7 @@ class VocabularyTest(FileCase):
         out = io.StringIO()
         report.print_text(result, out)
         self.assertIn("culprit  hang [class not_joined]: ", out.getvalue())
+        self.assertIn("\n  behind    [class not_joined] rank 1 never issued AllReduce seq 4", out.getvalue())
 
     def exit_of(self, ranks):
         for n in os.listdir(self.dir.name):

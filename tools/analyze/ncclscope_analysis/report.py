@@ -391,7 +391,8 @@ def print_text(result, out=None):
               + (f"; stall watch fired on {rank_list(s['stalled'])}" if s["stalled"] else ""), file=out)
         print(f"  dumps     {_ages_text(s['dumps'])}", file=out)
         for f in e["findings"]:
-            print(f"  {f['kind']:9s} {f['text']}", file=out)
+            cls = f"[class {f['class']}] " if f["kind"] in PROBLEMS and f.get("class") else ""
+            print(f"  {f['kind']:9s} {cls}{f['text']}", file=out)
         for st in (e["straggler"], e["p2p_straggler"]):
             if st and not st["is_straggler"]:
                 lead = st["median_lead_over_others_ns"] / 1e6
