@@ -47,7 +47,7 @@ from datetime import datetime, timedelta, timezone
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from prom_server import Server, free_port  # noqa: E402
-from hang_support import (SKIP, Job, Prometheus, analyzer_hang_culprits, firing, forget_targets,  # noqa: E402
+from hang_support import (ANALYZER, SKIP, Job, Prometheus, analyzer_hang_culprits, firing, forget_targets,  # noqa: E402
                           request_dumps, sim_env)
 from netns_link import NetnsLink  # noqa: E402
 
@@ -279,7 +279,11 @@ def main():
                       + (", ".join(f"{n[0]} gr{n[1]}" + (f"->gr{n[2]}" if n[2] is not None else "") for n in named)
                          if named is not None else f"nothing: {verdict}")
                       + f"; the alert {alert[0]} gr{alert[1]}: {'same' if ok else 'DIFFERENT'}")
-                if not ok or rc != 1:
+                if not ok or rc != 1:  # the report in full, and the dumps kept, to see why
+                    keep = tempfile.mkdtemp(prefix=f"ncclscope-hang-live-{name}-dumps-")
+                    shutil.copytree(dump_dir(name), keep, dirs_exist_ok=True)
+                    r = subprocess.run([sys.executable, ANALYZER, keep], capture_output=True, text=True, timeout=120)
+                    print(f"{name}: the analyzer's report (dumps kept in {keep}):\n{r.stdout[-6000:]}{r.stderr[-600:]}")
                     failures.append(f"{name}: the analyzer names {named} (exit {rc}, want 1 for a hang), the alert "
                                     f"class {alert[0]} global rank {alert[1]}: {verdict}")
             if am:  # each hang's notification, and no second one while the job still hangs
