@@ -266,16 +266,23 @@ def main():
                     continue
                 labels = seen[name][0][0]
                 launches = [k for k in jobs if k.name == name or k.name.startswith(name + "-rank")]
-                request_dumps(launches, dump_dir(name))
-                named, rc, verdict = analyzer_hang_culprits(os.path.join(work, "dumps"), name)
                 alert = (labels.get("class"), labels.get("global_rank"))
-                if c == "link":
-                    ends = {labels.get("global_rank"), labels.get("peer_global_rank")}
-                    ok = named is not None and len(named) == 1 and named[0][0] == "link" and \
-                        {str(named[0][1]), str(named[0][2])} == ends
-                else:
-                    ok = named is not None and [(n[0], str(n[1])) for n in named] == [alert]
-                print(f"round {rnd} {name:12s} analyzer (exit {rc}) names "
+                # A second dump request 5 s later where the first disagrees: the alert can come before a rank's own
+                # stall threshold has passed (its dump then has no `wait` yet), as an operator would dump again.
+                for attempt in (1, 2):
+                    request_dumps(launches, dump_dir(name))
+                    named, rc, verdict = analyzer_hang_culprits(os.path.join(work, "dumps"), name)
+                    if c == "link":
+                        ends = {labels.get("global_rank"), labels.get("peer_global_rank")}
+                        ok = named is not None and len(named) == 1 and named[0][0] == "link" and \
+                            {str(named[0][1]), str(named[0][2])} == ends
+                    else:
+                        ok = named is not None and [(n[0], str(n[1])) for n in named] == [alert]
+                    if ok or attempt == 2:
+                        break
+                    print(f"round {rnd} {name:12s} analyzer, first dumps: {named}: {verdict}; dumping again")
+                    time.sleep(5)
+                print(f"round {rnd} {name:12s} analyzer (exit {rc}, dump request {attempt}) names "
                       + (", ".join(f"{n[0]} gr{n[1]}" + (f"->gr{n[2]}" if n[2] is not None else "") for n in named)
                          if named is not None else f"nothing: {verdict}")
                       + f"; the alert {alert[0]} gr{alert[1]}: {'same' if ok else 'DIFFERENT'}")
