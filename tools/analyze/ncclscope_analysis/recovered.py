@@ -84,6 +84,12 @@ def secs(s):
     return f"{s / 3600:.0f} h" if a < 172800 else f"{s / 86400:.0f} d"
 
 
+def _which(d):
+    """'stall dump', or 'request dump (stall watch fired)' for another dump taken while the rank was stalled."""
+    reason = d.get("reason") or "unnamed"
+    return "stall dump" if reason == "stall" else f"{reason} dump (stall watch fired)"
+
+
 def apply(ranks, now_ns=None, newest_ns=None):
     """(ranks, findings): the ranks with the recovered stall of a rank whose newest dump is the stall dump taken
     out, and one `recovered` finding per rank whose stall the dumps show it went past."""
@@ -106,7 +112,7 @@ def apply(ranks, now_ns=None, newest_ns=None):
                 "kind": "recovered", "ranks": [r], "class": None, "func": op["func"], "seq": op["seq"],
                 "stall_dump": stall.get("_path"), "age_s": age_s, "before_newest_s": before_s, "evidence": ev,
                 "headline": f"rank {r} stalled in {op_name(op)} and went on",
-                "text": f"rank {r}'s stall dump ({age_text(age_s, before_s)}) waited in {op_name(op)}; "
+                "text": f"rank {r}'s {_which(stall)} ({age_text(age_s, before_s)}) waited in {op_name(op)}; "
                         f"{ev['text']}: recovered, not a hang"})
             if stall is d:
                 out[r] = dict(d, in_flight=[], stalled=False, wait=None, _recovered=True)
