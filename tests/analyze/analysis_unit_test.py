@@ -1113,6 +1113,18 @@ class RecoveredTest(FileCase):
         self.assertEqual((f["ranks"], f["seq"], f["evidence"]["rank"], round(f["age_s"])), ([0], 4, 1, 61))
         self.assertIn("recovered from a stall on rank 0", e["verdict"])
 
+    def test_a_hang_from_old_dumps_says_how_to_tell_a_recovery(self):
+        ranks = comm(*(self.stall(r) for r in range(3)))
+        for now_s, noted in ((30, False), (600, True)):
+            result = report.analyze({"0xaa": ranks}, now_ns=10**18 + now_s * 10**9)
+            r = report.to_json(result)
+            self.assertEqual((r["problem"], round(r["newest_dump_age_s"])), ("hang", now_s))
+            self.assertEqual(r["note"] is not None, noted)
+            out = io.StringIO()
+            report.print_text(result, out)
+            self.assertEqual("  note     the job's newest dump was written 10 min ago: if the job still runs, this "
+                             "stall may be over" in out.getvalue(), noted)
+
     def test_a_stall_still_in_flight_later_is_no_recovery(self):
         later = dict(self.stall(0, t=9), reason="request", stalled=False)
         ranks = {0: dict(comm(later)[0], _older=(comm(self.stall(0))[0],))}

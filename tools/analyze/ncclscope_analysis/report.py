@@ -285,8 +285,23 @@ def analyze(comms, now_ns=None):
                 f["headline"] += " (itself waiting: the chain ends at " + chain + ")"
         e["verdict"] = comm_verdict(e)
     victims = _victims(entries, set(roots))
+    newest_age = round((now_ns - newest_ns) / 1e9, 3) if newest_ns is not None else None
     return {"entries": entries, "culprits": culprits, "victims": victims, "degraded_nics": nics.degraded(comms),
-            "flapping_nics": nics.flapping(comms)}
+            "flapping_nics": nics.flapping(comms), "newest_dump_age_s": newest_age}
+
+
+OLD_DUMPS_S = 60  # a hang read from dumps all older than this may be over: the report says how to tell
+
+
+def old_dumps_note(result):
+    """The note under a hang verdict whose newest dump is over OLD_DUMPS_S old, else None: leftover stall dumps
+    of a job that went on read as a hang until a dump shows the progress (recovered.py)."""
+    age = result.get("newest_dump_age_s")
+    if problem_kind(result) != "hang" or age is None or age < OLD_DUMPS_S:
+        return None
+    return (f"the job's newest dump was written {recovered.secs(age)} ago: if the job still runs, this stall may be "
+            f"over; SIGUSR2 to every rank makes each live one dump its present state, and a stall it went past is "
+            f"then reported as recovered")
 
 
 def comm_verdict(entry):
@@ -363,6 +378,9 @@ def print_text(result, out=None):
     out = out or sys.stdout
     entries = result["entries"]
     print(job_verdict(result), file=out)
+    note = old_dumps_note(result)
+    if note:
+        print(f"  note     {note}", file=out)
     for c in result["culprits"]:
         print(f"  culprit  {c['line']}", file=out)
     for u in _unlisted(result):
@@ -438,7 +456,8 @@ def job_status(result):
 
 def to_json(result):
     return {"schema": REPORT_SCHEMA, "status": job_status(result), "problem": problem_kind(result),
-            "verdict": job_verdict(result),
+            "verdict": job_verdict(result), "newest_dump_age_s": result.get("newest_dump_age_s"),
+            "note": old_dumps_note(result),
             "culprits": _public(result["culprits"]), "victims": result["victims"],
             "degraded_nics": result.get("degraded_nics", []), "flapping_nics": result.get("flapping_nics", []),
             "communicators": _public(result["entries"])}
