@@ -55,7 +55,10 @@ def dump(rank, nranks=3, completed=(), in_flight=(), host="h", comm="0x000000000
 
 def comm(*ds):
     """{rank: summary} as the loader makes them from v1 dumps (normalised, compacted)."""
-    return {d["rank"]: dumps.compact(dumps.normalize(json.loads(json.dumps(d)))) for d in ds}
+    out = {d["rank"]: dumps.compact(dumps.normalize(json.loads(json.dumps(d)))) for d in ds}
+    for d in out.values():
+        d["_written_ns"] = dumps.written_ns(d)
+    return out
 
 
 def v2_bytes(d, fr_member=None, drop=()):
@@ -549,6 +552,10 @@ class WaitFileTest(unittest.TestCase):
 
 class StragglerTest(unittest.TestCase):
     def jobs(self, late_rank, late_ns, hosts=("h", "h", "h"), n=8):
+        return comm(*StragglerTest.raw_jobs(late_rank, late_ns, hosts, n))
+
+    @staticmethod
+    def raw_jobs(late_rank, late_ns, hosts=("h", "h", "h"), n=8):
         ds = []
         for r in range(3):
             recs = []
@@ -559,7 +566,7 @@ class StragglerTest(unittest.TestCase):
                 end = t0 + late_ns + 2 * MS
                 recs.append(coll("AllReduce", s, start_ns=start, duration_ns=end - start))
             ds.append(dump(r, completed=recs, host=hosts[r]))
-        return comm(*ds)
+        return ds
 
     def test_host_clock(self):
         s = stragglers.diagnose(self.jobs(2, 20 * MS))
@@ -944,6 +951,187 @@ class TraceTest(unittest.TestCase):
         self.assertEqual(len({(e["pid"], e["tid"]) for e in events if e["ph"] == "X"}), 4)
         self.assertEqual(sum(e["ph"] == "X" for e in events), 2 * 2 + 2 * 4)
         self.assertIn("AllReduce seq 3 (in flight)", {e["name"] for e in events})
+
+RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rules")
+
+
+def alert_classes():
+    """The `class` label values the shipped hang rules give a culprit (rules/ncclscope-hang.yml)."""
+    import re
+    with open(os.path.join(RULES, "ncclscope-hang.yml")) as f:
+        return set(re.findall(r"^\s+class: (\w+)\s*$", f.read(), re.M))
+
+
+class VocabularyTest(FileCase):
+    """One vocabulary from the alert to the analyzer: classes and exit status."""
+
+    def test_every_alert_class_is_an_analyzer_class_and_back(self):
+        hang_classes = {c for c, a in report.ALERT_OF_CLASS.items() if a == "NcclscopeHang"}
+        self.assertEqual(alert_classes(), hang_classes)
+        from ncclscope_analysis import waits
+        self.assertEqual(set(waits.CLASS_OF_KIND.values()), hang_classes)
+        self.assertEqual(report.ALERT_OF_CLASS["straggler"], "NcclscopeStraggler")
+
+    def test_a_straggler_culprit_has_a_class_in_json_and_text(self):
+        result = report.analyze({"0xaa": StragglerTest.jobs(None, 2, 20 * MS)})
+        [c] = report.to_json(result)["culprits"]
+        self.assertEqual((c["kind"], c["class"], c["alert"]), ("straggler", "straggler", "NcclscopeStraggler"))
+        out = io.StringIO()
+        report.print_text(result, out)
+        self.assertIn("culprit  straggler [class straggler]: pid 102 on h: rank 2 arrives last", out.getvalue())
+
+    def test_a_hang_culprit_names_its_class_in_text_without_wait_fields(self):
+        # Dumps without the `wait` field: the class is the alert's all the same, on the culprit line too.
+        waiting = [coll("AllReduce", 4, **STUCK)]
+        ranks = comm(dump(0, completed=history(4), in_flight=waiting, stalled=True), dump(1, completed=history(4)),
+                     dump(2, completed=history(4), in_flight=waiting, stalled=True))
+        result = report.analyze({"0xaa": ranks})
+        [c] = report.to_json(result)["culprits"]
+        self.assertEqual((c["kind"], c["class"], c["alert"]), ("behind", "not_joined", "NcclscopeHang"))
+        out = io.StringIO()
+        report.print_text(result, out)
+        self.assertIn("culprit  hang [class not_joined]: ", out.getvalue())
+        self.assertIn("\n  behind    [class not_joined] rank 1 never issued AllReduce seq 4", out.getvalue())
+
+    def exit_of(self, ranks):
+        for n in os.listdir(self.dir.name):
+            os.unlink(os.path.join(self.dir.name, n))
+        for d in ranks:
+            self.write(f"ncclscope-comm-aa-rank{d['rank']}.json", d)
+        rc, out, _ = self.run_main("--json", self.dir.name)
+        return rc, json.loads(out)
+
+    def test_exit_status_tells_hang_from_straggler(self):
+        healthy = [dump(r, completed=history(4)) for r in range(3)]
+        waiting = [coll("AllReduce", 4, **STUCK)]
+        hung = [dump(0, completed=history(4), in_flight=waiting, stalled=True), dump(1, completed=history(4)),
+                dump(2, completed=history(4), in_flight=waiting, stalled=True)]
+        late = [dict(d, schema=schema.SCHEMA) for d in StragglerTest.raw_jobs(2, 20 * MS)]
+        self.assertEqual((cli.HEALTHY, cli.HANG, cli.STRAGGLER, cli.BAD_INPUT), (0, 1, 6, 2))
+        rc, r = self.exit_of(healthy)
+        self.assertEqual((rc, r["status"], r["problem"]), (0, "healthy", None))
+        rc, r = self.exit_of(hung)
+        self.assertEqual((rc, r["status"], r["problem"]), (1, "problem", "hang"))
+        rc, r = self.exit_of(late)
+        self.assertEqual((rc, r["status"], r["problem"]), (6, "problem", "straggler"))
+        self.assertIn("6 straggler", cli.EXIT_STATUS)
+
+
+class JobFilterTest(FileCase):
+    def setUp(self):
+        super().setUp()
+        for job, ranks in (("job-a", 3), ("job-b", 2)):
+            os.mkdir(os.path.join(self.dir.name, job))
+            for r in range(ranks):
+                self.write(f"{job}/ncclscope-comm-{ranks}-rank{r}.json",
+                           dump(r, nranks=ranks, completed=history(4), comm=f"0x{ranks:016x}", job_id=job))
+
+    def test_two_jobs_are_refused_with_the_list(self):
+        rc, out, err = self.run_main(self.dir.name)
+        self.assertEqual((rc, out), (2, ""))
+        self.assertIn("the dumps hold 2 jobs: job-a (3 dumps), job-b (2 dumps); pick one with --job ID", err)
+
+    def test_job_picks_one(self):
+        rc, out, _ = self.run_main("--json", "--job", "job-b", self.dir.name)
+        r = json.loads(out)
+        self.assertEqual((rc, [c["summary"]["ranks_found"] for c in r["communicators"]]), (0, [[0, 1]]))
+        rc, _, err = self.run_main("--job", "job-c", self.dir.name)
+        self.assertEqual(rc, 2)
+        self.assertIn("no dump of job 'job-c'; the dumps hold: job-a (3 dumps), job-b (2 dumps)", err)
+
+    def test_all_jobs_mixes_them(self):
+        rc, out, _ = self.run_main("--json", "--all-jobs", self.dir.name)
+        self.assertEqual((rc, len(json.loads(out)["communicators"])), (0, 2))
+        with self.assertRaises(SystemExit) as usage, redirect_stderr(io.StringIO()):
+            cli.main(["--all-jobs", "--job", "job-a", self.dir.name])
+        self.assertEqual(usage.exception.code, 2)
+
+
+class DumpAgeTest(FileCase):
+    def test_each_dump_has_its_age_now_and_before_the_newest(self):
+        base = 1_700_000_000 * 10**9
+        for r, back_s in ((0, 0), (1, 30), (2, 5)):
+            clock = {"mono_before_ns": 10**12, "realtime_ns": base - back_s * 10**9, "mono_after_ns": 10**12 + 100}
+            self.write(f"ncclscope-comm-aa-rank{r}.json", dump(r, completed=history(4), clock=clock,
+                                                               reason="request"))
+        comms = dumps.load_all([self.dir.name])
+        result = report.analyze(comms, now_ns=base + 60 * 10**9)
+        ages = report.to_json(result)["communicators"][0]["summary"]["dumps"]
+        self.assertEqual([(a["rank"], a["age_s"], a["before_newest_s"]) for a in ages],
+                         [(0, 60.0, 0.0), (1, 90.0, 30.0), (2, 65.0, 5.0)])
+        out = io.StringIO()
+        report.print_text(result, out)
+        self.assertIn("  dumps     written 60 s to 90 s ago; oldest: rank 1 (request) written 90 s ago, 30 s before "
+                      "the job's newest dump;", out.getvalue())
+
+    def test_without_a_clock_sample_the_file_time_dates_it(self):
+        path = self.write("ncclscope-comm-aa-rank0.json", dump(0, nranks=1, completed=history(2)))
+        os.utime(path, ns=(10**18, 10**18))
+        [d] = dumps.load_all([path])["0x00000000000000aa"].values()
+        self.assertEqual(d["_written_ns"], 10**18)
+
+
+class RecoveredTest(FileCase):
+    """Stall dumps left by a job that went on are recovered stalls, not a hang."""
+
+    def stall(self, r, seq=4, t=1):
+        return dump(r, completed=history(seq), in_flight=[coll("AllReduce", seq, **STUCK)], stalled=True,
+                    reason="stall", snapshot_monotonic_ns=t,
+                    clock={"mono_before_ns": t, "realtime_ns": 10**18 + t, "mono_after_ns": t})
+
+    def test_leftover_stall_dumps_alone_are_a_hang(self):
+        # Every rank's stall dump and nothing later: nothing shows progress, the verdict stays a hang.
+        ranks = comm(*(self.stall(r) for r in range(3)))
+        result = report.analyze({"0xaa": ranks})
+        self.assertEqual(result["entries"][0]["status"], "hang")
+
+    def test_a_later_dump_of_the_rank_past_the_stall(self):
+        os.mkdir(os.path.join(self.dir.name, "h"))
+        for r in range(3):
+            self.write(f"h/ncclscope-comm-aa-rank{r}-stall.json", self.stall(r))
+            self.write(f"h/ncclscope-comm-aa-rank{r}-request.json",
+                       dump(r, completed=history(9), reason="request", snapshot_monotonic_ns=40 * 10**9,
+                            clock={"mono_before_ns": 1, "realtime_ns": 10**18 + 40 * 10**9, "mono_after_ns": 1}))
+        rc, out, _ = self.run_main(self.dir.name)
+        self.assertEqual(rc, 0, out)
+        self.assertTrue(out.startswith("healthy: 1 communicator(s), 3 rank dumps; 1 communicator(s) stalled and "
+                                       "recovered"), out)
+        self.assertNotIn("PROBLEM", out)
+        self.assertIn("recovered rank 0's stall dump (written ", out)
+        self.assertIn("40 s before the job's newest dump) waited in AllReduce seq 4; its later request dump no "
+                      "longer has it in flight: recovered, not a hang", out)
+
+    def test_other_ranks_completed_past_the_stall(self):
+        # Rank 0's only dump is its stall dump; ranks 1 and 2 wrote their finalize dumps later, with seq 8 done:
+        # rank 0 took part in it, so its stall in seq 4 is over.
+        ranks = comm(self.stall(0), *(dump(r, completed=history(9), reason="finalize", snapshot_monotonic_ns=9)
+                                      for r in (1, 2)))
+        result = report.analyze({"0xaa": ranks}, now_ns=10**18 + 61 * 10**9)
+        [e] = result["entries"]
+        self.assertEqual(e["status"], "healthy")
+        [f] = [f for f in e["findings"] if f["kind"] == "recovered"]
+        self.assertEqual((f["ranks"], f["seq"], f["evidence"]["rank"], round(f["age_s"])), ([0], 4, 1, 61))
+        self.assertIn("recovered from a stall on rank 0", e["verdict"])
+
+    def test_a_hang_from_old_dumps_says_how_to_tell_a_recovery(self):
+        ranks = comm(*(self.stall(r) for r in range(3)))
+        for now_s, noted in ((30, False), (600, True)):
+            result = report.analyze({"0xaa": ranks}, now_ns=10**18 + now_s * 10**9)
+            r = report.to_json(result)
+            self.assertEqual((r["problem"], round(r["newest_dump_age_s"])), ("hang", now_s))
+            self.assertEqual(r["note"] is not None, noted)
+            out = io.StringIO()
+            report.print_text(result, out)
+            self.assertEqual("  note     the job's newest dump was written 10 min ago: if the job still runs, this "
+                             "stall may be over" in out.getvalue(), noted)
+
+    def test_a_stall_still_in_flight_later_is_no_recovery(self):
+        later = dict(self.stall(0, t=9), reason="request", stalled=False)
+        ranks = {0: dict(comm(later)[0], _older=(comm(self.stall(0))[0],))}
+        ranks.update({r: comm(self.stall(r))[r] for r in (1, 2)})
+        result = report.analyze({"0xaa": ranks})
+        self.assertEqual(result["entries"][0]["status"], "hang")
+        self.assertEqual([f for f in result["entries"][0]["findings"] if f["kind"] == "recovered"], [])
 
 
 if __name__ == "__main__":

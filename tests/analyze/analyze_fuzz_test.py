@@ -210,9 +210,9 @@ def test_any_dumps(case):
     RUNS["count"] += 1
     RUNS["status"][rc] = RUNS["status"].get(rc, 0) + 1
     message = err.getvalue()
-    assert rc in (0, 1, 2), f"exit {rc}: {message}"
+    assert rc in (0, 1, 2, 6), f"exit {rc}: {message}"  # healthy, hang, bad input, straggler
     assert "Traceback" not in message, message
-    if rc == 2:
+    if rc == 2 and not message.startswith("ncclscope-analyze: the dumps hold "):  # a mutated job_id: two jobs
         assert message.count("\n") == 1 and message.startswith(f"ncclscope-analyze: {work}/"), message
     else:
         assert message == "", message

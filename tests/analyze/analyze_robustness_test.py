@@ -215,7 +215,8 @@ class OutputTest(Base):
             cli.main(["--help"])
         self.assertEqual(e.exception.code, 0)
         text = " ".join(out.getvalue().split())
-        for status in ("0 healthy", "1 a problem found", "2 bad input", "3 internal error", "4 the report"):
+        for status in ("0 healthy", "1 hang", "2 bad input", "3 internal error", "4 the report", "5 no problem",
+                       "6 straggler"):
             self.assertIn(status, text)
 
 

@@ -10,7 +10,7 @@ KIND: hang, dead, process, mismatch, straggler, link, kernel ('hang' accepts the
 SEQ '-' skips the sequence check (stragglers). --or-where accepts a second first place where the process
 stopped, for a scenario where it is blamed in two communicators at the same sequence and either could be where
 it stopped. --class checks the culprit's `class`, the live alert's (rules/ncclscope-hang.yml: not_joined,
-process, mismatch, kernel, link).
+process, mismatch, kernel, link; straggler for NcclscopeStraggler).
 Exit 1 with the report's culprits printed when anything differs.
 """
 import argparse
@@ -29,7 +29,7 @@ ap.add_argument("rank", type=int)
 ap.add_argument("seq")
 ap.add_argument("--global-rank", type=int)
 ap.add_argument("--or-where", help="COMM_NAME:RANK, also accepted as the first place")
-ap.add_argument("--class", dest="cls", choices=("not_joined", "process", "mismatch", "kernel", "link"))
+ap.add_argument("--class", dest="cls", choices=("not_joined", "process", "mismatch", "kernel", "link", "straggler"))
 a = ap.parse_args()
 r = json.load(open(a.report))
 culprits = r["culprits"]

@@ -19,6 +19,10 @@ alert's activeAt. --rounds N repeats the fault jobs (fresh job ids); --table pri
 --within S is the bound checked (15 s; by design the worst case is the threshold + one scrape + one evaluation
 interval: 2 s + 5 + 5, and 5 s + 5 + 5 for a mismatch, whose rank waits in a function it never completed).
 
+After the alerts, every live rank of each hung job is sent SIGUSR2 and `ncclscope-analyze --json --job JOB` over
+the jobs' dumps (each job with its own NCCLSCOPE_JOB_ID and dump directory, under one tree) must name one hang
+culprit, with exactly the alert's class and global rank (for the link, both ends), and exit 1 (a hang).
+
 Prometheus loads every rule file of rules/ (as deployed). With --alertmanager CONFIG (deploy/alertmanager/
 alertmanager.yml) it also sends to a real Alertmanager (Debian's) running that configuration, its receivers
 pointed at a webhook receiver in this process and its timers shortened (group_wait 5 s, group_interval 10 s;
@@ -43,7 +47,8 @@ from datetime import datetime, timedelta, timezone
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from prom_server import Server, free_port  # noqa: E402
-from hang_support import SKIP, Job, Prometheus, firing, forget_targets, sim_env  # noqa: E402
+from hang_support import (ANALYZER, SKIP, Job, Prometheus, analyzer_hang_culprits, firing, forget_targets,  # noqa: E402
+                          request_dumps, sim_env)
 from netns_link import NetnsLink  # noqa: E402
 
 
@@ -180,8 +185,14 @@ def main():
     prom = Prometheus(work, rules, f"127.0.0.1:{am.port}" if am else None)
     jobs, failures, results, links = [], [], {}, []
 
+    def dump_dir(job):  # one job's dumps; the analyzer reads the whole tree with --job, as after a reused dir
+        path = os.path.join(work, "dumps", job)
+        os.makedirs(path, exist_ok=True)  # the library creates the directory it is given, not its parents
+        return path
+
     def launch(name, argv, marker=None, env_extra=None, sd=None):
-        env = dict(env0, NCCLSCOPE_JOB_ID=sd or name, NCCLSCOPE_SD_DIR=os.path.join(work, "sd"))
+        env = dict(env0, NCCLSCOPE_JOB_ID=sd or name, NCCLSCOPE_SD_DIR=os.path.join(work, "sd"),
+                   NCCLSCOPE_DUMP_DIR=dump_dir(sd or name))
         env.update(env_extra or {})
         j = Job(name, argv, env, work, marker)
         jobs.append(j)
@@ -248,6 +259,40 @@ def main():
                 if len(seen) == len(round_jobs):
                     break
                 time.sleep(0.5)
+            # The analyzer over each hung job's dumps (its stall dumps, and every live rank's on SIGUSR2) must name
+            # the culprit the alert named, in the same words: the class and the global rank (a link: both ends).
+            for name, (c, cls, culprit, j) in round_jobs.items():
+                if name not in seen:
+                    continue
+                labels = seen[name][0][0]
+                launches = [k for k in jobs if k.name == name or k.name.startswith(name + "-rank")]
+                alert = (labels.get("class"), labels.get("global_rank"))
+                # A second dump request 5 s later where the first disagrees: the alert can come before a rank's own
+                # stall threshold has passed (its dump then has no `wait` yet), as an operator would dump again.
+                for attempt in (1, 2):
+                    request_dumps(launches, dump_dir(name))
+                    named, rc, verdict = analyzer_hang_culprits(os.path.join(work, "dumps"), name)
+                    if c == "link":
+                        ends = {labels.get("global_rank"), labels.get("peer_global_rank")}
+                        ok = named is not None and len(named) == 1 and named[0][0] == "link" and \
+                            {str(named[0][1]), str(named[0][2])} == ends
+                    else:
+                        ok = named is not None and [(n[0], str(n[1])) for n in named] == [alert]
+                    if ok or attempt == 2:
+                        break
+                    print(f"round {rnd} {name:12s} analyzer, first dumps: {named}: {verdict}; dumping again")
+                    time.sleep(5)
+                print(f"round {rnd} {name:12s} analyzer (exit {rc}, dump request {attempt}) names "
+                      + (", ".join(f"{n[0]} gr{n[1]}" + (f"->gr{n[2]}" if n[2] is not None else "") for n in named)
+                         if named is not None else f"nothing: {verdict}")
+                      + f"; the alert {alert[0]} gr{alert[1]}: {'same' if ok else 'DIFFERENT'}")
+                if not ok or rc != 1:  # the report in full, and the dumps kept, to see why
+                    keep = tempfile.mkdtemp(prefix=f"ncclscope-hang-live-{name}-dumps-")
+                    shutil.copytree(dump_dir(name), keep, dirs_exist_ok=True)
+                    r = subprocess.run([sys.executable, ANALYZER, keep], capture_output=True, text=True, timeout=120)
+                    print(f"{name}: the analyzer's report (dumps kept in {keep}):\n{r.stdout[-6000:]}{r.stderr[-600:]}")
+                    failures.append(f"{name}: the analyzer names {named} (exit {rc}, want 1 for a hang), the alert "
+                                    f"class {alert[0]} global rank {alert[1]}: {verdict}")
             if am:  # each hang's notification, and no second one while the job still hangs
                 deadline = time.time() + 30
                 while time.time() < deadline and not all(hook.for_job(n) for n in seen):

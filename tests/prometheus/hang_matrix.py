@@ -10,7 +10,7 @@ RULES loaded). For each job it checks:
   in time       the alert's activeAt is at most --within s (15) after the onset (the line the faulty rank prints).
   analyzer      after the alert (or the timeout) every live rank of the job gets SIGUSR2 (a frozen rank cannot
                 dump: expected), and `ncclscope_analyze.py DUMP_DIR --json` must name the same class and global
-                rank as its only hang culprit (stragglers, class null, are not hang culprits). Recorded; a cell
+                rank as its only hang culprit (stragglers, class straggler, are not hang culprits). Recorded; a cell
                 fails on it only with --analyzer-must-agree.
 
 Fault classes (culprit C: N-1 for N <= 4 ranks, else int(0.7 N): 2 of 3, 5 of 8, 11 of 16; the fault comes at a
@@ -54,7 +54,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
-from hang_support import CLASSES, SKIP, Job, Prometheus, firing, forget_targets, sim_env  # noqa: E402
+from hang_support import (CLASSES, SKIP, Job, Prometheus, firing, forget_targets, request_dumps,  # noqa: E402
+                          sim_env)
 
 ANALYZER = os.path.join(HERE, "..", "..", "tools", "analyze", "ncclscope_analyze.py")
 # What the live alert can tell without KernelCh, where it differs (the analyzer's class stays CLASSES').
@@ -192,33 +193,6 @@ class MatrixJob:
                 "blind_polls": self.blind_polls}
 
 
-def dump_files(d):
-    return {p for p in glob.glob(os.path.join(d, "**", "*"), recursive=True)
-            if os.path.isfile(p) and not os.path.basename(p).startswith(".")}
-
-
-def request_dumps(mj, wait_s=20):
-    """SIGUSR2 to every live rank of the job; waits until each rank that can (not stopped) has written a new dump
-    and the directory is quiet, or WAIT_S."""
-    before = {p: os.path.getmtime(p) for p in dump_files(mj.dump_dir)}
-    pids, able = mj.job.members(), mj.job.members(stopped=False)
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGUSR2)
-        except ProcessLookupError:
-            pass
-    deadline, last, quiet_since = time.time() + wait_s, None, time.time()
-    while time.time() < deadline:
-        now_files = {p: os.path.getmtime(p) for p in dump_files(mj.dump_dir)}
-        fresh = [p for p, m in now_files.items() if before.get(p) != m]
-        if now_files != last:
-            last, quiet_since = now_files, time.time()
-        if len(fresh) >= len(able) and time.time() - quiet_since >= 1.0:
-            break
-        time.sleep(0.25)
-    return len(pids), len(able)
-
-
 def analyze(mj):
     """The analyzer's verdict on the job's dumps, compared with the expected culprit."""
     r = subprocess.run([sys.executable, ANALYZER, mj.dump_dir, "--json", "--jobs", "1"], capture_output=True,
@@ -227,7 +201,7 @@ def analyze(mj):
         out = json.loads(r.stdout)
     except ValueError:
         return {"agree": False, "named": [], "error": f"exit {r.returncode}: {(r.stderr or r.stdout)[-300:]}"}
-    hang = [c for c in out.get("culprits", []) if c.get("class")]
+    hang = [c for c in out.get("culprits", []) if c.get("alert") == "NcclscopeHang"]
     named = [f"{c['class']} gr{c.get('global_rank')}" for c in hang]
     agree = len(hang) == 1 and hang[0]["class"] == mj.want_class and str(hang[0].get("global_rank")) == mj.want_rank
     return {"agree": agree, "named": named, "verdict": out.get("verdict")}
@@ -252,7 +226,7 @@ def run_batch(batch, prom, within):
             break
         time.sleep(0.5)
     for mj in batch:
-        pids, able = request_dumps(mj)
+        pids, able = request_dumps([mj.job], mj.dump_dir)
         mj.analyzer = dict(analyze(mj), ranks_alive=pids, ranks_dumping=able)
 
 

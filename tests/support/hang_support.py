@@ -2,9 +2,12 @@
 emulated jobs every 5 s through file_sd with every rule file loaded, one ncclscope-sim launch per job with its
 stderr lines time-stamped, the firing NcclscopeHang alerts by job, and the removal of an ended job's targets.
 """
+import glob
 import json
 import os
+import signal
 import subprocess
+import sys
 import threading
 import time
 from datetime import datetime
@@ -95,6 +98,52 @@ class Job:
             except ProcessLookupError:
                 pass
         self.proc.wait()
+
+
+ANALYZER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "analyze",
+                        "ncclscope_analyze.py")
+
+
+def dump_files(d):
+    return {p for p in glob.glob(os.path.join(d, "**", "*"), recursive=True)
+            if os.path.isfile(p) and not os.path.basename(p).startswith(".")}
+
+
+def request_dumps(jobs, dump_dir, wait_s=20):
+    """SIGUSR2 to every live rank of the launches `jobs` (one job's); waits until each rank that can (not stopped)
+    has written a new dump into dump_dir and the directory is quiet, or WAIT_S. Returns (ranks, ranks able)."""
+    before = {p: os.path.getmtime(p) for p in dump_files(dump_dir)}
+    pids = [pid for j in jobs for pid in j.members()]
+    able = [pid for j in jobs for pid in j.members(stopped=False)]
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGUSR2)
+        except ProcessLookupError:
+            pass
+    deadline, last, quiet_since = time.time() + wait_s, None, time.time()
+    while time.time() < deadline:
+        now_files = {p: os.path.getmtime(p) for p in dump_files(dump_dir)}
+        fresh = [p for p, m in now_files.items() if before.get(p) != m]
+        if now_files != last:
+            last, quiet_since = now_files, time.time()
+        if len(fresh) >= len(able) and time.time() - quiet_since >= 1.0:
+            break
+        time.sleep(0.25)
+    return len(pids), len(able)
+
+
+def analyzer_hang_culprits(dump_dir, job_id):
+    """ncclscope-analyze --json --job JOB_ID over the dumps: (its NcclscopeHang culprits as (class, global rank,
+    peer's global rank or None), exit status, verdict); the culprits None when its report cannot be read."""
+    r = subprocess.run([sys.executable, ANALYZER, dump_dir, "--json", "--jobs", "1", "--job", job_id],
+                       capture_output=True, text=True, timeout=120)
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        return None, r.returncode, (r.stderr or r.stdout)[-300:]
+    named = [(c.get("class"), c.get("global_rank"), (c.get("peer") or {}).get("global_rank"))
+             for c in out.get("culprits", []) if c.get("alert") == "NcclscopeHang"]
+    return named, r.returncode, out.get("verdict")
 
 
 def parse_time(s):

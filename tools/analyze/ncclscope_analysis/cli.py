@@ -10,16 +10,19 @@ import sys
 import traceback
 
 from .dumps import BadInput, default_jobs, flight_recorder, load_all
-from .report import analyze, job_status, print_text, to_json
+from .report import analyze, job_status, print_text, problem_kind, to_json
 from .trace import chrome_trace
 from .version import version
 
-HEALTHY, PROBLEM, BAD_INPUT, INTERNAL_ERROR, OUTPUT_ERROR, CANNOT_TELL = 0, 1, 2, 3, 4, 5
-EXIT_STATUS = ("Exit status: 0 healthy; 1 a problem found (hang, missing rank, straggler); 2 bad input or usage "
-               "(the file is named, with the field, or why it cannot be read); 3 internal error (a bug: "
-               "NCCLSCOPE_ANALYZE_DEBUG=1 shows the traceback); 4 the report or trace could not be written (disk "
-               "full, closed pipe); 5 no problem found, but some communicator could not show a hang (no KernelCh events "
-               "and no ncclscope connection: operations looked done once enqueued).")
+HEALTHY, HANG, BAD_INPUT, INTERNAL_ERROR, OUTPUT_ERROR, CANNOT_TELL, STRAGGLER = 0, 1, 2, 3, 4, 5, 6
+PROBLEM = HANG  # the name before stragglers had their own status
+EXIT_STATUS = ("Exit status: 0 healthy (recovered stalls included); 1 hang: a communicator stopped (a rank behind, "
+               "dead, missing, stuck, or a mismatched collective); 6 straggler: slow, not stuck (no hang found); "
+               "2 bad input or usage (the file is named, with the field, or why it cannot be read; dumps of "
+               "several jobs without --job or --all-jobs); 3 internal error (a bug: NCCLSCOPE_ANALYZE_DEBUG=1 shows "
+               "the traceback); 4 the report or trace could not be written (disk full, closed pipe); 5 no problem "
+               "found, but some communicator could not show a hang (no KernelCh events and no ncclscope "
+               "connection: operations looked done once enqueued).")
 
 
 class OutputError(Exception):
@@ -105,8 +108,15 @@ def _run(argv):
     ap.add_argument("--trace", metavar="OUT.json", help="also write a merged Chrome/Perfetto trace of every rank")
     ap.add_argument("--jobs", "-j", type=_positive, default=None, metavar="N",
                     help=f"worker processes reading dumps (default: the CPUs this process may use, {default_jobs()})")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--job", metavar="ID", help="analyse only the dumps of this job id (the dumps' job_id, "
+                                                    "NCCLSCOPE_JOB_ID; '' for dumps without one)")
+    which.add_argument("--all-jobs", action="store_true",
+                       help="analyse the dumps of several jobs together (by default dumps of more than one job id "
+                            "are refused, listing the jobs)")
     args = ap.parse_args(argv)
-    comms = load_all(args.paths, warn=lambda msg: _say(f"warning: {msg}"), jobs=args.jobs)
+    comms = load_all(args.paths, warn=lambda msg: _say(f"warning: {msg}"), jobs=args.jobs, job=args.job,
+                     all_jobs=args.all_jobs)
     report = analyze(comms)
     if args.trace:
         _write_trace(args.trace, comms)
@@ -116,7 +126,14 @@ def _run(argv):
         out = io.StringIO()
         print_text(report, out)
         _emit(out.getvalue())
-    return {"healthy": HEALTHY, "cannot_tell": CANNOT_TELL}.get(job_status(report), PROBLEM)
+    return exit_status(report)
+
+
+def exit_status(report):
+    kind = problem_kind(report)
+    if kind is not None:
+        return HANG if kind == "hang" else STRAGGLER
+    return CANNOT_TELL if job_status(report) == "cannot_tell" else HEALTHY
 
 
 def main(argv=None):

@@ -311,9 +311,20 @@ def read_summary(path):
             s = parse(path, f.read(MAX_DUMP_BYTES + 1))
             if s.get("part") is not None:
                 raise BadInput(f"{path}: a v2 summary outside gzip (the writer compresses every v2 dump)")
+        mtime_ns = os.fstat(f.fileno()).st_mtime_ns
     s = compact(normalize(s))
     s["_path"] = path
+    s["_written_ns"] = written_ns(s, mtime_ns)
     return s
+
+
+def written_ns(s, mtime_ns=None):
+    """When a dump was written, realtime ns: its clock sample's realtime read (taken as the snapshot was), else
+    the file's modification time (a v1 dump or one without a sample; the writer renames it into place at once)."""
+    clock = s.get("clock")
+    if isinstance(clock, dict) and isinstance(clock.get("realtime_ns"), int) and clock["realtime_ns"] > 0:
+        return clock["realtime_ns"]
+    return mtime_ns
 
 
 def flight_recorder(s):
@@ -392,10 +403,15 @@ def _newest(old, new):
     return new
 
 
+def _stall_dump(d):
+    return bool(d.get("stalled") or d.get("reason") == "stall")
+
+
 def by_communicator(summaries):
     """{comm_hash: {rank: summary}}. Several dumps of one rank (stall, then signal, then finalize, or the same
-    file given twice): the latest snapshot wins, with an older stall's `wait` kept as _newest() says. Ranks of
-    one communicator must agree on its size."""
+    file given twice): the latest snapshot wins, with an older stall's `wait` kept as _newest() says; the older
+    stall dumps it replaced are kept under '_older' (a stall they show may have recovered since: recovered.py).
+    Ranks of one communicator must agree on its size."""
     comms = {}
     for d in summaries:
         ranks = comms.setdefault(d["comm_hash"], {})
@@ -404,8 +420,48 @@ def by_communicator(summaries):
             raise BadInput(f"{d['_path']}: communicator {d['comm_hash']} has {d['nranks']} ranks here but "
                            f"{other['nranks']} in {other['_path']}")
         old = ranks.get(d["rank"])
-        ranks[d["rank"]] = d if old is None else _newest(old, d)
+        if old is None:
+            ranks[d["rank"]] = d
+            continue
+        new = _newest(old, d)
+        gone = d if new.get("_path") == old["_path"] else old
+        older = [x for x in old.get("_older", ()) + d.get("_older", ()) + (gone,)
+                 if _stall_dump(x) and x["_path"] != new["_path"]]
+        ranks[d["rank"]] = dict(new, _older=tuple({x["_path"]: dict(x, _older=()) for x in older}.values()))
     return comms
+
+
+NO_JOB = ""  # the job id of dumps that carry none
+
+
+def jobs_of(summaries):
+    """{job id: dumps} of the dumps read, in the order first seen ('' for dumps without a job id)."""
+    counts = {}
+    for d in summaries:
+        key = d.get("job_id") or NO_JOB
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _job_list(counts):
+    return ", ".join(f"{j or '(no job id)'} ({n} dump{'s' if n != 1 else ''})" for j, n in sorted(counts.items()))
+
+
+def select_job(summaries, job=None, all_jobs=False):
+    """The dumps of one job: `job` when given (BadInput when no dump has it), every dump with all_jobs, else the
+    dumps' only job. Dumps of two jobs in one directory (a reused NCCLSCOPE_DUMP_DIR) are refused unless one is
+    picked or mixing is asked for: their ranks and communicators are not one job's, and a verdict over both
+    blames one job for the other's state."""
+    counts = jobs_of(summaries)
+    if job is not None:
+        picked = [d for d in summaries if (d.get("job_id") or NO_JOB) == job]
+        if not picked:
+            raise BadInput(f"no dump of job {job!r}; the dumps hold: {_job_list(counts)}")
+        return picked
+    if len(counts) > 1 and not all_jobs:
+        raise BadInput(f"the dumps hold {len(counts)} jobs: {_job_list(counts)}; pick one with --job ID "
+                       f"(--job '' for the dumps without a job id) or mix them with --all-jobs")
+    return summaries
 
 
 def default_jobs():
@@ -415,6 +471,6 @@ def default_jobs():
         return os.cpu_count() or 1
 
 
-def load_all(paths, warn=_warn, jobs=None):
+def load_all(paths, warn=_warn, jobs=None, job=None, all_jobs=False):
     files = dump_files(paths, warn)
-    return by_communicator(_summaries(files, default_jobs() if jobs is None else jobs))
+    return by_communicator(select_job(_summaries(files, default_jobs() if jobs is None else jobs), job, all_jobs))

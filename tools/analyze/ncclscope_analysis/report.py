@@ -7,7 +7,9 @@ detail and its summary table.
 """
 import sys
 
-from . import chains, hang, nics, stragglers
+import time
+
+from . import chains, hang, nics, recovered, stragglers
 from .progress import rank_list, ranges
 from .summary import summarize
 
@@ -18,6 +20,11 @@ KIND_WORD = {"behind": "hang", "missing": "hang or death (no dump)", "dead": "de
              "stuck": "stuck", "straggler": "straggler", "link": "link", "kernel": "kernel stuck",
              "not_launched": "hang (kernel not launched)", "unresponsive": "unresponsive (process)"}
 MAX_HEALTHY_LINES = 8
+# The live alert that names a culprit of each class (rules/ncclscope-hang.yml, rules/ncclscope-alerts.yml): the
+# analyzer's `class` is that alert's `class` label, or for a straggler the alert's name in one word.
+ALERT_OF_CLASS = {"not_joined": "NcclscopeHang", "process": "NcclscopeHang", "mismatch": "NcclscopeHang",
+                  "kernel": "NcclscopeHang", "link": "NcclscopeHang", "straggler": "NcclscopeStraggler"}
+HANG_STATUSES = ("dead", "mismatch", "hang", "missing")  # the job stopped (or a rank is gone): exit 1
 
 NEXT_STEP = {
     "behind": "see where the process stopped before calling it: py-spy dump --pid {pid} (Python) or "
@@ -51,9 +58,10 @@ def _problems(entry):
     return [f for f in entry["findings"] if f["kind"] in PROBLEMS]
 
 
-def analyze_comm(comm, ranks, live_globals=frozenset(), live_procs=frozenset()):
+def analyze_comm(comm, ranks, live_globals=frozenset(), live_procs=frozenset(), now_ns=None, newest_ns=None):
     nranks = next(iter(ranks.values()))["nranks"]
-    findings = hang.diagnose(ranks, nranks, live_globals, live_procs)
+    ranks, recovered_notes = recovered.apply(ranks, now_ns, newest_ns)
+    findings = recovered_notes + hang.diagnose(ranks, nranks, live_globals, live_procs)
     straggler = p2p_straggler = None
     if not any(f["kind"] in PROBLEMS for f in findings):
         straggler = stragglers.diagnose(ranks, "coll") or stragglers.diagnose_barrier(ranks)
@@ -67,8 +75,38 @@ def analyze_comm(comm, ranks, live_globals=frozenset(), live_procs=frozenset()):
     completion = completion_seen(ranks)
     if status == "healthy" and completion == "none":
         status = CANNOT_TELL
-    return {"comm_hash": comm, "summary": summarize(ranks), "findings": findings, "straggler": straggler,
+    summary = dict(summarize(ranks), dumps=dump_ages(ranks, now_ns, newest_ns))
+    return {"comm_hash": comm, "summary": summary, "findings": findings, "straggler": straggler,
             "p2p_straggler": p2p_straggler, "status": status, "completion_seen": completion, "_ranks": ranks}
+
+
+def dump_ages(ranks, now_ns, newest_ns):
+    """Per rank, its newest dump: reason, when written (realtime ns) and its age, in seconds since (now_ns) and
+    before the job's newest dump (newest_ns); None where unknown."""
+    out = []
+    for r, d in sorted(ranks.items()):
+        ns = d.get("_written_ns")
+        out.append({"rank": r, "reason": d.get("reason"), "written_realtime_ns": ns,
+                    "age_s": round((now_ns - ns) / 1e9, 3) if ns is not None and now_ns is not None else None,
+                    "before_newest_s": round((newest_ns - ns) / 1e9, 3)
+                    if ns is not None and newest_ns is not None else None})
+    return out
+
+
+def _ages_text(ages, limit=4):
+    """'written 3.0 s to 2 min ago; oldest: rank 2 (stall) written 2 min ago, 118 s before the job's newest dump'."""
+    known = [a for a in ages if a["age_s"] is not None]
+    if not known:
+        return "written at unknown times"
+    lo, hi = min(a["age_s"] for a in known), max(a["age_s"] for a in known)
+    oldest = sorted(known, key=lambda a: -a["age_s"])[:limit]
+    if hi - lo < 1:
+        behind = oldest[0]["before_newest_s"]
+        return (f"written {recovered.secs(lo)} ago, within a second of each other"
+                + (f", {recovered.secs(behind)} before the job's newest dump" if behind and behind >= 1 else ""))
+    span = f"written {recovered.secs(lo)} to {recovered.secs(hi)} ago"
+    return span + "; oldest: " + "; ".join(f"rank {a['rank']} ({a['reason'] or 'no reason'}) "
+                                           + recovered.age_text(a["age_s"], a["before_newest_s"]) for a in oldest)
 
 
 CANNOT_TELL = "cannot_tell"
@@ -186,9 +224,10 @@ def _culprit(key, hits):
         who = f"{who}, NIC {a['nic'] or '?'} <-> {_who(peer)}, NIC {b['nic'] or '?'}"
         extra = {"nic": a["nic"], "peer": dict(peer, rank=b["rank"], nic=b["nic"])}
     step = NEXT_STEP[f0["kind"]].format(**fmt)
-    cls = f" [class {f0['class']}]" if f0.get("_waits") and f0.get("class") else ""
+    cls = f" [class {f0['class']}]" if f0.get("class") else ""
     line = f"{KIND_WORD[f0['kind']]}{cls}: {who}: {f0['headline']} [{places}]. Next: {step}"
-    return dict(ident, kind=f0["kind"], no_dump=no_dump, where=where, next_step=step, line=line,
+    return dict(ident, kind=f0["kind"], alert=ALERT_OF_CLASS.get(f0.get("class")), no_dump=no_dump, where=where,
+                next_step=step, line=line,
                 _finding=f0, **extra, **{"class": f0.get("class")})
 
 
@@ -206,11 +245,20 @@ def _victims(entries, culprit_keys):
     return out
 
 
-def analyze(comms):
+def _newest_written(comms):
+    return max((x["_written_ns"] for ranks in comms.values() for d in ranks.values()
+                for x in (d,) + tuple(d.get("_older") or ()) if x.get("_written_ns") is not None), default=None)
+
+
+def analyze(comms, now_ns=None):
+    """The report of one job's dumps ({comm_hash: {rank: summary}}); now_ns (realtime) dates the dumps' ages."""
+    now_ns = time.time_ns() if now_ns is None else now_ns
+    newest_ns = _newest_written(comms)
     live_globals = {(d.get("identity") or {}).get("global_rank") for ranks in comms.values()
                     for d in ranks.values()} - {None}
     live_procs = {(d.get("host"), d["pid"]) for ranks in comms.values() for d in ranks.values() if "pid" in d}
-    entries = [analyze_comm(c, ranks, live_globals, live_procs) for c, ranks in sorted(comms.items())]
+    entries = [analyze_comm(c, ranks, live_globals, live_procs, now_ns, newest_ns)
+               for c, ranks in sorted(comms.items())]
     roots = chains.resolve(entries, _problems)
     labels = {}
     culprits, links = [], set()
@@ -237,8 +285,23 @@ def analyze(comms):
                 f["headline"] += " (itself waiting: the chain ends at " + chain + ")"
         e["verdict"] = comm_verdict(e)
     victims = _victims(entries, set(roots))
+    newest_age = round((now_ns - newest_ns) / 1e9, 3) if newest_ns is not None else None
     return {"entries": entries, "culprits": culprits, "victims": victims, "degraded_nics": nics.degraded(comms),
-            "flapping_nics": nics.flapping(comms)}
+            "flapping_nics": nics.flapping(comms), "newest_dump_age_s": newest_age}
+
+
+OLD_DUMPS_S = 60  # a hang read from dumps all older than this may be over: the report says how to tell
+
+
+def old_dumps_note(result):
+    """The note under a hang verdict whose newest dump is over OLD_DUMPS_S old, else None: leftover stall dumps
+    of a job that went on read as a hang until a dump shows the progress (recovered.py)."""
+    age = result.get("newest_dump_age_s")
+    if problem_kind(result) != "hang" or age is None or age < OLD_DUMPS_S:
+        return None
+    return (f"the job's newest dump was written {recovered.secs(age)} ago: if the job still runs, this stall may be "
+            f"over; SIGUSR2 to every rank makes each live one dump its present state, and a stall it went past is "
+            f"then reported as recovered")
 
 
 def comm_verdict(entry):
@@ -250,8 +313,11 @@ def comm_verdict(entry):
                 f"look healthy (NCCLSCOPE_EVENT_MASK=0x46 sees it)")
     if not problems:
         busy = [f for f in entry["findings"] if f["kind"] == "in_flight"]
+        back = _recovered(entry)
         return (f"{_comm_label(entry)}: healthy, {len(s['ranks_found'])}/{s['nranks']} ranks, {s['ops_per_rank']} "
-                f"operations per rank, " + ("young operations in flight" if busy else "nothing in flight"))
+                f"operations per rank, " + ("young operations in flight" if busy else "nothing in flight")
+                + (f"; recovered from a stall on {rank_list(sorted({r for f in back for r in f['ranks']}))}"
+                   if back else ""))
     roots = [f for f in problems if f.get("root")] or problems
     return f"{_comm_label(entry)}: {entry['status'].upper()}: " + "; ".join(f["headline"] for f in roots)
 
@@ -268,11 +334,19 @@ def _unlisted_text(entry, finding, more):
             f"{rank_list(finding['_missing'])})")
 
 
+def _recovered(entry):
+    return [f for f in entry["findings"] if f["kind"] == "recovered"]
+
+
 def job_verdict(result):
     entries = result["entries"]
     bad = [e for e in entries if e["status"] not in ("healthy", CANNOT_TELL)]
+    back = sum(1 for e in entries if _recovered(e))
     if not bad:
         nranks = sum(len(e["_ranks"]) for e in entries)
+        if back:
+            return (f"healthy: {len(entries)} communicator(s), {nranks} rank dumps; {back} communicator(s) stalled "
+                    f"and recovered (their later dumps show progress past the stall), no rank missing, stuck or late")
         blind = [e for e in entries if e["status"] == CANNOT_TELL]
         if blind:
             return (f"cannot tell: {len(blind)} of {len(entries)} communicator(s) could not show a hang (no KernelCh "
@@ -304,6 +378,9 @@ def print_text(result, out=None):
     out = out or sys.stdout
     entries = result["entries"]
     print(job_verdict(result), file=out)
+    note = old_dumps_note(result)
+    if note:
+        print(f"  note     {note}", file=out)
     for c in result["culprits"]:
         print(f"  culprit  {c['line']}", file=out)
     for u in _unlisted(result):
@@ -330,8 +407,10 @@ def print_text(result, out=None):
                  if hosts else "")
               + (f"; dumps at {', '.join(reasons)}" if reasons else "")
               + (f"; stall watch fired on {rank_list(s['stalled'])}" if s["stalled"] else ""), file=out)
+        print(f"  dumps     {_ages_text(s['dumps'])}", file=out)
         for f in e["findings"]:
-            print(f"  {f['kind']:9s} {f['text']}", file=out)
+            cls = f"[class {f['class']}] " if f["kind"] in PROBLEMS and f.get("class") else ""
+            print(f"  {f['kind']:9s} {cls}{f['text']}", file=out)
         for st in (e["straggler"], e["p2p_straggler"]):
             if st and not st["is_straggler"]:
                 lead = st["median_lead_over_others_ns"] / 1e6
@@ -359,6 +438,15 @@ def _public(v):
     return v
 
 
+def problem_kind(result):
+    """"hang" where any communicator stopped (hang, dead or missing rank, mismatch), else "straggler" where one
+    is only slow, else None: the exit status tells them apart."""
+    statuses = {e["status"] for e in result["entries"]}
+    if statuses & set(HANG_STATUSES):
+        return "hang"
+    return "straggler" if "straggler" in statuses else None
+
+
 def job_status(result):
     """"problem" where any communicator has one, else "cannot_tell" where any could not show a hang, else
     "healthy"."""
@@ -367,7 +455,9 @@ def job_status(result):
 
 
 def to_json(result):
-    return {"schema": REPORT_SCHEMA, "status": job_status(result), "verdict": job_verdict(result),
+    return {"schema": REPORT_SCHEMA, "status": job_status(result), "problem": problem_kind(result),
+            "verdict": job_verdict(result), "newest_dump_age_s": result.get("newest_dump_age_s"),
+            "note": old_dumps_note(result),
             "culprits": _public(result["culprits"]), "victims": result["victims"],
             "degraded_nics": result.get("degraded_nics", []), "flapping_nics": result.get("flapping_nics", []),
             "communicators": _public(result["entries"])}

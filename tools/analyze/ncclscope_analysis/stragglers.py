@@ -28,6 +28,7 @@ MIN_LATE_FRACTION = 0.1
 SAME_CLOCK_NS = 1_000_000
 MAX_CHANCE = 0.01  # a rank last this often by chance alone, in a job where arrival order is random, is no verdict
 TIMED = ("gpu", "proxy")
+STRAGGLER_CLASS = "straggler"  # the class of a late rank's culprit, as the live alert NcclscopeStraggler names it
 
 
 def _clock_offset(d):
@@ -183,14 +184,14 @@ def finding(s, ranks=None):
     own = "; symmetric-kernel barrier wait per operation, ms: " + _per_rank_text(waits) if waits else ""
     if s["method"] == "barrier":
         return {
-            "kind": "straggler", "ranks": [s["rank"]], "p2p": False, "waiting": [],
+            "kind": "straggler", "class": STRAGGLER_CLASS, "ranks": [s["rank"]], "p2p": False, "waiting": [],
             "headline": f"rank {s['rank']} waits least at the symmetric-kernel barrier of {s['ops']} collectives, "
                         f"{s['median_lead_over_others_ns'] / 1e6:.2f} ms per operation less than the next "
                         f"({METHOD_TEXT['barrier']})",
             "text": f"rank {s['rank']} arrives last: in symmetric kernels the others wait for it; mean barrier "
                     f"wait per operation, ms below the longest: {_per_rank_text(s['median_lateness_per_rank_ns'])}"}
     return {
-        "kind": "straggler", "ranks": [s["rank"]], "p2p": s["kind"] == "p2p", "waiting": [],
+        "kind": "straggler", "class": STRAGGLER_CLASS, "ranks": [s["rank"]], "p2p": s["kind"] == "p2p", "waiting": [],
         "headline": f"rank {s['rank']} arrives last in {s['last_count']}/{s['ops']} {what}, median "
                     f"{s['median_lateness_ns'] / 1e6:.2f} ms after the first ({METHOD_TEXT[s['method']]})",
         "text": f"rank {s['rank']} arrives last in {s['last_count']} of its {s['ops']} matched {what}; median ms "
