@@ -28,6 +28,7 @@ RANKS = 2
 # Label names and other literals of src/exporters/prometheus/ that look like a family but are not one.
 NOT_FAMILIES = {"ncclscope_job"}
 FAILED = []
+family_labels = {}  # family: the label names its table row names (identity labels are on the file_sd target)
 
 
 def check(cond, what):
@@ -89,15 +90,19 @@ def parse_doc(path):
                 if len(types) != len(names) or not set(types) <= TYPES:
                     fatal(f"{where}: types {types} do not match the names {names}")
                 level = level_of(row[head.index("level")] if "level" in head else heading, where)
+                label_col = [j for j, h in enumerate(head) if h.startswith("labels")]
+                labels = set(re.findall(r"`([a-z_]+)`", row[label_col[0]])) if label_col else set()
                 for name, typ in zip(names, types):
                     if name in families:
                         fatal(f"{where}: {name} is listed twice")
                     families[name] = (typ, level)
+                    family_labels[name] = labels
         elif head[0] == "histogram" and "bucket upper bounds" in head:
             for row in rows:
                 where = f"docs/metrics.md, bucket row {row[0]!r}"
                 name = re.findall(r"`([^`]*)`", row[0])
-                spec = re.fullmatch(r"2\^k ns, k = (\d+)\.\.(\d+)(?: step (\d+))?", row[head.index("bucket upper bounds")])
+                spec = re.fullmatch(r"2\^k ns, k = (\d+)\.\.(\d+)(?: step (\d+))?",
+                                    row[head.index("bucket upper bounds")])
                 if len(name) != 1 or not spec:
                     fatal(f"{where}: expected one family and '2^k ns, k = A..B[ step S]'")
                 lo, hi, step = int(spec[1]), int(spec[2]), int(spec[3] or 1)
@@ -123,11 +128,17 @@ def in_source(name, literals):
     return False
 
 
-def parse_exposition(text):
-    """{family: type}, {histogram: set of bound tuples} from Prometheus text format."""
+def parse_exposition(text, labels):
+    """{family: type}, {histogram: set of bound tuples} from Prometheus text format; adds each family's label names
+    (but `le`) to `labels`."""
     types, bounds = {}, {}
     for m in re.finditer(r"^# TYPE (\S+) (\S+)$", text, re.M):
         types[m[1]] = m[2]
+    for m in re.finditer(r'^([a-z_:][a-z0-9_:]*)\{(.*)\} \S+$', text, re.M):
+        name = m[1]
+        if name not in types:
+            name = re.sub(r"_(bucket|sum|count)$", "", name)
+        labels.setdefault(name, set()).update(set(re.findall(r'([a-z_][a-z0-9_]*)="', m[2])) - {"le"})
     per_series = {}
     for m in re.finditer(r'^(\S+)_bucket\{(.*)\} \S+$', text, re.M):
         labels = re.sub(r',?le="[^"]*"', "", m[2])
@@ -156,7 +167,7 @@ def scrape_level(sim, plugin_dir, tmp, level):
     args = [sim, "--ranks", str(RANKS), "--ops", "all", "--sizes", "1K:1K", "--iters", "3", "--warmup", "0",
             "--abi", "2.31", "--tags", "2", "--symmetric", "--ib-events", "1:2",
             "--hang", "1@13", "--expect-hang", "--timeout", "90"]
-    types, bounds, funcs = {}, {}, set()
+    types, bounds, labels, funcs = {}, {}, {}, set()
     wanted = {"ncclscope_comm_wait_seconds", "ncclscope_comm_idle_last_seq"}
     with open(log_path, "wb") as log:
         # Its own session: one kill ends the launcher and its ranks.
@@ -184,7 +195,7 @@ def scrape_level(sim, plugin_dir, tmp, level):
                         body = r.read().decode()
                     funcs |= set(re.findall(r'^ncclscope_operation_duration_seconds_count\{[^}]*func="(\w+)"', body,
                                             re.M))
-                    t, b = parse_exposition(body)
+                    t, b = parse_exposition(body, labels)
                     types.update(t)
                     for fam, s in b.items():
                         bounds.setdefault(fam, set()).update(s)
@@ -197,7 +208,7 @@ def scrape_level(sim, plugin_dir, tmp, level):
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGKILL)
             p.wait(timeout=30)
-    return types, bounds
+    return types, bounds, labels
 
 
 def main():
@@ -224,7 +235,7 @@ def main():
             scraped = scrape_level(sim, plugin_dir, tmp, level)
             if scraped is None:
                 continue
-            types, bounds = scraped
+            types, bounds, labels = scraped
             served |= set(types)
             print(f"--- {level}: {len(types)} families served ({time.time() - started:.1f} s)")
             for fam, typ in sorted(types.items()):
@@ -232,6 +243,8 @@ def main():
                 if not check(doc is not None, f"{level}: {fam} ({typ}) served is on the page"):
                     continue
                 check(doc[0] == typ, f"{level}: {fam} is a {typ}, the page says {doc[0]}")
+                undocumented = sorted(labels.get(fam, set()) - family_labels[fam])
+                check(not undocumented, f"{level}: {fam}'s labels are on the page (not: {undocumented})")
                 check(LEVELS.index(doc[1]) <= i, f"{level}: {fam} served at {level}, the page says from {doc[1]}")
             for fam, seen in sorted(bounds.items()):
                 rows = [lv for (f, lv) in buckets if f == fam and LEVELS.index(lv) <= i]
@@ -246,7 +259,8 @@ def main():
     # Listed at or below a level the job did not serve it at: the name must at least be the code's.
     for fam in sorted(held_to_source):
         check(in_source(fam, literals), f"{fam} (not served at every level the page lists it) is named in src/")
-    print(f"{len(served)} families checked against the endpoint, {len(held_to_source)} also against src/")
+    print(f"{len(served)} families checked against the endpoint, {len(held_to_source)} also against src/: "
+          f"{', '.join(sorted(held_to_source))}")
     if FAILED:
         print(f"FAIL: {len(FAILED)} check(s) failed")
         sys.exit(1)
