@@ -215,6 +215,10 @@ def main():
     if len(sys.argv) != 4:
         fatal("usage: metrics_doc_test.py SIM_BINARY PLUGIN_DIR SOURCE_DIR")
     sim, plugin_dir, source = sys.argv[1:]
+    if not os.access(sim, os.X_OK):
+        fatal(f"{sim}: no such program (build ncclscope-sim first)")
+    if not os.path.isfile(os.path.join(plugin_dir, "libnccl-net-ncclscope.so")):
+        fatal(f"{plugin_dir}: no libnccl-net-ncclscope.so there (build ncclscope_plugin first)")
     families, buckets = parse_doc(os.path.join(source, "docs", "metrics.md"))
     literals = source_literals(os.path.join(source, "src"))
     print(f"docs/metrics.md lists {len(families)} families and {len(buckets)} histogram bucket rows")
