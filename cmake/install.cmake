@@ -4,12 +4,13 @@
 #   <libdir>/libnccl-net-ncclscope.so          the plugin NCCL loads (net and profiler)
 #   <libdir>/libnccl-profiler-ncclscope.so     a symlink to it (NCCL_PROFILER_PLUGIN=ncclscope finds it by name)
 #   bin/ncclscope-{sim,loadcheck,params,cleanup,analyze}
+#   bin/ncclscope-dump                         a symlink to the Slurm dump helper, share/.../deploy/slurm/
 #   share/ncclscope/{dashboards,rules,docs}/   Grafana dashboard, Prometheus rules (and their promtool tests), docs
 #   share/ncclscope/mixin/                     the jsonnet source of the rules and dashboard, to regenerate them tuned
 #   share/ncclscope/deploy/                    Alertmanager, Kubernetes and Slurm examples (ncclscope-dump.sh)
 #   share/ncclscope/python/ncclscope-analyze/  the analyzer as a pip-installable package (bin/ncclscope-analyze
 #                                              runs it from there)
-#   share/doc/ncclscope/                       README.md, CHANGELOG.md, LICENSE
+#   share/doc/ncclscope/                       README.md, CHANGELOG.md, LICENSE, copyright (Debian's format)
 include(GNUInstallDirs)
 # `ninja install` and cpack install what is built and build nothing first: the whole tree (every test and benchmark)
 # is not needed for a package, and the package test runs inside a built tree. Build, then package (docs/install.md).
@@ -46,11 +47,32 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/deploy/ DESTINATION ${NCCLSCOPE_SHARE_DI
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md ${PROJECT_SOURCE_DIR}/LICENSE
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
+# The Slurm dump helper on PATH as bin/ncclscope-dump (docs/slurm.md, docs/kubernetes.md): a relative symlink to
+# the copy under deploy/, so the relocatable .tar.gz keeps it working wherever it is unpacked.
+file(RELATIVE_PATH _dump_target /prefix/${CMAKE_INSTALL_BINDIR}
+     /prefix/${NCCLSCOPE_SHARE_DIR}/deploy/slurm/ncclscope-dump.sh)
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/package)
+file(CREATE_LINK ${_dump_target} ${CMAKE_BINARY_DIR}/package/ncclscope-dump SYMBOLIC)
+install(FILES ${CMAKE_BINARY_DIR}/package/ncclscope-dump DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# Who answers for the package: the .deb's Maintainer field and the copyright file's Upstream-Contact. A
+# distributor rebuilding the package sets their own.
+set(NCCLSCOPE_PACKAGE_MAINTAINER "ncclscope maintainers <maintainers@users.noreply.a-seed-fd969cfd.example>"
+    CACHE STRING "The package maintainer, 'Name <e-mail>'")
+if(NOT NCCLSCOPE_PACKAGE_MAINTAINER MATCHES "^[^<>]+ <[^<>@ ]+@[^<>@ ]+>$")
+  message(FATAL_ERROR "NCCLSCOPE_PACKAGE_MAINTAINER='${NCCLSCOPE_PACKAGE_MAINTAINER}' is not 'Name <e-mail>'")
+endif()
+# Debian's machine-readable copyright file (/usr/share/doc/ncclscope/copyright): ncclscope's license and those of
+# what the binaries link in.
+configure_file(${PROJECT_SOURCE_DIR}/cmake/debian-copyright.in ${CMAKE_BINARY_DIR}/package/copyright @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/package/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
 # Packages: `cpack --config <build>/CPackConfig.cmake` writes both into the current directory.
 set(CPACK_PACKAGE_NAME ncclscope)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_VENDOR ncclscope)
-set(CPACK_PACKAGE_CONTACT "ncclscope maintainers")
+set(CPACK_PACKAGE_CONTACT "${NCCLSCOPE_PACKAGE_MAINTAINER}")
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${NCCLSCOPE_PACKAGE_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "NCCL net and profiler plugin: telemetry for NCCL jobs, stuck ranks named")
 set(CPACK_PACKAGE_DESCRIPTION "One library that NCCL loads as its network plugin and its profiler plugin. It
 times every collective and point-to-point operation, keeps a flight recorder, names the operation a stuck
@@ -80,5 +102,11 @@ else()
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3")
 endif()
+# OpenSSL 3 is a Recommends, not a Depends: the plugin dlopens libssl.so.3 and libcrypto.so.3 only when the
+# endpoint is configured for TLS (NCCLSCOPE_PROM_WEB_CONFIG, src/exporters/http/tls.cc). Without them the plugin,
+# the tools and the plain-HTTP endpoint work; an endpoint asked for TLS then serves nothing and its warning names the
+# missing library (docs/endpoint-security.md). apt installs Recommends by default. libssl3t64 is the same library
+# on Ubuntu 24.04 and later Debian. libcrypt1 (basic auth) is Priority: required, on every Debian and Ubuntu host.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libssl3 | libssl3t64")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# ncclscope-dump.sh [JOB_ID | VAR=VALUE]: makes every ncclscope rank of Slurm job JOB_ID (default:
-# $SLURM_JOB_ID) on this node write its flight-recorder dumps, by sending it the dump signal
-# (NCCLSCOPE_DUMP_SIGNAL, default SIGUSR2). VAR=VALUE selects by another variable of the ranks' environment
+# ncclscope-dump [JOB_ID | VAR=VALUE] (the package installs this file as /usr/bin/ncclscope-dump): makes every
+# ncclscope rank of Slurm job JOB_ID (default: $SLURM_JOB_ID) on this node write its flight-recorder dumps, by
+# sending it the dump signal (NCCLSCOPE_DUMP_SIGNAL, default SIGUSR2). VAR=VALUE selects by another variable of the ranks' environment
 # instead (in a Kubernetes pod: NCCL_PROFILER_PLUGIN=ncclscope, from docs/kubernetes.md's ConfigMap).
 # Only processes that are this user's, have ncclscope loaded, were started with that variable, and catch the
 # signal are signalled: a launcher (torchrun's agent), a shell wrapper or a worker spawned with the signal's
 # default action, which is to terminate, is left alone. Run it on every node of the job (docs/slurm.md):
-#   srun --overlap --jobid=JOB_ID --ntasks-per-node=1 ncclscope-dump.sh JOB_ID
+#   srun --overlap --jobid=JOB_ID --ntasks-per-node=1 ncclscope-dump JOB_ID
 # An application that catches the signal itself gets it too (ncclscope then leaves the signal to it and says
 # so in its init log; choose the other one with NCCLSCOPE_DUMP_SIGNAL).
 # Exit status: 0 at least one process signalled, 1 none, 2 usage error.
 set -u
 job=${1:-${SLURM_JOB_ID:-}}
 if [ -z "$job" ] || [ "$job" = "-h" ] || [ "$job" = "--help" ]; then
-  echo "usage: ncclscope-dump.sh JOB_ID | VAR=VALUE (JOB_ID defaults to SLURM_JOB_ID inside a job)" >&2
+  echo "usage: ncclscope-dump JOB_ID | VAR=VALUE (JOB_ID defaults to SLURM_JOB_ID inside a job)" >&2
   exit 2
 fi
 case $job in

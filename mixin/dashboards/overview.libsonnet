@@ -430,7 +430,7 @@
           "type": "prometheus",
           "uid": "${datasource}"
         },
-        "description": "Per process (global rank) and operation kind: quantiles of ncclscope_operation_duration_seconds (buckets 100 us to 10 s). The top $topk series only (the topk variable).",
+        "description": "Per process (global rank) and operation kind: quantiles of ncclscope_operation_duration_seconds (buckets 16 us to 17 s, x16 apart at the basic level: docs/metrics.md). The top $topk series only (the topk variable).",
         "fieldConfig": {
           "defaults": {
             "unit": "s"

@@ -49,6 +49,26 @@ done
 extra=$(grep -vxF -f <(tr ' ' '\n' <<<"$expected") <<<"$names" || true)
 [ -z "$extra" ] || fail "Depends names more than $expected: $extra"
 
+echo "=== the .deb's metadata: Maintainer, Recommends, copyright, the dump helper on PATH ==="
+maintainer=$(dpkg-deb -f "$deb" Maintainer)
+grep -qE '^[^<>]+ <[^<>@ ]+@[^<>@ ]+\.[^<>@ ]+>$' <<<"$maintainer" ||
+  fail "Maintainer is '$maintainer', not 'Name <e-mail>'"
+# OpenSSL 3 for a TLS endpoint, dlopen'd only then: recommended, not a Depends (cmake/install.cmake says why).
+recommends=$(dpkg-deb -f "$deb" Recommends)
+grep -qE '(^|[ ,|])libssl3([ ,|]|$)' <<<"$recommends" || fail "Recommends lacks libssl3: '$recommends'"
+echo "Maintainer: $maintainer; Recommends: $recommends"
+contents=$(dpkg-deb -c "$deb")
+grep -qE ' \./usr/share/doc/ncclscope/copyright$' <<<"$contents" || fail "no /usr/share/doc/ncclscope/copyright"
+grep -qE '^l.* \./usr/bin/ncclscope-dump -> ' <<<"$contents" || fail "no /usr/bin/ncclscope-dump symlink"
+copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/ncclscope/copyright)
+[ "$(head -n1 <<<"$copyright")" = "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" ] ||
+  fail "the copyright file is not in Debian's machine-readable format: $(head -n1 <<<"$copyright")"
+for field in "Upstream-Name: ncclscope" "Files: *" "License: Apache-2.0" "Upstream-Contact: $maintainer"; do
+  grep -qxF "$field" <<<"$copyright" || fail "the copyright file has no line '$field'"
+done
+echo "copyright: $(grep -c '^Files:' <<<"$copyright") Files paragraphs," \
+  "$(grep -c '^License:' <<<"$copyright") License lines"
+
 if [ -n "$floor" ]; then
   packages=(libc6 zlib1g busybox-static)
 else
@@ -99,6 +119,24 @@ for dir in dashboards rules docs mixin deploy/alertmanager deploy/kubernetes dep
   [ -n "$(ls -A "$root/usr/share/ncclscope/$dir" 2>/dev/null)" ] || fail "the .deb installed nothing in /usr/share/ncclscope/$dir"
 done
 [ -x "$root/usr/share/ncclscope/deploy/slurm/ncclscope-dump.sh" ] || fail "ncclscope-dump.sh installed without its execute bit"
+# The helper on PATH resolves (a relative link, inside the root) and runs: with no job it prints its usage, exit 2
+# (bash from the host: the bare root has only busybox's sh).
+helper=$root/usr/share/ncclscope/deploy/slurm/ncclscope-dump.sh
+[ "$(readlink -f "$root/usr/bin/ncclscope-dump")" = "$(readlink -f "$helper")" ] ||
+  fail "/usr/bin/ncclscope-dump does not resolve to the installed helper: $(readlink "$root/usr/bin/ncclscope-dump")"
+rc=0
+usage=$(env -i PATH=/usr/bin:/bin bash "$root/usr/bin/ncclscope-dump" 2>&1) || rc=$?
+[ "$rc" -eq 2 ] && grep -q "^usage: " <<<"$usage" ||
+  fail "ncclscope-dump with no job: exit $rc, '$usage' (want its usage, exit 2)"
+# Log lines name their file relative to the repository (-fmacro-prefix-map, CMakeLists.txt): the installed (stripped)
+# plugin and tools hold no path of the source tree.
+source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+[ -n "$source_dir" ] || fail "no CMAKE_HOME_DIRECTORY in $build/CMakeCache.txt"
+for f in "$root/$plugin" "$root"/usr/bin/ncclscope-{sim,loadcheck,params,cleanup}; do
+  leaked=$(strings -a "$f" | grep -F "$source_dir/" | head -n3 || true)
+  [ -z "$leaked" ] || fail "${f#"$root"} names the build host's source tree ($source_dir): $leaked"
+done
+echo "no path of $source_dir in the installed plugin and tools"
 echo "=== readelf -d /$plugin (installed) ==="
 needed=$(readelf -d "$root/$plugin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 echo "$needed" | sed 's/^/NEEDED /'

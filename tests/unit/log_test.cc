@@ -17,16 +17,17 @@ struct Line {
   int level;
   unsigned long flags;
   std::string text;
+  std::string file;
 };
 std::vector<Line>* g_lines = nullptr;
 
-void Capture(ncclscope_log_level_t level, unsigned long flags, const char*, int, const char* fmt, ...) {
+void Capture(ncclscope_log_level_t level, unsigned long flags, const char* file, int, const char* fmt, ...) {
   char buf[1024];
   va_list ap;
   va_start(ap, fmt);
   std::vsnprintf(buf, sizeof(buf), fmt, ap);
   va_end(ap);
-  g_lines->push_back({static_cast<int>(level), flags, buf});
+  g_lines->push_back({static_cast<int>(level), flags, buf, file != nullptr ? file : ""});
 }
 
 class LogTest : public ::testing::Test {
@@ -48,6 +49,14 @@ TEST_F(LogTest, InfoCarriesTheSubsystemAndOurPrefix) {
   EXPECT_EQ(lines_[0].level, NCCLSCOPE_LOG_INFO);
   EXPECT_EQ(lines_[0].flags, NCCLSCOPE_SUBSYS_NET);
   EXPECT_EQ(lines_[0].text, "ncclscope: hello 7");
+}
+
+// The file a line names is relative to the repository (-fmacro-prefix-map in CMakeLists.txt), not the build
+// host's absolute path.
+TEST_F(LogTest, TheSourceFileIsNamedRelativeToTheRepository) {
+  NCCLSCOPE_WARN(subsys::kNet, "where");
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_EQ(lines_[0].file, "tests/unit/log_test.cc");
 }
 
 // A value read from outside (a NIC name, the job id) cannot split NCCL's log line: control bytes are escaped.
