@@ -11,7 +11,10 @@ set -u
 build=${1:?usage: init_image_test.sh BUILD_DIR SIM}
 sim=${2:?usage: init_image_test.sh BUILD_DIR SIM}
 src=$(cd "$(dirname "$0")/../.." && pwd)
-command -v podman >/dev/null || { echo "SKIP: no podman (Debian: podman and runc, in scripts/install-deps.sh)"; exit 77; }
+if ! command -v podman >/dev/null; then
+  echo "SKIP: no podman (Debian: podman and runc, in scripts/install-deps.sh)"
+  exit 77
+fi
 work=$(mktemp -d /tmp/ncclscope-init-image-XXXXXX)
 tag=localhost/ncclscope-init-test:$$
 # A private image store, so the test neither needs nor touches the host's images.
@@ -20,6 +23,8 @@ podman_opts="--storage-driver vfs --root $work/storage --runroot $work/runroot"
 pm() { podman $podman_opts "$@"; }
 cleanup() {
   pm rmi -f "$tag" >/dev/null 2>&1
+  # A rootless store holds files of the user namespace's other ids, which only that namespace can remove.
+  [ "$(id -u)" = 0 ] || podman unshare rm -rf "$work/storage" 2>/dev/null
   chmod -R u+w "$work" 2>/dev/null
   rm -rf "$work"
 }
@@ -63,7 +68,8 @@ if [ -z "$ran" ]; then
   mkdir -p "$work/rootfs"
   if pm create --name "ncclscope-init-test-$$" "$tag" >/dev/null 2>&1 &&
      pm export "ncclscope-init-test-$$" | tar -x -C "$work/rootfs" 2>"$work/tar.log"; then
-    entry=$(pm image inspect --format '{{range .Config.Entrypoint}}{{.}} {{end}}{{range .Config.Cmd}}{{.}} {{end}}' "$tag")
+    format='{{range .Config.Entrypoint}}{{.}} {{end}}{{range .Config.Cmd}}{{.}} {{end}}'
+    entry=$(pm image inspect --format "$format" "$tag")
     mkdir -p "$work/rootfs/opt/ncclscope" && chmod 0777 "$work/rootfs/opt/ncclscope"
     chroot_cmd=(chroot --userspec=1000:1000 "$work/rootfs")
     [ "$(id -u)" = 0 ] || chroot_cmd=(unshare -r "${chroot_cmd[@]}")
@@ -98,7 +104,7 @@ done
 for x in lib/libnccl-net-ncclscope.so bin/ncclscope-analyze bin/ncclscope-dump.sh; do
   [ -x "$out/$x" ] || { echo "FAIL: $x lost its execute bit"; fail=1; }
 done
-echo "copied and equal to the build's: the plugin, its profiler link, ncclscope-analyze with $n modules, the dump helper"
+echo "copied and equal to the build's: the plugin, its profiler link, ncclscope-analyze ($n modules), the dump helper"
 
 # The copied plugin, found as the pod finds it: NCCL's plugin names, LD_LIBRARY_PATH the volume's lib/ only.
 run_sim() {
