@@ -3,7 +3,8 @@
 # busybox, this build's files), runs its entrypoint as the example pod's init container runs it (a non-root user,
 # read-only root, no capabilities, no privilege escalation) into an empty volume, and checks what arrived: every
 # file equal to the build's, the profiler name a link to the net plugin, and the copied plugin loaded by NCCL's
-# rules (names on LD_LIBRARY_PATH, as the pod sets them) by ncclscope-sim, whose dumps the copied analyzer reads.
+# rules (names on LD_LIBRARY_PATH, as the pod sets them) by ncclscope-sim, whose dumps the copied analyzer reads;
+# and that the entrypoint fails a copy whose file differs from the image's checksums.
 # Where this host cannot run a container (a nested one without cgroups or rlimits), the image's root file system
 # is unpacked and its entrypoint run under chroot instead, saying so. Exit 77 (skip), saying why, only where
 # podman is missing or cannot build at all.
@@ -85,6 +86,23 @@ fi
 echo "ran: $ran"
 cat "$work/run.log"
 grep -q 'verified' "$work/run.log" || { echo "FAIL: the entrypoint did not verify its copies"; fail=1; }
+
+# The entrypoint's own check: a file that differs from the image's checksums fails the copy (exit 1). Run on the
+# staged root file system under chroot, one file changed.
+bad=$work/stage/rootfs
+echo '# changed' >>"$bad/ncclscope/bin/ncclscope-dump.sh"
+mkdir -p "$bad/opt/ncclscope" && chmod 0777 "$bad/opt/ncclscope"
+chroot_cmd=(chroot --userspec=1000:1000 "$bad")
+[ "$(id -u)" = 0 ] || chroot_cmd=(unshare -r "${chroot_cmd[@]}")
+"${chroot_cmd[@]}" /bin/busybox sh /ncclscope-install.sh /opt/ncclscope >"$work/changed.log" 2>&1
+rc=$?
+if grep -q 'Operation not permitted\|unshare failed' "$work/changed.log"; then
+  echo "not checked here (no chroot): a changed file failing the copy"
+elif [ "$rc" != 1 ] || ! grep -q 'differ from the image' "$work/changed.log"; then
+  cat "$work/changed.log"
+  echo "FAIL: a changed file gave exit $rc, not the entrypoint's checksum failure"
+  fail=1
+fi
 
 out=$work/out
 same() {  # same COPY ORIGINAL: the copy exists and has the original's bytes
