@@ -28,6 +28,10 @@ packages=(
   # soft-RoCE userspace; Debian's kernel itself is downloaded by the runner into the build dir.
   qemu-system-x86 busybox-static cpio kmod
   rdma-core ibverbs-providers ibverbs-utils perftest
+  # The Kubernetes init-container image (deploy/kubernetes/image/build.sh, tests/deploy/init_image_test.sh) is
+  # built and run with podman; runc runs it where crun cannot (cgroups v1 or hybrid). The manifests are checked
+  # against the Kubernetes API's types as the Python client carries them (tests/deploy/check_pod_security.py).
+  podman runc python3-kubernetes
   # The stress stage (scripts/stress-test.sh): the main tier under a CPU hog.
   stress-ng
   # scripts/test.sh compiles through ccache: the minimal build reuses the main build's abseil objects.
