@@ -3,11 +3,12 @@
 
 An emulated 2-rank job (ncclscope-sim) pushes there every 500 ms (OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
 OTEL_METRIC_EXPORT_INTERVAL) while each rank's own Prometheus endpoint also serves. Rank 1 pauses 6 s before
-ops 100 and 200 (--pause), which holds every communicator counter still; there, once two scrapes of a rank's
-endpoint 1.5 s apart agree, the test asserts that VictoriaMetrics holds every ncclscope_comm_* counter series of
-that rank with the same labels and value, and the resource attributes (service.name, the job id, host, ranks,
-an OTEL_RESOURCE_ATTRIBUTES entry) as labels. It prints the series as the receiver shows them and the push's
-cost from the self-metrics: CPU and wall time per push, bytes per push and per rank-minute at the default
+ops 100 and 200 (--pause), which holds the job's counters still; there, once two scrapes of a rank's endpoint
+1.5 s apart agree, the test asserts that VictoriaMetrics holds every counter series of that rank (all but the
+host's kernel counts and the push's own) with the same labels and value, and the resource attributes
+(service.name, the job id, host, ranks, an OTEL_RESOURCE_ATTRIBUTES entry) as labels; the histograms likewise,
+as VictoriaMetrics' _bucket{le}/_sum/_count series. It prints the series as the receiver shows them and the
+push's cost from the self-metrics: CPU and wall time per push, bytes per push and per rank-minute at the default
 interval (15 s) and metric level (basic).
 
 usage: otlp_victoria_metrics.py SIM LIB_DIR --vm-bin DIR
@@ -33,19 +34,26 @@ LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
+def series_key(name, labels):
+    """A series' identity; `le` as a number, since the endpoint and VictoriaMetrics spell bounds apart."""
+    return (name, frozenset((k, str(float(v)) if k == "le" else v) for k, v in labels))
+
+
 def parse_counters(text):
-    """{(name, frozenset(labels)): value} of the counter families of a Prometheus exposition."""
-    counters, out = set(), {}
+    """{key: value} of the counter and histogram series of a Prometheus exposition."""
+    kinds, out = {}, {}
     for line in text.splitlines():
         if line.startswith("# TYPE "):
             _, _, name, kind = line.split(" ", 3)
-            if kind == "counter":
-                counters.add(name)
+            kinds[name] = kind
             continue
         m = LINE.match(line)
-        if m and m.group(1) in counters:
-            labels = frozenset(LABEL.findall(m.group(2) or ""))
-            out[(m.group(1), labels)] = float(m.group(3))
+        if not m:
+            continue
+        name = m.group(1)
+        family = re.sub(r"_(bucket|sum|count)$", "", name)
+        if kinds.get(name) == "counter" or (kinds.get(family) == "histogram" and family != name):
+            out[series_key(name, LABEL.findall(m.group(2) or ""))] = float(m.group(3))
     return out
 
 
@@ -73,7 +81,9 @@ def vm_query(port, expr):
 
 
 def comm_counters(snapshot):
-    return {k: v for k, v in snapshot.items() if k[0].startswith("ncclscope_comm_")}
+    """The counters a pause holds still: all of ncclscope's but the host's kernel counts and the push's own."""
+    return {k: v for k, v in snapshot.items()
+            if k[0].startswith("ncclscope_") and not k[0].startswith(("ncclscope_host_", "ncclscope_otlp_"))}
 
 
 def main():
@@ -146,15 +156,15 @@ def same(endpoint, stored):
 
 
 def compare(vm_port, rank, port, snapshot, failures):
-    """Every ncclscope_comm_* counter series of `rank`'s endpoint, in VictoriaMetrics with the same value."""
+    """Every counter series of `rank`'s endpoint (comm_counters), in VictoriaMetrics with the same value."""
     time.sleep(1.5)  # at 500 ms pushes, at least two have landed since the counters stopped
     selector = f'ncclscope_job="{JOB}",global_rank="{rank}"'
-    series = vm_query(vm_port, '{__name__=~"ncclscope_comm_.*",' + selector + '}')
+    series = vm_query(vm_port, '{__name__=~"ncclscope_.*_(total|bucket|sum|count)",' + selector + '}')
     stored = {}
     for s in series:
         labels = dict(s["metric"])
         name = labels.pop("__name__")
-        stored[(name, frozenset((k, v) for k, v in labels.items() if k not in RESOURCE_KEYS))] = (
+        stored[series_key(name, [(k, v) for k, v in labels.items() if k not in RESOURCE_KEYS])] = (
             float(s["value"][1]), labels)
     if comm_counters(scrape(port)) != comm_counters(snapshot):
         print(f"rank {rank}: the counters moved during the comparison; trying again at the next pause")
@@ -162,8 +172,12 @@ def compare(vm_port, rank, port, snapshot, failures):
     want = comm_counters(snapshot)
     missing = [k for k in want if k not in stored]
     wrong = [(k, want[k], stored[k][0]) for k in want if k in stored and not same(want[k], stored[k][0])]
-    print(f"rank {rank}: {len(want)} ncclscope_comm_* counter series on the endpoint, "
+    hist = sum(1 for k in want if not k[0].endswith("_total"))
+    print(f"rank {rank}: {len(want)} series on the endpoint ({len(want) - hist} counters, {hist} histogram "
+          f"_bucket/_sum/_count; all but ncclscope_host_*, ncclscope_otlp_*), "
           f"{len(want) - len(missing) - len(wrong)} in VictoriaMetrics with the same value")
+    if hist == 0:
+        failures.append(f"rank {rank}: no histogram series to compare")
     for k in missing[:5]:
         failures.append(f"rank {rank}: {k[0]}{dict(k[1])} not in VictoriaMetrics")
     for k, a, b in wrong[:5]:
