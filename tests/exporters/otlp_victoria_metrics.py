@@ -9,7 +9,9 @@ host's kernel counts and the push's own) with the same labels and value, and the
 (service.name, the job id, host, ranks, an OTEL_RESOURCE_ATTRIBUTES entry) as labels; the histograms likewise,
 as VictoriaMetrics' _bucket{le}/_sum/_count series. It prints the series as the receiver shows them and the
 push's cost from the self-metrics: CPU and wall time per push, bytes per push and per rank-minute at the default
-interval (15 s) and metric level (basic).
+interval (15 s) and metric level (basic). Then a job shorter than the default interval, with only the base URL
+(OTEL_EXPORTER_OTLP_ENDPOINT, /v1/metrics appended): its counts arrive through the last push at finalize and
+equal those of the node_exporter textfile's final write.
 
 usage: otlp_victoria_metrics.py SIM LIB_DIR --vm-bin DIR
 """
@@ -140,6 +142,7 @@ def main():
         failures.append(f"the sim exited {sim.returncode}")
     if len(checked) < 2:
         failures.append(f"only ranks {sorted(checked)} were compared during a pause")
+    short_job(vm.port, args, work, failures)
     vm.stop()
     if failures:
         print("FAIL:\n  " + "\n  ".join(failures))
@@ -226,6 +229,46 @@ def compare(vm_port, rank, port, snapshot, failures):
         failures.append(f"rank {rank}: no histogram _bucket series in VictoriaMetrics")
     cost(rank, snapshot, failures)
     return True
+
+
+def short_job(vm_port, args, work, failures):
+    """A job shorter than the default 15 s interval, configured by the base URL alone: only the last push, at
+    finalize, can carry its counts. They must equal what the node_exporter textfile's final write says."""
+    job = "otlp-short"
+    textfiles = os.path.join(work, "textfiles")
+    os.makedirs(textfiles)
+    env = dict(os.environ, LD_LIBRARY_PATH=args.lib, NCCLSCOPE_JOB_ID=job, NCCLSCOPE_PROM_PORT="-1",
+               NCCLSCOPE_PROM_TEXTFILE_DIR=textfiles, NCCLSCOPE_SOCKET_IFNAME="lo", NCCLSCOPE_HOST_NETDEVS="lo",
+               OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{vm_port}/opentelemetry")
+    began = time.time()
+    with open(os.path.join(work, "short.log"), "w") as log:
+        rc = subprocess.run([args.sim, "--ranks", "2", "--ops", "allreduce", "--sizes", "64K:64K", "--iters", "30"],
+                            stdout=log, stderr=subprocess.STDOUT, env=env, timeout=120).returncode
+    took = time.time() - began
+    if rc != 0:
+        failures.append(f"short job: the sim exited {rc}")
+        return
+    want = {}
+    for name in (n for n in os.listdir(textfiles) if n.endswith(".prom")):
+        with open(os.path.join(textfiles, name)) as f:
+            for line in f:
+                m = LINE.match(line.strip())
+                if m and m.group(1) == "ncclscope_comm_operations_total":
+                    labels = dict(LABEL.findall(m.group(2) or ""))
+                    want[labels["global_rank"]] = want.get(labels["global_rank"], 0) + float(m.group(3))
+    got = {}
+    for _ in range(20):  # the push is done when the sim exits; VictoriaMetrics may take seconds to show it
+        time.sleep(1)
+        got = {}
+        for r in vm_query(vm_port, f'ncclscope_comm_operations_total{{ncclscope_job="{job}"}}'):
+            rank = r["metric"]["global_rank"]
+            got[rank] = got.get(rank, 0) + float(r["value"][1])
+        if got == want:
+            break
+    print(f"short job ({took:.1f} s, under the 15 s interval): operations per rank in VictoriaMetrics {got}, "
+          f"in the final textfiles {want}")
+    if not want or got != want:
+        failures.append(f"short job: VictoriaMetrics has {got}, the final textfiles say {want}")
 
 
 def cost(rank, snapshot, failures):
