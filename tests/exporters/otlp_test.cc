@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -436,6 +437,23 @@ TEST_F(OtlpEnv, StopWithASilentReceiverIsBoundedByTheTimeout) {
   const ExportCounts after = exporter.counts();
   EXPECT_GE(after.failed - before.failed, 1u);
   EXPECT_EQ(after.exports - before.exports, after.failed - before.failed);
+}
+
+TEST_F(OtlpEnv, AProcessThatExitsWithoutFinalizePushesOnceAtExit) {
+  FakeReceiver rx(FakeReceiver::Mode::kAnswer, 200);
+  Set("NCCLSCOPE_OTLP_METRICS_ENDPOINT", rx.url().c_str());
+  Set("NCCLSCOPE_OTLP_INTERVAL_MS", "3600000");  // no push on the interval: only the one at exit
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    OtlpExporter::Instance().Start();
+    std::exit(0);  // no Stop(): as a script that never destroys its communicators
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(rx.requests().size(), 1u);
+  EXPECT_EQ(rx.requests()[0].rfind("POST /v1/metrics HTTP/1.1\r\n", 0), 0u);
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 #include "exporters/otlp/otlp_exporter.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <prometheus/metric_family.h>
 
+#include <cstdlib>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -94,7 +97,19 @@ ExportCounts OtlpExporter::counts() const {
           cpu_ns_.load(std::memory_order_relaxed)};
 }
 
+// A process that exits without destroying its communicators (common in training scripts) never reaches the last
+// finalize: the push stops at exit() instead, with the same bounded last push. Not in a forked child, which
+// has no push thread (its std::thread object is a copy of the parent's).
+namespace {
+void StopAtExit() { OtlpExporter::Instance().StopIfStartedBy(getpid()); }
+}  // namespace
+
+void OtlpExporter::StopIfStartedBy(pid_t pid) {
+  if (started_by_.load(std::memory_order_acquire) == pid) Stop();
+}
+
 void OtlpExporter::Start() {
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
   // Computed here, on the init thread, where the CUDA device is current (common/process_identity.h).
   std::optional<OtlpConfig> config = OtlpConfigFromParams(Identity());
   if (!config) return;
@@ -106,10 +121,15 @@ void OtlpExporter::Start() {
   NCCLSCOPE_INFO(subsys::kInit, "OTLP metrics push to %s every %lld ms (timeout %lld ms)", config->url.text.c_str(),
                  static_cast<long long>(config->interval_ms), static_cast<long long>(config->timeout_ms));
   thread_ = std::thread([this, c = std::move(*config)]() mutable { Run(std::move(c)); });
+  started_by_.store(getpid(), std::memory_order_release);
+  static std::once_flag at_exit_once;
+  std::call_once(at_exit_once, [] { std::atexit(&StopAtExit); });
 }
 
 void OtlpExporter::Stop() {
+  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);  // the runtime's Stop and exit()'s may race
   if (!thread_.joinable()) return;
+  started_by_.store(0, std::memory_order_release);
   {
     AnnotatedLock lock(&mu_);
     stop_ = true;

@@ -5,14 +5,17 @@
 // NCCLSCOPE_OTLP_TIMEOUT_MS is dropped, counted in ncclscope_otlp_exports_failed_total and warned about (the
 // first failure, then at most once a minute). NCCL's threads never wait on it, except the last finalize:
 // Stop() lets the thread make one last push, and the in-flight and last push together are bounded by the
-// timeout. A runtime Service, off unless an endpoint is set. Thread-safe through the runtime's serialisation.
+// timeout. A process that exits without that finalize makes the same last push from exit() (atexit). A runtime Service, off unless an endpoint is set. Thread-safe through the runtime's serialisation.
 #ifndef NCCLSCOPE_EXPORTERS_OTLP_OTLP_EXPORTER_H_
 #define NCCLSCOPE_EXPORTERS_OTLP_OTLP_EXPORTER_H_
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <mutex>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -40,11 +43,16 @@ class OtlpExporter final : public Service {
 
   ExportCounts counts() const;
 
+  // Stop(), when the push thread was started by process `pid` (the exit handler passes getpid()).
+  void StopIfStartedBy(pid_t pid);
+
  private:
   OtlpExporter() = default;
   void Run(OtlpConfig config);
   bool WaitForStop(std::chrono::milliseconds timeout);
 
+  std::mutex lifecycle_mu_;            // Start and Stop, from the runtime or from exit()
+  std::atomic<pid_t> started_by_{0};  // the process whose push thread runs; 0 when none
   absl::Mutex mu_;
   absl::CondVar cv_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
