@@ -263,7 +263,8 @@ TEST_F(OtlpEnv, ResourceHasServiceNameUserAttributesThenIdentity) {
 class FakeReceiver {
  public:
   enum class Mode { kAnswer, kSilent };
-  FakeReceiver(Mode mode, int status) : mode_(mode), status_(status) {
+  // `serve` false: listening, but no thread until Serve() (so that the process can still fork single-threaded).
+  FakeReceiver(Mode mode, int status, bool serve = true) : mode_(mode), status_(status) {
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -273,11 +274,12 @@ class FakeReceiver {
     getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
     port_ = ntohs(a.sin_port);
     listen(fd_, 16);
-    thread_ = std::thread([this] { Serve(); });
+    if (serve) Serve();
   }
+  void Serve() { thread_ = std::thread([this] { Loop(); }); }
   ~FakeReceiver() {
     stop_ = true;
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
     close(fd_);
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1/metrics"; }
@@ -287,7 +289,7 @@ class FakeReceiver {
   }
 
  private:
-  void Serve() {
+  void Loop() {
     std::vector<int> held;  // kSilent: connections kept open, unanswered, until the end
     while (!stop_) {
       pollfd p{fd_, POLLIN, 0};
@@ -440,7 +442,9 @@ TEST_F(OtlpEnv, StopWithASilentReceiverIsBoundedByTheTimeout) {
 }
 
 TEST_F(OtlpEnv, AProcessThatExitsWithoutFinalizePushesOnceAtExit) {
-  FakeReceiver rx(FakeReceiver::Mode::kAnswer, 200);
+  // The receiver's thread starts after the fork: a child of a multi-threaded process may not start threads
+  // under ThreadSanitizer. Until then the child's connection waits in the listen backlog.
+  FakeReceiver rx(FakeReceiver::Mode::kAnswer, 200, /*serve=*/false);
   Set("NCCLSCOPE_OTLP_METRICS_ENDPOINT", rx.url().c_str());
   Set("NCCLSCOPE_OTLP_INTERVAL_MS", "3600000");  // no push on the interval: only the one at exit
   const pid_t child = fork();
@@ -449,6 +453,7 @@ TEST_F(OtlpEnv, AProcessThatExitsWithoutFinalizePushesOnceAtExit) {
     OtlpExporter::Instance().Start();
     std::exit(0);  // no Stop(): as a script that never destroys its communicators
   }
+  rx.Serve();
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
