@@ -23,6 +23,8 @@ plant net/tcp up net/api/transport_registry.h
 plant net/tcp side net/verbs/verbs_transport.h
 plant profiler side net/transport.h
 plant exporters/http up exporters/prometheus/metrics_endpoint.h
+plant exporters/otlp down exporters/prometheus/metric_families.h
+plant exporters/prometheus up exporters/otlp/otlp_exporter.h
 
 # Debian's shared abseil: only compiling is tested here, and the copy has no scripts/ to fetch abseil's source.
 cmake -S "$scratch" -B "$scratch/build" -G Ninja -DNCCLSCOPE_BUILD_TOOLS=OFF -DNCCLSCOPE_BUILD_TESTS=OFF \
@@ -57,5 +59,7 @@ expect fails net/tcp up net/api/transport_registry.h
 expect fails net/tcp side net/verbs/verbs_transport.h
 expect fails profiler side net/transport.h
 expect fails exporters/http up exporters/prometheus/metrics_endpoint.h
-[ "$failures" -eq 0 ] && echo "layering_is_enforced: all 10 planted includes behaved as the layers say"
+expect compiles exporters/otlp down exporters/prometheus/metric_families.h
+expect fails exporters/prometheus up exporters/otlp/otlp_exporter.h
+[ "$failures" -eq 0 ] && echo "layering_is_enforced: all 12 planted includes behaved as the layers say"
 exit "$failures"

@@ -22,6 +22,7 @@
 #include "exporters/prometheus/metrics_endpoint.h"
 #include "exporters/prometheus/retired_comms.h"
 #include "exporters/prometheus/textfile_writer.h"
+#include "exporters/otlp/otlp_exporter.h"
 #endif
 
 extern "C" {
@@ -40,6 +41,7 @@ std::vector<Service*> ExpectedServices() {
 #if NCCLSCOPE_WITH_PROMETHEUS
   s.push_back(&MetricsEndpoint::Instance());
   s.push_back(&TextfileWriter::Instance());
+  s.push_back(&otlp::OtlpExporter::Instance());
 #endif
   return s;
 }

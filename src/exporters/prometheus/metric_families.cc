@@ -23,6 +23,7 @@ using prometheus::MetricType;
 const double kStartSeconds = static_cast<double>(RealtimeNs()) / 1e9;
 
 std::atomic<bool> g_identity_on_target{false};
+std::atomic<FamilySource> g_sources[4] = {};
 
 MetricFamily Gauge(const char* name, const char* help) { return MetricFamily{name, help, MetricType::Gauge, {}}; }
 
@@ -34,6 +35,14 @@ ClientMetric GaugeValue(double value, std::vector<ClientMetric::Label> labels) {
 }
 
 }  // namespace
+
+void AddFamilySource(FamilySource source) {
+  for (std::atomic<FamilySource>& slot : g_sources) {
+    FamilySource empty = nullptr;
+    if (slot.load(std::memory_order_acquire) == source) return;
+    if (slot.compare_exchange_strong(empty, source, std::memory_order_acq_rel)) return;
+  }
+}
 
 void SetIdentityOnTarget(bool on) { g_identity_on_target.store(on, std::memory_order_release); }
 bool IdentityOnTarget() { return g_identity_on_target.load(std::memory_order_acquire); }
@@ -70,6 +79,9 @@ std::vector<MetricFamily> CollectMetricFamilies(IdentityPlacement placement) {
   AppendProfilerFamilies(&out);
   AppendNetFamilies(net, &out);
   AppendHostFamilies(nics, &out);
+  for (const std::atomic<FamilySource>& slot : g_sources) {
+    if (FamilySource source = slot.load(std::memory_order_acquire)) source(&out);
+  }
   if (on_every_series) AddLabelsToEverySeries(Identity().Labels(), &out);
   return out;
 }

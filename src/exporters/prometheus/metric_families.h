@@ -19,13 +19,19 @@ namespace ncclscope {
 enum class IdentityPlacement {
   kEndpoint,  // the HTTP exposition: unless the file_sd target carries them, on ncclscope_process_info, or on
               // every series with NCCLSCOPE_PROM_IDENTITY_LABELS=series
-  kTextfile,  // none here: the textfile writer adds them, and pid, to every series
+  kTextfile,  // none here: the textfile writer adds them, and pid, to every series; the OTLP push (a layer
+              // above) makes them resource attributes
 };
 std::vector<prometheus::MetricFamily> CollectMetricFamilies(IdentityPlacement placement = IdentityPlacement::kEndpoint);
 
 // Adds each label to every series of `families` that does not carry one of that name already.
 void AddLabelsToEverySeries(const std::vector<std::pair<std::string, std::string>>& labels,
                             std::vector<prometheus::MetricFamily>* families);
+
+// A layer above (the OTLP push) adds its own self-metric families to every collection through a source
+// registered here, once per process; at most 4 sources. Each is called at the end of CollectMetricFamilies.
+using FamilySource = void (*)(std::vector<prometheus::MetricFamily>* out);
+void AddFamilySource(FamilySource source);
 
 // Set by the endpoint once its file_sd target file (with the identity labels as target labels) is written.
 void SetIdentityOnTarget(bool on);

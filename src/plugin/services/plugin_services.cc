@@ -20,6 +20,9 @@
 #include "exporters/prometheus/retired_comms.h"
 #include "exporters/prometheus/textfile_writer.h"
 #endif
+#if NCCLSCOPE_HAVE_OTLP_EXPORTER
+#include "exporters/otlp/otlp_exporter.h"
+#endif
 
 namespace ncclscope {
 namespace {
@@ -39,9 +42,10 @@ void InstallDumpHooks() {
 #endif
 }
 
-// Services start in this order at a cycle's first init and stop in reverse at its last finalize: the
-// textfile writer stops first (its final write), the endpoint next, then the stall watch; the output janitor
-// stops last, so its final pass over the output folders comes after every other thread's last write.
+// Services start in this order at a cycle's first init and stop in reverse at its last finalize: the OTLP
+// push stops first (its last push), the textfile writer next (its final write), the endpoint next, then the
+// stall watch; the output janitor stops last, so its final pass over the output folders comes after every
+// other thread's last write.
 void RegisterServices() {
   Runtime& runtime = Runtime::Instance();
   runtime.RegisterService(&OutputJanitorService());
@@ -49,6 +53,9 @@ void RegisterServices() {
 #if NCCLSCOPE_HAVE_PROMETHEUS_EXPORTERS
   runtime.RegisterService(&MetricsEndpoint::Instance());
   runtime.RegisterService(&TextfileWriter::Instance());
+#endif
+#if NCCLSCOPE_HAVE_OTLP_EXPORTER
+  runtime.RegisterService(&otlp::OtlpExporter::Instance());
 #endif
 }
 
