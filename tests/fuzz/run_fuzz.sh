@@ -17,7 +17,8 @@ seconds=$2
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_web_config fuzz_tag_names fuzz_tcp_handshake fuzz_verbs_handshake)
+[[ ${#targets[@]} -gt 0 ]] ||
+  targets=(fuzz_web_config fuzz_tag_names fuzz_tcp_handshake fuzz_verbs_handshake fuzz_http_negotiation)
 
 rss_limit_mb=2048   # well under a CI runner's memory with two targets side by side
 input_timeout_s=25  # one input running longer than this is a hang, reported like a crash

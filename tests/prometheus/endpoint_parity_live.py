@@ -3,8 +3,9 @@
 with curl for the text format, gzip, OpenMetrics, a kept-alive pair of requests, the landing page and /healthz (each
 response's headers and size printed); `promtool check metrics` on the text, the OpenMetrics parser of Python's
 prometheus_client (strict) on OpenMetrics, both holding the same series; a web config's response headers on every
-response; a real Prometheus (which negotiates OpenMetrics) scraping the rank; and the rank's CPU per scrape and bytes
-per scrape for each encoding, against the plain text of the same run.
+response; a real Prometheus (which negotiates OpenMetrics) scraping the rank; the rank's CPU per scrape and bytes per scrape
+for each encoding, against the plain text of the same run; and over TLS, the CPU per scrape with a handshake each
+time (as before keep-alive) against one kept-alive connection.
 
   endpoint_parity_live.py SIM LIBDIR
 """
@@ -98,9 +99,76 @@ def scrape_cost(url, pid, headers):
     return (http_thread_cpu_seconds(pid) - c0) * 1000 / (SCRAPES // 10 * 10), size / (SCRAPES // 10 * 10)
 
 
+def start_job(sim, env, work, name):
+    """An emulated 2-rank job; returns (process, the URL of its first rank, that rank's pid)."""
+    sd = env["NCCLSCOPE_SD_DIR"]
+    job = subprocess.Popen([sim, "--ranks", "2", "--sizes", "64K:64K", "--iters", "100000000", "--timeout", "300"],
+                           env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, name + ".log"), "w"))
+    deadline = time.time() + 60
+    while time.time() < deadline and len(glob.glob(os.path.join(sd, "*.json"))) < 2:
+        time.sleep(0.5)
+    first = sorted(glob.glob(os.path.join(sd, "*.json")))[0]
+    target = json.load(open(first))[0]["targets"][0]
+    return job, target, int(re.search(r"-(\d+)-", os.path.basename(first))[1])
+
+
+def stop_job(job):
+    job.terminate()
+    try:
+        job.wait(30)
+    except subprocess.TimeoutExpired:
+        job.kill()
+
+
+def tls_cost(sim, libdir, work):
+    """The endpoint thread's CPU per scrape over TLS: a new connection (a handshake) each scrape, as before
+    keep-alive, against one kept-alive connection; prints both and says whether the connection was reused."""
+    import http.client
+    import ssl
+    d = os.path.join(work, "tls")
+    os.makedirs(os.path.join(d, "sd"))
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-keyout", f"{d}/key.pem", "-out", f"{d}/cert.pem"],
+                   check=True, capture_output=True)
+    with open(f"{d}/web.yml", "w") as f:
+        f.write(f"tls_server_config:\n  cert_file: {d}/cert.pem\n  key_file: {d}/key.pem\n")
+    env = dict(sim_env(libdir), NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SD_DIR=f"{d}/sd",
+               NCCLSCOPE_PROM_WEB_CONFIG=f"{d}/web.yml", NCCLSCOPE_JOB_ID=f"parity-tls-{os.getpid()}")
+    job, target, pid = start_job(sim, env, d, "job")
+    try:
+        host, port = target.split(":")
+        ctx = ssl.create_default_context(cafile=f"{d}/cert.pem")
+        ctx.check_hostname = False
+        n = 100
+
+        def scrapes(reuse):
+            conn, socks = None, set()
+            c0 = http_thread_cpu_seconds(pid)
+            for i in range(n):
+                if conn is None or not reuse:
+                    if conn:
+                        conn.close()
+                    conn = http.client.HTTPSConnection(host, int(port), context=ctx, timeout=10)
+                conn.request("GET", f"/metrics?n={i}")
+                conn.getresponse().read()
+                socks.add(id(conn.sock))
+                if i % 10 == 9:
+                    time.sleep(0.3)  # past the 250 ms response reuse
+            conn.close()
+            return (http_thread_cpu_seconds(pid) - c0) * 1000 / n, len(socks)
+
+        fresh, _ = scrapes(False)
+        kept, connections = scrapes(True)
+        print(f"--- TLS, the endpoint thread's CPU per scrape ({n} each): a handshake each time {fresh:.3f} ms, "
+              f"kept alive {kept:.3f} ms ({kept / fresh:.2f}x)")
+        check(connections == 1, f"TLS: {n} scrapes went over {connections} kept-alive connection(s)")
+    finally:
+        stop_job(job)
+
+
 def main():
     sim, libdir = sys.argv[1], sys.argv[2]
-    for tool in ("curl", "promtool", "prometheus"):
+    for tool in ("curl", "promtool", "prometheus", "openssl"):
         if not shutil.which(tool):
             print(f"SKIP: {tool} is not installed (scripts/install-deps.sh installs it)")
             return SKIP
@@ -118,16 +186,10 @@ def main():
         f.write("http_server_config:\n  headers:\n    X-Frame-Options: deny\n    X-Content-Type-Options: nosniff\n")
     env = dict(sim_env(libdir), NCCLSCOPE_TRANSPORT="tcp", NCCLSCOPE_SD_DIR=sd, NCCLSCOPE_PROM_WEB_CONFIG=web,
                NCCLSCOPE_JOB_ID=f"parity-{os.getpid()}")
-    job = subprocess.Popen([sim, "--ranks", "2", "--sizes", "64K:64K", "--iters", "100000000", "--timeout", "300"],
-                           env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "job.log"), "w"))
     prom = None
+    job, target, rank_pid = start_job(sim, env, work, "job")
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline and len(glob.glob(os.path.join(sd, "*.json"))) < 2:
-            time.sleep(0.5)
-        target = json.load(open(sorted(glob.glob(os.path.join(sd, "*.json")))[0]))[0]
-        url = f"http://{target['targets'][0]}"
-        rank_pid = int(re.search(r"-(\d+)-", os.path.basename(sorted(glob.glob(os.path.join(sd, "*.json")))[0]))[1])
+        url = f"http://{target}"
         time.sleep(2)
 
         head, text = curl(url + "/metrics")
@@ -196,11 +258,8 @@ def main():
     finally:
         if prom:
             prom.stop()
-        job.terminate()
-        try:
-            job.wait(30)
-        except subprocess.TimeoutExpired:
-            job.kill()
+        stop_job(job)
+    tls_cost(sim, libdir, work)
     if failures:
         print(f"FAIL: {len(failures)} check(s) failed (logs in {work})")
         return 1
