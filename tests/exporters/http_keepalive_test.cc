@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,26 @@ TEST_F(KeepAliveTest, Http10AndErrorsClose) {
   const std::string post = RawRequest(port_, "POST /metrics HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi");
   EXPECT_EQ(StatusOf(post), 405);
   EXPECT_NE(post.find("Connection: close"), std::string::npos);
+}
+
+// An error ends the connection even when its request asked to keep it (a handler that throws gives 500).
+TEST(KeepAlive, AnErrorClosesAKeptAliveRequest) {
+  HttpServer server;
+  ASSERT_TRUE(server
+                  .Start("127.0.0.1", 0,
+                         [](const HttpServer::Request& request) {
+                           if (request.path == "/throw") throw std::runtime_error("boom");
+                           return Handler(request);
+                         })
+                  .ok());
+  const int fd = ConnectLoopback(server.port());
+  ASSERT_TRUE(Send(fd, "GET /throw HTTP/1.1\r\n\r\n"));
+  const Clock::time_point t0 = Clock::now();
+  const std::string response = ReadUntilClosed(fd, 5000ms);
+  close(fd);
+  EXPECT_EQ(StatusOf(response), 500);
+  EXPECT_NE(response.find("Connection: close"), std::string::npos) << response;
+  EXPECT_LT(Clock::now() - t0, 3000ms) << "the server kept the connection after its 500";
 }
 
 TEST_F(KeepAliveTest, AnIdleConnectionIsClosedAtItsIdleTimeout) {

@@ -66,13 +66,20 @@ struct Negotiation {
   std::string accept;
 };
 
+// A response ready to send, shared by the clients served within kReuse.
+struct Prepared {
+  std::string text;         // status line, headers and body
+  bool keep_alive = false;  // the connection waits for another request after it (else it closes)
+};
+using PreparedPtr = std::shared_ptr<const Prepared>;
+
 struct Connection {
   int fd = -1;
   Clock::time_point accepted;  // of the connection, then of each kept-alive request's first byte
   Clock::time_point deadline;
   Phase phase = Phase::kReading;
   std::string in;   // the request received so far
-  std::shared_ptr<const std::string> out;  // the response, shared by the clients served within kReuse
+  PreparedPtr out;  // the response
   size_t sent = 0;  // bytes of `out` already sent
   std::unique_ptr<TlsSession> tls;  // null: plain HTTP
   uint64_t ticket = 0;              // kAuthWait: the verifier's ticket
@@ -309,8 +316,8 @@ class EventLoop {
       if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
       if (first >= 'A' && first <= 'Z') {
         c.tls.reset();
-        c.out = Shared(Response("400 Bad Request", "text/plain", "Client sent an HTTP request to an HTTPS server.\n",
-                                true, Negotiation{}, options_.headers));
+        c.out = Prepare(Response("400 Bad Request", "text/plain", "Client sent an HTTP request to an HTTPS server.\n",
+                                 true, Negotiation{}, options_.headers), false);
         c.phase = Phase::kWriting;
         c.deadline = c.accepted + options_.total_timeout;
         return OnWritable(c, now);
@@ -523,24 +530,24 @@ class EventLoop {
     return true;
   }
 
-  std::shared_ptr<const std::string> Respond(std::string_view method, const std::string& path,
+  PreparedPtr Respond(std::string_view method, const std::string& path,
                                              const Negotiation& asked, Clock::time_point now) {
     if (method == "GET" || method == "HEAD") return Serve(path, method == "GET", asked, now);
     return Error("405 Method Not Allowed", "Allow: GET, HEAD\r\n");
   }
 
-  static std::shared_ptr<const std::string> Shared(std::string text) {
-    return std::make_shared<const std::string>(std::move(text));
+  static PreparedPtr Prepare(std::string text, bool keep_alive) {
+    return std::make_shared<const Prepared>(Prepared{std::move(text), keep_alive});
   }
 
   // An error response; the connection closes after it.
-  std::shared_ptr<const std::string> Error(const char* status, std::string_view extra_headers = "") const {
-    return Shared(Response(status, "text/plain", std::string(status) + "\n", true, Negotiation{},
-                           std::string(extra_headers) + options_.headers));
+  PreparedPtr Error(const char* status, std::string_view extra_headers = "") const {
+    return Prepare(Response(status, "text/plain", std::string(status) + "\n", true, Negotiation{},
+                            std::string(extra_headers) + options_.headers),
+                   false);
   }
 
-  std::shared_ptr<const std::string> Serve(const std::string& path, bool with_body, const Negotiation& asked,
-                                           Clock::time_point now) {
+  PreparedPtr Serve(const std::string& path, bool with_body, const Negotiation& asked, Clock::time_point now) {
     std::string key = path;
     key.append(1, '\n').append(asked.accept).append(1, '\n');
     key.append(1, "01"[with_body]).append(1, "01"[asked.gzip]).append(1, "01"[asked.http11]);
@@ -560,8 +567,9 @@ class EventLoop {
         headers.insert(0, "Content-Encoding: gzip\r\n");
       }
     }
-    cached_ = Shared(Response(reply.found ? "200 OK" : "404 Not Found", reply.content_type, reply.body, with_body,
-                              asked, headers));
+    cached_ = Prepare(Response(reply.found ? "200 OK" : "404 Not Found", reply.content_type, reply.body, with_body,
+                               asked, headers),
+                      asked.keep_alive);
     cached_key_ = std::move(key);
     cached_at_ = now;
     return cached_;
@@ -570,8 +578,9 @@ class EventLoop {
   enum class Flushed { kAll, kBlocked, kFailed };
 
   static Flushed Flush(Connection& c) {
-    while (c.sent < c.out->size()) {
-      const ssize_t n = Send(c, c.out->data() + c.sent, c.out->size() - c.sent);
+    const std::string& text = c.out->text;
+    while (c.sent < text.size()) {
+      const ssize_t n = Send(c, text.data() + c.sent, text.size() - c.sent);
       if (n > 0) {
         c.sent += static_cast<size_t>(n);
       } else if (n < 0 && errno == EINTR) {
@@ -590,7 +599,7 @@ class EventLoop {
     while (true) {
       const Flushed flushed = Flush(c);
       if (flushed != Flushed::kAll) return flushed == Flushed::kBlocked;
-      if (!c.asked.keep_alive) return Linger(c, now);
+      if (!c.out->keep_alive) return Linger(c, now);  // errors close whatever the request asked
       c.out.reset();
       c.sent = 0;
       ++c.served;
@@ -629,7 +638,7 @@ class EventLoop {
   std::vector<std::pair<uint64_t, bool>> results_;
   std::vector<Connection> conns_;  // in accept order, oldest first
   Clock::time_point accept_paused_until_{};
-  std::shared_ptr<const std::string> cached_;  // the last response served, for kReuse
+  PreparedPtr cached_;                         // the last response served, for kReuse
   std::string cached_key_;                     // its path and negotiation
   Clock::time_point cached_at_{};
 };
