@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ncclscope-dump [JOB_ID | VAR=VALUE] (the package installs this file as /usr/bin/ncclscope-dump): makes every
 # ncclscope rank of Slurm job JOB_ID (default: $SLURM_JOB_ID) on this node write its flight-recorder dumps, by
-# sending it the dump signal (NCCLSCOPE_DUMP_SIGNAL, default SIGUSR2). VAR=VALUE selects by another variable of the ranks' environment
-# instead (in a Kubernetes pod: NCCL_PROFILER_PLUGIN=ncclscope, from docs/kubernetes.md's ConfigMap).
+# sending it the dump signal (NCCLSCOPE_DUMP_SIGNAL, default SIGUSR2). VAR=VALUE selects by another variable of
+# the ranks' environment instead (in a Kubernetes pod: NCCL_PROFILER_PLUGIN=ncclscope, from docs/kubernetes.md's
+# ConfigMap).
 # Only processes that are this user's, have ncclscope loaded, were started with that variable, and catch the
 # signal are signalled: a launcher (torchrun's agent), a shell wrapper or a worker spawned with the signal's
 # default action, which is to terminate, is left alone. Run it on every node of the job (docs/slurm.md):

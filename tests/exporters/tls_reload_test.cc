@@ -141,8 +141,7 @@ TEST_F(TlsReloadTest, AReloadThatNeverReturnsDoesNotHoldTheServersStop) {
   HttpServer::Options options;
   options.tls = std::move(*tls);  // the server's reference (and the reloader's) are the only ones
   HttpServer server;
-  ASSERT_TRUE(server.Start("127.0.0.1", 0, [](const HttpServer::Request&) { return HttpServer::Reply(); },
-                           options)
+  ASSERT_TRUE(server.Start("127.0.0.1", 0, [](const HttpServer::Request&) { return HttpServer::Reply(); }, options)
                   .ok());
   options = HttpServer::Options();
   ReplaceCertificate();
@@ -197,9 +196,10 @@ TEST_F(TlsReloadTest, AChainAndClientCasReadFromMemoryServeARealClient) {
   HttpServer::Options options;
   options.tls = *tls;
   HttpServer server;
-  ASSERT_TRUE(server.Start("127.0.0.1", 0, [](const HttpServer::Request&) { return HttpServer::Reply{true, "text/plain", "up\n"}; },
-                           options)
-                  .ok());
+  const HttpServer::Handler up = [](const HttpServer::Request&) {
+    return HttpServer::Reply{true, "text/plain", "up\n"};
+  };
+  ASSERT_TRUE(server.Start("127.0.0.1", 0, up, options).ok());
   const std::string client = "printf 'GET /metrics HTTP/1.0\\r\\n\\r\\n' | timeout 20 openssl s_client -quiet -tls1_2 "
                              "-connect 127.0.0.1:" + std::to_string(server.port()) + " -CAfile '" + d +
                              "/root.crt' -verify_return_error";

@@ -3,9 +3,9 @@
 with curl for the text format, gzip, OpenMetrics, a kept-alive pair of requests, the landing page and /healthz (each
 response's headers and size printed); `promtool check metrics` on the text, the OpenMetrics parser of Python's
 prometheus_client (strict) on OpenMetrics, both holding the same series; a web config's response headers on every
-response; a real Prometheus (which negotiates OpenMetrics) scraping the rank; the rank's CPU per scrape and bytes per scrape
-for each encoding, against the plain text of the same run; and over TLS, the CPU per scrape with a handshake each
-time (as before keep-alive) against one kept-alive connection.
+response; a real Prometheus (which negotiates OpenMetrics) scraping the rank; the rank's CPU per scrape and bytes
+per scrape for each encoding, against the plain text of the same run; and over TLS, the CPU per scrape with a
+handshake each time (as before keep-alive) against one kept-alive connection.
 
   endpoint_parity_live.py SIM LIBDIR
 """

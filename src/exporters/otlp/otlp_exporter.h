@@ -5,7 +5,8 @@
 // NCCLSCOPE_OTLP_TIMEOUT_MS is dropped, counted in ncclscope_otlp_exports_failed_total and warned about (the
 // first failure, then at most once a minute). NCCL's threads never wait on it, except the last finalize:
 // Stop() lets the thread make one last push, and the in-flight and last push together are bounded by the
-// timeout. A process that exits without that finalize makes the same last push from exit() (atexit). A runtime Service, off unless an endpoint is set. Thread-safe through the runtime's serialisation.
+// timeout. A process that exits without that finalize makes the same last push from exit() (atexit). A runtime
+// Service, off unless an endpoint is set. Thread-safe through the runtime's serialisation.
 #ifndef NCCLSCOPE_EXPORTERS_OTLP_OTLP_EXPORTER_H_
 #define NCCLSCOPE_EXPORTERS_OTLP_OTLP_EXPORTER_H_
 
