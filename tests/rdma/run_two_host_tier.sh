@@ -25,7 +25,7 @@ if [ -n "${NCCLSCOPE_RDMA_GUEST:-}" ]; then
   echo "SKIP: already inside the soft-RoCE guest (the tier does not boot a guest in a guest)"; exit 77
 fi
 R=$build/rdma2-results
-rm -rf "$R" && mkdir -p "$R"
+rm -rf "$R" "$build/rdma2-failed" && mkdir -p "$R"
 export RXE_VM_CACHE=${RXE_VM_CACHE:-$build/rdma-vm-cache} RXE_VM_RW=$R RXE_VM_SMP=1
 export RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-840} RXE_VM_MEM=${RXE_VM_MEM:-1G}
 # The tests to run, in the guests' driver's list: RDMA2_TESTS (a grep -E regex over the names), by
@@ -89,5 +89,16 @@ while read -r name timeout _; do
   done
   [ "$(cat "$R/$name.a.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$R/$name.b.rc" 2>/dev/null)" = 0 ] || failed+=("$name")
 done < "$R/manifest"
-if [ ${#failed[@]} -gt 0 ]; then echo "FAIL: ${failed[*]}"; exit 1; fi
+# The failed tests' names for scripts/test.sh's one rerun (of those only), outside RESULTS (emptied at each start),
+# and the end of each failed side's log once more, last, where a truncated CI log still shows it.
+printf '%s\n' "${failed[@]}" | sed '/^$/d' > "$build/rdma2-failed"
+if [ ${#failed[@]} -gt 0 ]; then
+  for name in "${failed[@]}"; do
+    for s in a b; do
+      [ "$(cat "$R/$name.$s.rc" 2>/dev/null)" = 0 ] && continue
+      tail -n 8 "$R/$name.$s.log" 2>/dev/null | sed "s/^/FAIL $name, host ${s^^}: /" || true
+    done
+  done
+  echo "FAIL: ${failed[*]}"; exit 1
+fi
 echo "rdma2_tier: all $(wc -l < "$R/manifest") two-host tests passed on both hosts"
