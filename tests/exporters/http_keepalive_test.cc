@@ -248,5 +248,14 @@ TEST(MediaTypes, Gzip) {
   EXPECT_FALSE(AcceptsGzip("identity"));
 }
 
+TEST(MediaTypes, ConnectionTokens) {
+  EXPECT_TRUE(ListsToken("close", "close"));
+  EXPECT_TRUE(ListsToken("keep-alive, Close", "close"));
+  EXPECT_TRUE(ListsToken(" \tUpgrade ,close\t", "close"));
+  EXPECT_FALSE(ListsToken("", "close"));
+  EXPECT_FALSE(ListsToken("closed, keep-alive", "close"));
+  EXPECT_FALSE(ListsToken(",,", "close"));
+}
+
 }  // namespace
 }  // namespace ncclscope

@@ -1,6 +1,7 @@
 // What a scraper's request headers hold, fed to the endpoint's negotiation (src/exporters/http/media_types.cc):
 // the bytes up to the first NUL are an Accept value, the rest an Accept-Encoding value. Besides ASan/UBSan,
-// checks that every quality is within [0, 1] and that a value that names nothing about gzip never allows it.
+// checks that every quality is within [0, 1], that a value that names nothing about gzip never allows it, and the
+// Connection token reader on the first part.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -19,5 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const bool gzip = ncclscope::AcceptsGzip(encoding);
   if (gzip && encoding.find_first_of("gGxX*") == std::string_view::npos) abort();
+  // The Connection value: "close" is listed only where its letters are.
+  if (ncclscope::ListsToken(accept, "close") && accept.find_first_of("eE") == std::string_view::npos) abort();
   return 0;
 }

@@ -166,24 +166,6 @@ std::string Response(const char* status, std::string_view content_type, const st
   return out;
 }
 
-// Whether a comma-separated header value lists `token` (case-insensitive), as Connection: keep-alive, close.
-bool ListsToken(std::string_view value, std::string_view token) {
-  while (!value.empty()) {
-    const size_t comma = value.find(',');
-    std::string_view item = value.substr(0, comma);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    if (item.size() == token.size() &&
-        std::equal(item.begin(), item.end(), token.begin(),
-                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; })) {
-      return true;
-    }
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
 // The value of header `name` (lower case) in the header block `h` (after the request line), or "".
 std::string_view HeaderValue(std::string_view h, std::string_view name) {
   size_t pos = 0;

@@ -92,4 +92,10 @@ bool AcceptsGzip(std::string_view accept_encoding) {
   return gzip >= 0 ? gzip > 0 : any > 0;
 }
 
+bool ListsToken(std::string_view list, std::string_view token) {
+  bool listed = false;
+  ForEachEntry(list, [&](const Entry& e) { listed = listed || SameText(e.value, token); });
+  return listed;
+}
+
 }  // namespace ncclscope
