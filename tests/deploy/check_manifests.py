@@ -2,7 +2,8 @@
 """Checks deploy/: every Kubernetes manifest parses as YAML with apiVersion, kind and metadata.name; the
 PodMonitor selects the example pod and keeps exactly its ncclscope ports (Prometheus anchors a relabel regex);
 those ports are NCCLSCOPE_PROM_PORT's default base plus the local rank; the pod takes the ConfigMap it names,
-the node name from spec.nodeName and the job from a pod label; every NCCLSCOPE_* variable named anywhere in
+the node name from spec.nodeName and the job from a pod label, the PodMonitor's `ncclscope_job` from the same
+label; every NCCLSCOPE_* variable named anywhere in
 deploy/ or in docs/kubernetes.md and docs/slurm.md is a declared parameter (src/common/param_list.inc); the
 recipes set the profiler half only, the net half being a choice per cluster (the ConfigMap's comments, the batch
 script's NET_HALF, run for each value); the Slurm scripts pass `bash -n`. Exit 77 (a ctest skip) when PyYAML is missing, saying so."""
@@ -98,6 +99,13 @@ node = env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fi
 check(node == "spec.nodeName", f"NODE_NAME comes from {node}, not spec.nodeName")
 job = env.get("NCCLSCOPE_JOB_ID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath", "")
 check(job.startswith("metadata.labels['"), f"NCCLSCOPE_JOB_ID comes from {job!r}, not a pod label")
+# `up`'s ncclscope_job must be the exposition's: the PodMonitor's last relabeling into it reads the same pod label
+# (kubernetes_sd's name for it: non-alphanumerics become _), and honorLabels keeps the exposition's own as is.
+job_label = re.sub(r"[^a-zA-Z0-9_]", "_", job[len("metadata.labels['"):-2])
+into_job = [r["sourceLabels"] for r in endpoint.get("relabelings", []) if r.get("targetLabel") == "ncclscope_job"]
+check(bool(into_job) and into_job[-1] == [f"__meta_kubernetes_pod_label_{job_label}"],
+      f"PodMonitor: ncclscope_job from {into_job[-1:]}, the pod's NCCLSCOPE_JOB_ID from label {job_label}")
+check(endpoint.get("honorLabels") is True, "PodMonitor: honorLabels is not true (identity labels become exported_*)")
 mount = [m["mountPath"] for m in container.get("volumeMounts", [])]
 check(data.get("NCCLSCOPE_DUMP_DIR") in mount,
       f"NCCLSCOPE_DUMP_DIR {data.get('NCCLSCOPE_DUMP_DIR')} is not mounted ({mount})")
