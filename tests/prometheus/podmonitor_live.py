@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """deploy/kubernetes/podmonitor.yaml as prometheus-operator runs it, in a real Prometheus scraping a real emulated
 job: `up` carries the job, host and local rank the shipped rules join on, the exposition's identity labels keep
-their names (no exported_*), the pod's other ports are not scraped, and NcclscopeRankDown's expression names a
-frozen rank by its global rank and communicator. Not checked, because it does not hold yet: NcclscopeHang naming
-that frozen rank (its `process` class joins `up` on global_rank, which a PodMonitor target cannot carry).
+their names (no exported_*), the pod's other ports are not scraped, and a frozen rank is named by the shipped
+rules' NcclscopeHang (class process, from its failed scrapes) and by NcclscopeRankDown's expression, with its
+global rank and communicator.
 
 What stands in for Kubernetes (named as such): the operator's service discovery. Each rank is a file_sd target
 carrying the __meta_kubernetes_* labels kubernetes_sd gives a pod's container port, and the scrape job holds the
@@ -11,6 +11,7 @@ target labels the operator sets itself (namespace, pod, container, endpoint, job
 by the PodMonitor's own relabelings, translated key for key. Exit 77 (a ctest skip) when prometheus is missing.
 
 Usage: podmonitor_live.py SIM LIB_DIR SOURCE_DIR"""
+import glob
 import json
 import os
 import random
@@ -43,9 +44,9 @@ def snake(key):
     return re.sub(r"[A-Z]", lambda m: "_" + m[0].lower(), key)
 
 
-def scrape_config(monitor, sd_glob):
+def scrape_config(monitor, sd_glob, rule_files):
     """The scrape job prometheus-operator generates for the PodMonitor's first endpoint (the parts that shape the
-    targets' labels), over file_sd instead of kubernetes_sd."""
+    targets' labels), over file_sd instead of kubernetes_sd; evaluating RULE_FILES."""
     ep = monitor["spec"]["podMetricsEndpoints"][0]
     operator = [
         {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
@@ -56,6 +57,7 @@ def scrape_config(monitor, sd_glob):
     ]
     own = [{snake(k): v for k, v in r.items()} for r in ep.get("relabelings", [])]
     return {"global": {"scrape_interval": "5s", "scrape_timeout": "4s", "evaluation_interval": "5s"},
+            "rule_files": rule_files,
             "scrape_configs": [{"job_name": f"podMonitor/{NAMESPACE}/{monitor['metadata']['name']}/0",
                                 "metrics_path": ep.get("path", "/metrics"),
                                 "honor_labels": bool(ep.get("honorLabels", False)),
@@ -148,7 +150,8 @@ def main():
                 time.sleep(0.5)
         cfg = os.path.join(work, "prometheus.yml")
         with open(cfg, "w") as f:
-            yaml.safe_dump(scrape_config(monitor, os.path.join(pod_sd, "*.json")), f)
+            yaml.safe_dump(scrape_config(monitor, os.path.join(pod_sd, "*.json"),
+                                         sorted(glob.glob(os.path.join(src, "rules", "*.yml")))), f)
         prom = PrometheusServer(cfg, work)
 
         target = f'up{{job="{NAMESPACE}/{monitor["metadata"]["name"]}"}}'
@@ -174,13 +177,21 @@ def main():
         # Freeze local rank 1: its scrapes time out (up 0), rank 0 waits on it; RankDown names it.
         frozen_global, frozen_pid = ranks["1"]
         os.kill(frozen_pid, signal.SIGSTOP)
+        t0 = time.time()
         try:
+            hang = wait_for(prom, f'ALERTS{{alertname="NcclscopeHang", ncclscope_job="{JOB}"}}',
+                            lambda r: len(r) >= 1, 90)
+            hang_s = time.time() - t0
             down = wait_for(prom, rank_down, lambda r: len(r) >= 1, 60)
         finally:
             os.kill(frozen_pid, signal.SIGCONT)
         named = sorted({(s["metric"].get("global_rank"), s["metric"].get("host")) for s in down})
         check(named == [(frozen_global, NODE)] and all(s["metric"].get("comm") for s in down),
               f"NcclscopeRankDown's expression names the frozen rank: {named} with its communicator(s)")
+        culprits = sorted({(a["metric"].get("global_rank"), a["metric"].get("class")) for a in hang})
+        check(culprits == [(frozen_global, "process")],
+              f"NcclscopeHang (the shipped rules) names the frozen rank, {hang_s:.0f} s after the freeze: "
+              f"(global rank, class) {culprits}")
     finally:
         if prom:
             prom.stop()
