@@ -64,30 +64,28 @@ local peerFailed = |||
     "global_rank", "$1", "peer_global_rank", "(.*)")
 |||;
 // The process culprit (the rule below), from raw series only, for the same reason: a rank that reported the
-// communicator in the last hangCommMemory and no longer does, whose connection failed under a waiting rank's request
-// or whose target failed two scrapes in a row. The target is the one its vanished series came from (job, instance):
-// a PodMonitor's targets carry no global_rank (relabeling cannot compute it), their series do
-// (NCCLSCOPE_PROM_IDENTITY_LABELS=series). The value is the communicator's longest wait, also raw (not the
+// communicator in the last hangCommMemory and no longer does, whose target (the one its vanished series came from:
+// job, instance) failed two scrapes in a row, or whose connection failed under a waiting rank's request (mapped to
+// its target through its ncclscope_process_info). Matched on the target, not on global_rank: a PodMonitor's
+// targets carry no global_rank (relabeling cannot compute it), their series do. The communicators' series are read
+// over the window once (the costly part at scale). The value is the communicator's longest wait, also raw (not the
 // recorded ncclscope:hang_comm_seconds, which vmalert would show an evaluation later).
 local processCulprit = std.strReplace(|||
-  (
+  group by (ncclscope_job, comm, rank, host, global_rank) (
+    max_over_time(ncclscope_comm_info%(sel)s[%(hangCommMemory)s])
+    unless on (ncclscope_job, comm, rank) ncclscope_comm_info%(sel)s
+    and on (job, instance)
     (
-      group by (ncclscope_job, comm, rank, host, global_rank) (max_over_time(ncclscope_comm_info%(sel)s[%(hangCommMemory)s]))
-      unless on (ncclscope_job, comm, rank) ncclscope_comm_info%(sel)s
-    )
-    and on (ncclscope_job, global_rank)
-    PEER_FAILED
-    or
-    group by (ncclscope_job, comm, rank, host, global_rank) (
-      max_over_time(ncclscope_comm_info%(sel)s[%(hangCommMemory)s])
-      unless on (ncclscope_job, comm, rank) ncclscope_comm_info%(sel)s
-      and on (job, instance)
-      (max_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) == 0
-       and count_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) >= 2)
+      max_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) == 0
+      and count_over_time(up{ncclscope_job!=""%(selc)s}[%(hangTargetFailedWindow)s]) >= 2
+      or
+      last_over_time(ncclscope_process_info%(sel)s[%(hangCommMemory)s])
+      and on (ncclscope_job, global_rank)
+      PEER_FAILED
     )
   )
   * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
-|||, '  PEER_FAILED\n', indent(peerFailed, '  '));
+|||, '    PEER_FAILED\n', indent(peerFailed, '    '));
 // How many stalled ranks of each communicator wait in each function (a rank in the minority waits in a collective
 // the others never issue), for ncclscope:hang_comm_funcs and the two culprits below.
 local funcRanks = 'count by (ncclscope_job, comm, func) (group by (ncclscope_job, comm, rank, func) (ncclscope_comm_wait_seconds%(sel)s))';
