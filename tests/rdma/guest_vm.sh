@@ -34,7 +34,9 @@
 #                  on a QEMU socket network carries rxe0 (RXE_VM_IP, default 198.51.100.1, /24;
 #                  RXE_VM_MAC must differ between the guests); RXE_VM_NET2/RXE_VM_IP2/RXE_VM_MAC2 add
 #                  a second NIC with rxe1 on it. Any other -netdev socket options work too, e.g.
-#                  udp=127.0.0.1:PEER_PORT,localaddr=127.0.0.1:OWN_PORT (no start order; run_two_host_tier.sh).
+#                  udp=127.0.0.1:PEER_PORT,localaddr=127.0.0.1:OWN_PORT (no start order), and a value
+#                  beginning tap, is a -netdev tap instead (tap,ifname=TAP,script=no,downscript=no: a tap
+#                  the caller made and put on a bridge; run_two_host_tier.sh)
 #   RXE_VM_PIDFILE QEMU writes its pid there (a host-side runner can SIGSTOP/SIGCONT the guest)
 # Several guests may run at once (run_two_host_tier.sh boots two): each has its own mktemp out dir, the
 # kernel cache is built under a lock and then only read, and a directory may be in several RXE_VM_RW.
@@ -133,6 +135,11 @@ mkdir -p /lib/modules; ln -s $C/k/lib/modules/$K /lib/modules/$K
 modprobe -a rdma_rxe rdma_ucm dummy
 ip link set lo up
 if [ -n "${RXE_VM_NET:-}" ]; then  # a virtio NIC on a QEMU socket network shared with another guest
+  # TX completions reaped at each transmit, not by TX interrupts: napi_tx off, the NICs re-probed with it. With
+  # napi_tx this guest kernel (Debian 12's 6.1) left eth0's queue stopped for good ("TX timeout" every 5 s
+  # from then on) once its peer went quiet: in two CI runs, and here once with the peer guest frozen.
+  echo N > /sys/module/virtio_net/parameters/napi_tx; d=/sys/bus/virtio/drivers/virtio_net
+  for v in \$(ls \$d | grep '^virtio'); do echo \$v > \$d/unbind; echo \$v > \$d/bind; done
   nic=\$(ls /sys/class/net | grep -v -e lo -e dummy | head -n 1)
   ip link set \$nic mtu ${RXE_VM_MTU:-1500}; ip addr add ${RXE_VM_IP:-198.51.100.1}/24 dev \$nic; ip link set \$nic up
   rdma link add rxe0 type rxe netdev \$nic
@@ -167,8 +174,9 @@ for d in ${RW//:/ }; do d=$(realpath -e "$d")
 rw=$(IFS=:; echo "${dirs[*]}")
 netargs=(-nic none)
 if [ -n "${RXE_VM_NET:-}" ]; then
-  netargs=(-netdev "socket,id=n0,${RXE_VM_NET}" -device "virtio-net-pci,netdev=n0,mac=${RXE_VM_MAC:-52:54:00:12:34:01}")
-  [ -z "${RXE_VM_NET2:-}" ] || netargs+=(-netdev "socket,id=n1,${RXE_VM_NET2}"
+  netdev() { case $2 in tap,*) echo "tap,id=$1,${2#tap,}" ;; *) echo "socket,id=$1,$2" ;; esac; }
+  netargs=(-netdev "$(netdev n0 "$RXE_VM_NET")" -device "virtio-net-pci,netdev=n0,mac=${RXE_VM_MAC:-52:54:00:12:34:01}")
+  [ -z "${RXE_VM_NET2:-}" ] || netargs+=(-netdev "$(netdev n1 "$RXE_VM_NET2")"
     -device "virtio-net-pci,netdev=n1,mac=${RXE_VM_MAC2:-52:54:00:12:36:01}")
 fi
 # -cpu max under TCG: no AVX-512, so host binaries must not be built with -march=native.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # run_two_host_tier.sh BUILD_DIR — the two-host test tier (ctest test `rdma2_tier`, label rdma2): boots
 # TWO soft-RoCE guests (guest_vm.sh, one emulated CPU each, so both fit on a 2-core machine) joined by
-# two QEMU socket networks (point-to-point UDP, two free local ports each), one virtio NIC per network
-# and guest: host A has rxe0 on 198.51.100.1/24 and rxe1 on 203.0.113.1/24, host B rxe0 on
-# 198.51.100.2/24 and rxe1 on 203.0.113.2/24. One boot runs every two-host test
+# two emulated links (a tap per guest on a host bridge per link; QEMU's UDP socket netdev where tap is not
+# to be had), one virtio NIC per link and guest: host A has rxe0 on 198.51.100.1/24 and rxe1 on
+# 203.0.113.1/24, host B rxe0 on 198.51.100.2/24 and rxe1 on 203.0.113.2/24. One boot runs every two-host test
 # registered with ncclscope_rdma2_test (rdma2_test.cmake; the list is BUILD_DIR/rdma2/manifest): in
 # each guest rdma2_driver.sh runs that side's commands in order, with a barrier between the guests
 # around each test and a per-test timeout.
@@ -35,15 +35,45 @@ else grep -v ' opt-in$' "$build/rdma2/manifest"; fi > "$R/manifest" ||
   { echo "FAIL: no test to run (RDMA2_TESTS=${RDMA2_TESTS:-})"; exit 2; }
 export RDMA2_MANIFEST=$R/manifest
 
-# The network: QEMU's point-to-point UDP socket netdev (udp=PEER,localaddr=OWN), two free local UDP ports.
-# Not listen=/connect= (TCP): B must then connect after A listens, and once here, on a host loaded by
-# another guest, B's QEMU ended up with no connection at all (B: "No route to host"). UDP needs no order,
-# and rxe's RC retransmits whatever a busy host drops.
-used() { ss -Hlun "sport = :$1" | grep -q .; }
-pa_=$((20000 + RANDOM % 20000)); while used $pa_; do pa_=$((pa_ + 1)); done
-pb_=$((pa_ + 1)); while used $pb_; do pb_=$((pb_ + 1)); done
-pc_=$((pb_ + 1)); while used $pc_; do pc_=$((pc_ + 1)); done
-pd_=$((pc_ + 1)); while used $pd_; do pd_=$((pd_ + 1)); done
+# The network: per link, one tap device per guest on a host bridge of its own (the kernel forwards, QEMU only
+# reads and writes its tap; a frozen or slow peer's frames are dropped at its tap's queue). Without tap or bridge
+# (no /dev/net/tun, not root) QEMU's point-to-point UDP socket netdev, two free local ports per link. Twice in
+# CI, with the UDP netdev, guest A's first NIC stopped transmitting for good (its kernel's "TX timeout" every 5 s
+# from then on: the virtio queue no longer drained), once while B was frozen and once under plain load; never
+# seen here. Not listen=/connect= (TCP): B must then connect after A listens, and once here, on a host loaded by
+# another guest, B's QEMU ended up with no connection at all (B: "No route to host").
+tag=r2-$$
+links=()
+# Bridges and taps of earlier runs killed before their trap ran (their runner's pid is gone).
+for l in $(ip -o link show 2>/dev/null | sed -n 's/^[0-9]*: \(r2-[0-9]*-[a-z0-9]*\)[@:].*/\1/p'); do
+  p=${l#r2-}; p=${p%%-*}; kill -0 "$p" 2>/dev/null || ip link del "$l" 2>/dev/null || true
+done
+tap_link() {  # tap_link N: bridge $tag-bN with taps $tag-aN and $tag-cN (A's and B's)
+  ip link add "$tag-b$1" type bridge && links+=("$tag-b$1") || return 1
+  for t in "$tag-a$1" "$tag-c$1"; do
+    ip tuntap add dev "$t" mode tap && links+=("$t") && ip link set "$t" mtu 9000 master "$tag-b$1" up || return 1
+  done
+  ip link set "$tag-b$1" up
+}
+cleanup_links() { for l in "${links[@]}"; do ip link del "$l" 2>/dev/null; done; }
+if { tap_link 0 && tap_link 1; } 2> "$R/tap.err"; then
+  net=tap
+  a0="tap,ifname=$tag-a0,script=no,downscript=no" a1="tap,ifname=$tag-a1,script=no,downscript=no"
+  b0="tap,ifname=$tag-c0,script=no,downscript=no" b1="tap,ifname=$tag-c1,script=no,downscript=no"
+  where="host bridges $tag-b0, $tag-b1"
+else
+  cleanup_links; links=()
+  echo "rdma2_tier: no tap on a bridge here ($(tail -n 1 "$R/tap.err")): QEMU's UDP socket netdev instead"
+  net=udp
+  used() { ss -Hlun "sport = :$1" | grep -q .; }
+  pa_=$((20000 + RANDOM % 20000)); while used $pa_; do pa_=$((pa_ + 1)); done
+  pb_=$((pa_ + 1)); while used $pb_; do pb_=$((pb_ + 1)); done
+  pc_=$((pb_ + 1)); while used $pc_; do pc_=$((pc_ + 1)); done
+  pd_=$((pc_ + 1)); while used $pd_; do pd_=$((pd_ + 1)); done
+  a0="udp=127.0.0.1:$pb_,localaddr=127.0.0.1:$pa_" a1="udp=127.0.0.1:$pd_,localaddr=127.0.0.1:$pc_"
+  b0="udp=127.0.0.1:$pa_,localaddr=127.0.0.1:$pb_" b1="udp=127.0.0.1:$pc_,localaddr=127.0.0.1:$pd_"
+  where="UDP 127.0.0.1:$pa_ <-> :$pb_ and :$pc_ <-> :$pd_"
+fi
 
 # guest SIDE NET IP MAC NET2 IP2 MAC2: boots one guest running the driver for SIDE, in the background.
 guest() {
@@ -51,15 +81,14 @@ guest() {
     RXE_VM_PIDFILE=$R/qemu.$1.pid \
     "$here/guest_vm.sh" "$here/rdma2_driver.sh" "$1" "$build/rdma2" "$R" > "$R/guest-$1.log" 2>&1)
 }
-# Guests outlive a killed runner (ctest's timeout) otherwise.
-trap 'for f in "$R"/qemu.?.pid; do [ -s "$f" ] && kill -CONT "$(cat "$f")" && kill "$(cat "$f")"; done 2>/dev/null' EXIT
-echo "rdma2_tier: booting two soft-RoCE guests on two links (rxe0: A 198.51.100.1, B 198.51.100.2 over UDP" \
-  "127.0.0.1:$pa_ <-> :$pb_; rxe1: A 203.0.113.1, B 203.0.113.2 over :$pc_ <-> :$pd_)"
+# Guests outlive a killed runner (ctest's timeout) otherwise; the links go with them.
+trap 'for f in "$R"/qemu.?.pid; do [ -s "$f" ] && kill -CONT "$(cat "$f")" && kill "$(cat "$f")"; done 2>/dev/null
+  sleep 0.5; cleanup_links' EXIT
+echo "rdma2_tier: booting two soft-RoCE guests on two links (rxe0: A 198.51.100.1, B 198.51.100.2;" \
+  "rxe1: A 203.0.113.1, B 203.0.113.2) over $where"
 t0=$(date +%s)
-guest a "udp=127.0.0.1:$pb_,localaddr=127.0.0.1:$pa_" 198.51.100.1 52:54:00:12:34:01 \
-  "udp=127.0.0.1:$pd_,localaddr=127.0.0.1:$pc_" 203.0.113.1 52:54:00:12:35:01 & pa=$!
-guest b "udp=127.0.0.1:$pa_,localaddr=127.0.0.1:$pb_" 198.51.100.2 52:54:00:12:34:02 \
-  "udp=127.0.0.1:$pc_,localaddr=127.0.0.1:$pd_" 203.0.113.2 52:54:00:12:35:02 & pb=$!
+guest a "$a0" 198.51.100.1 52:54:00:12:34:01 "$a1" 203.0.113.1 52:54:00:12:35:01 & pa=$!
+guest b "$b0" 198.51.100.2 52:54:00:12:34:02 "$b1" 203.0.113.2 52:54:00:12:35:02 & pb=$!
 
 # While the guests run: serve freeze requests (sim_ranks.sh --freeze-self).
 while kill -0 $pa 2>/dev/null || kill -0 $pb 2>/dev/null; do
