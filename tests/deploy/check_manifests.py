@@ -13,6 +13,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+
 try:
     import yaml
 except ImportError:
@@ -20,12 +23,9 @@ except ImportError:
     sys.exit(77)
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
+# Each check is described by what its failure means, so only the failures are printed.
+checks = Checks(passed=None, failed="FAIL: ")
+check, summary = checks.check, checks.summary
 
 
 def read(path):
@@ -53,9 +53,8 @@ for path in sorted(glob.glob(os.path.join(ROOT, "deploy/kubernetes/*.yaml"))):
 
 for kind in ("PodMonitor", "ConfigMap", "Pod"):
     check(kind in docs, f"deploy/kubernetes has no {kind}")
-if failures:
-    print("\n".join("FAIL: " + f for f in failures))
-    sys.exit(1)
+if summary():
+    sys.exit(1)  # the checks below read these three
 
 monitor, config, pod = docs["PodMonitor"], docs["ConfigMap"], docs["Pod"]
 check(monitor["apiVersion"] == "monitoring.coreos.com/v1", "PodMonitor: apiVersion")
@@ -152,7 +151,6 @@ for script in glob.glob(os.path.join(ROOT, "deploy/slurm/*.sbatch")):
     r = subprocess.run(["bash", "-n", script], capture_output=True, text=True)
     check(r.returncode == 0, f"{script}: bash -n: {r.stderr.strip()}")
 
-if failures:
-    print("\n".join("FAIL: " + f for f in failures))
+if summary():
     sys.exit(1)
 print(f"deploy/ manifests fine: {len(docs)} Kubernetes objects, {len(texts)} files checked for parameter names")

@@ -19,21 +19,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import check, summary  # noqa: E402
 from hang_support import SKIP, Prometheus, sim_env  # noqa: E402
 
 PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
                      "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 SCRAPES = 200  # per encoding, for the CPU figure
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
 
 
 def curl(urls, *headers, verbose=False):
@@ -260,8 +253,7 @@ def main():
             prom.stop()
         stop_job(job)
     tls_cost(sim, libdir, work)
-    if failures:
-        print(f"FAIL: {len(failures)} check(s) failed (logs in {work})")
+    if summary(context=f"logs in {work}"):
         return 1
     shutil.rmtree(work, ignore_errors=True)
     print("endpoint parity: ok")

@@ -21,20 +21,16 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import check, summary  # noqa: E402
+
 SIM, PLUGIN_DIR = sys.argv[1], sys.argv[2]
 RANKS = 2
 MAX_BYTES = 256  # kMaxIdentityValueBytes (src/common/safe_text.h)
-FAILED = []
 
 if shutil.which("promtool") is None:
     print("SKIP: promtool is not installed (scripts/install-deps.sh installs prometheus)")
     sys.exit(77)
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILED.append(what)
 
 
 def expected(raw):
@@ -163,5 +159,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(want.encode()) <= MAX_BYTES and len(want.encode()) > MAX_BYTES - 3, "the expected job label is cut")
     check_job("fallbacks", r, want, expected(second[b"NODE_NAME"]), False)
 
-print("PASS" if not FAILED else f"FAILED: {len(FAILED)} check(s)")
-sys.exit(1 if FAILED else 0)
+sys.exit(summary(passed="PASS"))

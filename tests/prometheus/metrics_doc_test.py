@@ -22,20 +22,15 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import check, summary  # noqa: E402
+
 LEVELS = ["basic", "detailed", "full"]
 TYPES = {"counter", "gauge", "histogram"}
 RANKS = 2
 # Label names and other literals of src/exporters/prometheus/ that look like a family but are not one.
 NOT_FAMILIES = {"ncclscope_job"}
-FAILED = []
 family_labels = {}  # family: the label names its table row names (identity labels are on the file_sd target)
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILED.append(what)
-    return cond
 
 
 def fatal(what):
@@ -265,10 +260,7 @@ def main():
         check(in_source(fam, literals), f"{fam} (not served at every level the page lists it) is named in src/")
     print(f"{len(served)} families checked against the endpoint, {len(held_to_source)} also against src/: "
           f"{', '.join(sorted(held_to_source))}")
-    if FAILED:
-        print(f"FAIL: {len(FAILED)} check(s) failed")
-        sys.exit(1)
-    print("PASS: docs/metrics.md matches what the code serves")
+    sys.exit(summary(passed="PASS: docs/metrics.md matches what the code serves"))
 
 
 if __name__ == "__main__":

@@ -27,17 +27,11 @@ import urllib.request
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from hang_support import SKIP, Job, sim_env  # noqa: E402
+from checks import check, summary  # noqa: E402
+from hang_support import SKIP, Job, firing, sim_env  # noqa: E402
 from prom_server import PrometheusServer  # noqa: E402
 
 NAMESPACE, JOB, NODE = "ml", "llm-pretrain", "gpu-node-17"
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
 
 
 def snake(key):
@@ -107,10 +101,11 @@ def pod_targets(base, count, pod_sd):
     return ranks
 
 
-def wait_for(prom, expr, want, seconds):
+def wait_for(fetch, want, seconds):
+    """FETCH() every second until WANT(its answer) or SECONDS pass; the last answer."""
     deadline, got = time.time() + seconds, []
     while time.time() < deadline:
-        got = prom.query(expr)
+        got = fetch()
         if want(got):
             break
         time.sleep(1)
@@ -155,7 +150,7 @@ def main():
         prom = PrometheusServer(cfg, work)
 
         target = f'up{{job="{NAMESPACE}/{monitor["metadata"]["name"]}"}}'
-        up = wait_for(prom, target + " == 1", lambda r: len(r) == 2, 60)
+        up = wait_for(lambda: prom.query(target + " == 1"), lambda r: len(r) == 2, 60)
         check(len(up) == 2 and len(prom.query(target)) == 2,
               f"the two ranks' ports are scraped and the pod's http port is not ({len(prom.query(target))} targets)")
         for series in up:
@@ -168,10 +163,10 @@ def main():
                               '{__name__=~"ncclscope_.+", exported_host!=""} or '
                               '{__name__=~"ncclscope_.+", exported_local_rank!=""})')
         check(not exported, "no exposition label renamed exported_* (honorLabels)")
-        info = wait_for(prom, f'ncclscope_comm_info{{ncclscope_job="{JOB}"}}', lambda r: len(r) >= 2, 30)
+        info = wait_for(lambda: prom.query(f'ncclscope_comm_info{{ncclscope_job="{JOB}"}}'), lambda r: len(r) >= 2, 30)
         check(sorted(s["metric"].get("global_rank", "") for s in info) == ["0", "1"],
               f"ncclscope_comm_info names both global ranks under the operator's labels ({len(info)} series)")
-        count = prom.query(f'count by (ncclscope_job) (up{{ncclscope_job!=""}})')
+        count = prom.query('count by (ncclscope_job) (up{ncclscope_job!=""})')
         check([c["value"][1] for c in count] == ["2"], "the rules' ranks-up count sees both targets")
 
         # Freeze local rank 1: its scrapes time out (up 0), rank 0 waits on it; RankDown names it.
@@ -179,16 +174,16 @@ def main():
         os.kill(frozen_pid, signal.SIGSTOP)
         t0 = time.time()
         try:
-            hang = wait_for(prom, f'ALERTS{{alertname="NcclscopeHang", ncclscope_job="{JOB}"}}',
-                            lambda r: len(r) >= 1, 90)
+            # The rule has no `for`: it fires at its first true evaluation.
+            hang = wait_for(lambda: firing(prom).get(JOB, []), lambda r: len(r) >= 1, 90)
             hang_s = time.time() - t0
-            down = wait_for(prom, rank_down, lambda r: len(r) >= 1, 60)
+            down = wait_for(lambda: prom.query(rank_down), lambda r: len(r) >= 1, 60)
         finally:
             os.kill(frozen_pid, signal.SIGCONT)
         named = sorted({(s["metric"].get("global_rank"), s["metric"].get("host")) for s in down})
         check(named == [(frozen_global, NODE)] and all(s["metric"].get("comm") for s in down),
               f"NcclscopeRankDown's expression names the frozen rank: {named} with its communicator(s)")
-        culprits = sorted({(a["metric"].get("global_rank"), a["metric"].get("class")) for a in hang})
+        culprits = sorted({(labels.get("global_rank"), labels.get("class")) for labels, _ in hang})
         check(culprits == [(frozen_global, "process")],
               f"NcclscopeHang (the shipped rules) names the frozen rank, {hang_s:.0f} s after the freeze: "
               f"(global rank, class) {culprits}")
@@ -196,8 +191,7 @@ def main():
         if prom:
             prom.stop()
         job.stop()
-    if failures:
-        print(f"FAIL: {len(failures)} check(s) failed (logs in {work})")
+    if summary(context=f"logs in {work}"):
         return 1
     shutil.rmtree(work, ignore_errors=True)
     print("podmonitor identity: ok")

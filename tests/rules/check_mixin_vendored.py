@@ -21,6 +21,9 @@ import tempfile
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+
 KUBE_PROMETHEUS_LIKE = """
 local m = (import 'ncclscope-mixin/mixin.libsonnet') + { _config+:: %s };
 // As kube-prometheus' addMixin: the hidden fields, each taken if the mixin has it.
@@ -38,13 +41,8 @@ local groups(field) = if std.objectHasAll(m, field) then m[field].groups else []
 }
 """
 
-failures = []
-
-
-def check(cond, what):
-    print(("PASS: " if cond else "FAIL: ") + what)
-    if not cond:
-        failures.append(what)
+checks = Checks(passed="PASS: ", failed="FAIL: ")
+check = checks.check
 
 
 def vendor(root, tmp):
@@ -171,9 +169,8 @@ def main():
         check(ok, "scrapeJob's selector counts the targets of job ncclscope and of <namespace>/ncclscope, not "
               "other-ncclscope or ncclscope-other" + ("" if ok else "\n" + log[-2000:]))
 
-    print(f"{'FAIL' if failures else 'PASS'}: {len(failures)} of the checks failed" if failures
-          else "PASS: the vendored mixin evaluates, renders and checks as kube-prometheus would use it")
-    return 1 if failures else 0
+    return checks.summary(passed="PASS: the vendored mixin evaluates, renders and checks as kube-prometheus would "
+                                 "use it")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,10 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from checks import check, summary  # noqa: E402
+
 LIB_DIR = sys.argv[1]
-FAILED = []
 MARKERS = {"_init", "_fini", "_edata", "_end", "__bss_start"}  # the linker's, in every shared object
 
 # library -> (the one exported symbol, the table's name field)
@@ -17,12 +19,6 @@ EXPECTED = {f"libnccl-net-inner-{t}-v{v}.so": (f"ncclNetPlugin_v{v}", "ncclscope
             for t in ("tcp", "ib") for v in (8, 10, 12)}
 EXPECTED["libnccl-net-inner-failinit.so"] = ("ncclNetPlugin_v12", "inner-failinit")
 EXPECTED["libnccl-net-inner-notable.so"] = ("ncclNetPlugin_v7", "inner-notable")
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILED.append(what)
 
 
 for lib, (symbol, name) in EXPECTED.items():
@@ -56,6 +52,4 @@ for lib, (symbol, name) in EXPECTED.items():
         if other != symbol:
             check(not hasattr(h, other), f"{lib}: dlsym({other}) finds nothing")
 
-if FAILED:
-    print(f"{len(FAILED)} check(s) failed")
-    sys.exit(1)
+sys.exit(summary())

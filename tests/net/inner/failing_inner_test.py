@@ -9,14 +9,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from checks import check, summary  # noqa: E402
+
 SIM, LIB_DIR = sys.argv[1], sys.argv[2]
-FAILED = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILED.append(what)
 
 
 def run(name, tmp):
@@ -40,6 +36,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check("libnccl-net-inner-notable.so: found only ncclNetPlugin_v7" in p.stderr,
           "inner-notable: the error names the only table it has, ncclNetPlugin_v7")
 
-if FAILED:
-    print(f"{len(FAILED)} check(s) failed")
-    sys.exit(1)
+sys.exit(summary())

@@ -15,15 +15,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from checks import check, summary  # noqa: E402
+
 SIM, LOADCHECK, LIB_DIR = sys.argv[1:4]
 PLUGIN = os.path.join(LIB_DIR, "libnccl-net-ncclscope.so")
-FAILED = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILED.append(what)
 
 
 def env_with(**extra):
@@ -132,5 +128,4 @@ with tempfile.TemporaryDirectory() as tmp:
     said = lines(out + err, r"(?i)signal|SIGSEGV|segmentation")
     print("   job:       " + (said[0] if said else (out + err)[-400:]))
 
-print(f"{len(FAILED)} failure(s)")
-sys.exit(1 if FAILED else 0)
+sys.exit(summary(passed="hostile inners: every failure reported, none a hang"))

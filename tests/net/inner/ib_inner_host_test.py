@@ -9,18 +9,14 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from checks import check, summary  # noqa: E402
+
 SIM, LIB_DIR = sys.argv[1], sys.argv[2]
-FAILED = []
 
 if os.path.isdir("/sys/class/infiniband") and os.listdir("/sys/class/infiniband"):
     print("SKIP: this host has a verbs device (/sys/class/infiniband); the IB inners are exercised in the guest tier")
     sys.exit(77)
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILED.append(what)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -38,6 +34,4 @@ with tempfile.TemporaryDirectory() as tmp:
         check("no RDMA device is usable" in p.stderr and "transport TCP (" not in p.stderr,
               f"{name}: init tried ib, not the TCP NCCLSCOPE_TRANSPORT asks for ({p.stderr[-400:]})")
 
-if FAILED:
-    print(f"{len(FAILED)} check(s) failed")
-    sys.exit(1)
+sys.exit(summary())

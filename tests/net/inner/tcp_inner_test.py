@@ -15,17 +15,13 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from checks import check, summary  # noqa: E402
+
 SIM, LIB_DIR, VERSION = sys.argv[1], sys.argv[2], int(sys.argv[3])
 NAME = f"inner-tcp-v{VERSION}"
 JOB = ["--json", "--ranks", "2", "--comms", "2", "--ops", "allreduce,allgather,reducescatter,broadcast,sendrecv",
        "--sizes", "8:2M", "--factor", "32", "--iters", "2", "--warmup", "0", "--timeout", "60"]
-FAILED = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILED.append(what)
 
 
 def run(out, net, profiler):
@@ -74,6 +70,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(dumps) == 4, f"beside: ncclscope wrote a dump per rank and communicator (4, got {len(dumps)})")
     check(len(textfiles) == 2, f"beside: ncclscope wrote a metrics textfile per rank (2, got {textfiles})")
 
-if FAILED:
-    print(f"{len(FAILED)} check(s) failed")
-    sys.exit(1)
+sys.exit(summary())
