@@ -47,12 +47,16 @@ ProcessSnapshot CommRegistry::Snapshot(SnapshotScope scope) const {
   return out;
 }
 
-std::vector<CommSnapshot> CommRegistry::CollectStalls(uint64_t now_ns, uint64_t timeout_ns) {
-  std::vector<CommSnapshot> out;
+CommRegistry::StallChanges CommRegistry::CollectStalls(uint64_t now_ns, uint64_t timeout_ns) {
+  StallChanges out;
   AnnotatedLock lock(&mu_);
   for (CommSource* s : sources_) {
     CommSnapshot snap;
-    if (s->CheckStall(now_ns, timeout_ns, &snap)) out.push_back(std::move(snap));
+    switch (s->CheckStall(now_ns, timeout_ns, &snap)) {
+      case StallChange::kStalled: out.stalled.push_back(std::move(snap)); break;
+      case StallChange::kRecovered: out.recovered.push_back(std::move(snap)); break;
+      case StallChange::kNone: break;
+    }
   }
   return out;
 }

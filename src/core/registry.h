@@ -20,6 +20,8 @@ namespace ncclscope {
 // the flight recorder (2,048 records, about 300 KB per communicator at the default depth).
 enum class SnapshotScope { kFull, kWithoutRecorder };
 
+enum class StallChange { kNone, kStalled, kRecovered };
+
 // Implemented by whoever owns a communicator's live state (the profiler's context).
 class CommSource {
  public:
@@ -27,8 +29,11 @@ class CommSource {
   // Fills a consistent copy (`completed` left empty with kWithoutRecorder); called with the registry lock
   // held, must not call back into it.
   virtual void Fill(CommSnapshot* out, SnapshotScope scope = SnapshotScope::kFull) const = 0;
-  // Stall watch: true (and `out` filled) when this source newly became stalled at `now_ns`.
-  virtual bool CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) { return false; }
+  // Stall watch: kStalled (and `out` filled) when this source newly became stalled at `now_ns`, kRecovered (and
+  // `out` filled) when the stall it last reported is over.
+  virtual StallChange CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) {
+    return StallChange::kNone;
+  }
 };
 
 // Process-level counters that belong to no communicator (events with a NULL context, PXN).
@@ -38,7 +43,8 @@ class ProcessCounterSource {
   virtual void FillProcess(ProcessSnapshot* out) const = 0;
 };
 
-enum class DumpReason { kFinalize, kStall, kRequest };
+// kRecovered: a stalled communicator went on (its stall dump stays on disk; this one shows the stall is over).
+enum class DumpReason { kFinalize, kStall, kRequest, kRecovered };
 using CommDumpHook = void (*)(const CommSnapshot& snap, DumpReason reason);
 
 class CommRegistry {
@@ -52,8 +58,11 @@ class CommRegistry {
 
   // A consistent copy of every live communicator, plus process-level counters.
   ProcessSnapshot Snapshot(SnapshotScope scope = SnapshotScope::kFull) const;
-  // Runs CheckStall on every source under the lock and returns the newly stalled ones.
-  std::vector<CommSnapshot> CollectStalls(uint64_t now_ns, uint64_t timeout_ns);
+  // Runs CheckStall on every source under the lock: the newly stalled ones and those whose stall is over.
+  struct StallChanges {
+    std::vector<CommSnapshot> stalled, recovered;
+  };
+  StallChanges CollectStalls(uint64_t now_ns, uint64_t timeout_ns);
 
   // Hooks are process-wide and live for the process (the library is -z nodelete); all are added by
   // InstallPluginServices (src/plugin). Adding one twice is a no-op. They run in the order added.

@@ -92,7 +92,7 @@ class CommContext final : public CommSource {
 
   // Registry side.
   void Fill(CommSnapshot* out, SnapshotScope scope = SnapshotScope::kFull) const override;
-  bool CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) override;
+  StallChange CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) override;
   // kernel_ch: the KernelCh count to report instead of the counter (Fill adds the in-flight operations').
   void FillCounters(std::map<std::string, uint64_t>* dropped, std::map<std::string, uint64_t>* events,
                     const uint64_t* kernel_ch = nullptr) const;
@@ -220,6 +220,9 @@ class CommContext final : public CommSource {
   std::atomic<bool> finalized_{false};
   std::atomic<bool> stalled_{false};
   std::atomic<uint64_t> stalled_arrival_{UINT64_MAX};
+  // The stall last reported (CheckStall only, under the registry lock): for the line that says it is over.
+  Func stalled_func_ = Func::kOther;
+  uint64_t stalled_seq_ = 0, stalled_since_ns_ = 0;
   mutable std::atomic<uint64_t> kernel_ch_reported_{0};  // the highest KernelCh count a snapshot reported
 };
 

@@ -25,24 +25,35 @@ const Op* CommContext::OldestInFlight() const {
   return oldest;
 }
 
-bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) {
+StallChange CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot* out) {
   StallPolicy policy = cfg_.stall;
   policy.cap_ns = timeout_ns;
   const CommNetStillness still = NetStillnessOf(comm_hash(), now_ns);
   if (still.carried) stillness_.Sample(now_ns, still.quiet_ns, still.pending);
   const WaitSite stall = FindWait(now_ns, policy);
   if (!stall.present) {
-    stalled_.store(false, std::memory_order_relaxed);
-    return false;
+    if (!stalled_.exchange(false, std::memory_order_relaxed)) return StallChange::kNone;
+    // The stall dump stays on disk, and read alone it looks like a hang: a dump now shows the rank went on.
+    Fill(out);
+    NCCLSCOPE_WARN(subsys::kProfile,
+                   "communicator 0x%016llx (%s) rank %d went on: the stall reported in %s seq %llu is over, %.1f s "
+                   "after that operation began",
+                   static_cast<unsigned long long>(comm_hash()), info_.has_name ? info_.name.c_str() : "-", rank(),
+                   FuncName(stalled_func_), static_cast<unsigned long long>(stalled_seq_),
+                   static_cast<double>(ElapsedNs(stalled_since_ns_, now_ns)) / 1e9);
+    return StallChange::kRecovered;
   }
   // One report per stalled operation; a network-only stall is one report however many operations the host issues
   // behind it.
   const uint64_t key = stall.network_only ? UINT64_MAX - 1 : stall.arrival;
   if (stalled_arrival_.load(std::memory_order_relaxed) == key && stalled_.load(std::memory_order_relaxed)) {
-    return false;
+    return StallChange::kNone;
   }
   stalled_arrival_.store(key, std::memory_order_relaxed);
   stalled_.store(true, std::memory_order_relaxed);
+  stalled_func_ = stall.func;
+  stalled_seq_ = stall.seq;
+  stalled_since_ns_ = now_ns - std::min(now_ns, stall.age_ns);
   Fill(out);
   const WaitSite& w = out->wait;
   std::string where = w.present ? WaitClassName(w.cls) : "-";
@@ -62,7 +73,7 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
                    static_cast<unsigned long long>(comm_hash()), info_.has_name ? info_.name.c_str() : "-",
                    rank(), static_cast<double>(stall.age_ns) / 1e9, FuncName(stall.func),
                    static_cast<unsigned long long>(stall.seq), where.c_str());
-    return true;
+    return StallChange::kStalled;
   }
   NCCLSCOPE_WARN(subsys::kProfile,
                  "communicator 0x%016llx (%s) rank %d stalled: %s seq %llu in flight for %.1f s (threshold %.1f s); "
@@ -71,7 +82,7 @@ bool CommContext::CheckStall(uint64_t now_ns, uint64_t timeout_ns, CommSnapshot*
                  rank(), FuncName(stall.func), static_cast<unsigned long long>(stall.seq),
                  static_cast<double>(stall.age_ns) / 1e9, static_cast<double>(stall.threshold_ns) / 1e9,
                  where.c_str());
-  return true;
+  return StallChange::kStalled;
 }
 
 uint64_t CommContext::StallThreshold(const OpRecord& op, uint64_t now_ns, const StallPolicy& policy,

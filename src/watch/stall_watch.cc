@@ -90,11 +90,15 @@ void StallWatch::Run() {
       ++ticks_;
     }
     // Dumps run outside every lock of ours except the hooks' own.
-    std::vector<CommSnapshot> stalled = CommRegistry::Instance().CollectStalls(MonotonicNs(), timeout_ns);
+    CommRegistry::StallChanges changes = CommRegistry::Instance().CollectStalls(MonotonicNs(), timeout_ns);
+    const std::vector<CommSnapshot>& stalled = changes.stalled;
     const bool requested = TakeDumpRequest();
-    if (!stalled.empty() || requested) SpreadCreates();
+    if (!stalled.empty() || !changes.recovered.empty() || requested) SpreadCreates();
     for (const CommSnapshot& snap : stalled) CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kStall);
     if (!stalled.empty()) DumpOtherComms(stalled);
+    for (const CommSnapshot& snap : changes.recovered) {
+      CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kRecovered);
+    }
     if (requested) {
       const ProcessSnapshot all = CommRegistry::Instance().Snapshot();
       for (const CommSnapshot& snap : all.comms) CommRegistry::Instance().RunDumpHooks(snap, DumpReason::kRequest);

@@ -1125,6 +1125,36 @@ class RecoveredTest(FileCase):
             self.assertEqual("  note     the job's newest dump was written 10 min ago: if the job still runs, this "
                              "stall may be over" in out.getvalue(), noted)
 
+    def recovered(self, r, seq=4, t=9):
+        return dump(r, completed=history(seq + 3), reason="recovered", snapshot_monotonic_ns=t,
+                    clock={"mono_before_ns": t, "realtime_ns": 10**18 + t, "mono_after_ns": t})
+
+    def test_a_running_job_whose_stall_is_over(self):
+        # The dumps a job still running leaves after a pause of rank 1: ranks 0 and 2 stalled waiting on it and
+        # wrote their recovered dumps once they went on; rank 1 never stalled, so it never dumped.
+        os.mkdir(os.path.join(self.dir.name, "h"))
+        for r in (0, 2):
+            self.write(f"h/ncclscope-comm-aa-rank{r}-stall.json", self.stall(r))
+            self.write(f"h/ncclscope-comm-aa-rank{r}-recovered.json", self.recovered(r))
+        rc, out, _ = self.run_main(self.dir.name)
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn("PROBLEM", out)
+        self.assertIn("no rank stuck or late; in 1 of them ranks that never stalled wrote no dump", out)
+        self.assertIn("undumped  rank 1 wrote no dump: a rank dumps on its own only when it stalls, and every stall "
+                      "found is over", out)
+        self.assertIn("its later recovered dump no longer has it in flight: recovered, not a hang", out)
+
+    def test_a_rank_without_a_dump_beside_a_stall_not_over(self):
+        # The same, but nothing shows rank 2's stall over (rank 0 went on only as far as the operation both waited
+        # in): rank 1's silence is evidence again.
+        ranks = comm(self.stall(0), self.stall(2))
+        ranks[0] = dict(comm(dump(0, completed=history(5), reason="recovered", snapshot_monotonic_ns=9))[0],
+                        _older=(ranks[0],))
+        result = report.analyze({"0xaa": ranks})
+        [e] = result["entries"]
+        self.assertNotEqual(e["status"], "healthy")
+        self.assertEqual([f["kind"] for f in e["findings"] if f["kind"] == "undumped"], [])
+
     def test_a_stall_still_in_flight_later_is_no_recovery(self):
         later = dict(self.stall(0, t=9), reason="request", stalled=False)
         ranks = {0: dict(comm(later)[0], _older=(comm(self.stall(0))[0],))}

@@ -287,6 +287,43 @@ TEST(SimFaults, HangEndsByTimeoutAndStallWatchFires) {
   EXPECT_GE(stalled, 1) << "no dump with \"stalled\":true in " << d.path();
 }
 
+// A pause the job comes through (one, before op 40 of 77): the ranks waiting on the paused one dump on their stall
+// and, once they go on, again with reason "recovered", the stalled operation no longer in flight (the stall dump
+// stays, and read alone it looks like a hang). Rank 0 straggles 60 ms per op so that the job outlasts the stall
+// watch's next tick after the pause (a job that finalizes first leaves its finalize dumps instead).
+TEST(SimFaults, StallThatEndsWritesARecoveredDump) {
+  if (!PluginHasProfiler()) GTEST_SKIP() << "no ncclProfiler_v* in the plugin: no stall watch";
+  ScopedTempDir d;
+  SimRun r = RunSim("--ranks 3 --ops allreduce --sizes 64K:64K --iters 75 --pause 1:4/40 --straggle 0:60",
+                    std::string("NCCLSCOPE_STALL_TIMEOUT_S=1 NCCLSCOPE_DUMP_DIR=") + d.path(), d.path());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("went on: the stall reported in AllReduce seq"), std::string::npos) << r.err;
+  int pairs = 0;
+  for (int rank : {0, 2}) {
+    std::string stall_path, recovered_path;
+    for (const auto& e : fs::recursive_directory_iterator(d.path())) {
+      const std::string name = e.path().filename().string();
+      const std::string tag = "-rank" + std::to_string(rank);
+      if (name.find(tag + "-stall.json") != std::string::npos) stall_path = e.path().string();
+      if (name.find(tag + "-recovered.json") != std::string::npos) recovered_path = e.path().string();
+    }
+    ASSERT_FALSE(stall_path.empty()) << "rank " << rank << " wrote no stall dump in " << d.path();
+    ASSERT_FALSE(recovered_path.empty()) << "rank " << rank << " wrote no recovered dump in " << d.path();
+    json stall = ncclscope::testing::ReadDump(stall_path), recovered = ncclscope::testing::ReadDump(recovered_path);
+    ASSERT_TRUE(stall.is_object() && recovered.is_object());
+    EXPECT_EQ(recovered["reason"], "recovered");
+    EXPECT_EQ(recovered["stalled"], false);
+    EXPECT_GT(recovered["snapshot_monotonic_ns"].get<uint64_t>(), stall["snapshot_monotonic_ns"].get<uint64_t>());
+    ASSERT_FALSE(stall["in_flight"].empty()) << stall.dump();
+    const json& op = stall["in_flight"][0];
+    for (const json& o : recovered["in_flight"]) {
+      EXPECT_FALSE(o["func"] == op["func"] && o["seq"] == op["seq"]) << "still in flight: " << o.dump();
+    }
+    ++pairs;
+  }
+  EXPECT_EQ(pairs, 2);
+}
+
 TEST(SimFaults, KillIsReportedWithTheDeadPeer) {
   ScopedTempDir d;
   SimRun r = RunSim("--ranks 4 --ops allreduce --sizes 64K:64K --iters 10 --kill 1@3 --timeout 60", "", d.path());

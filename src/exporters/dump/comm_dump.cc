@@ -56,6 +56,7 @@ std::string OneLine(const json& j) { return j.dump(-1, ' ', false, json::error_h
 const char* DumpReasonSuffix(DumpReason reason) {
   switch (reason) {
     case DumpReason::kStall: return "-stall";
+    case DumpReason::kRecovered: return "-recovered";
     case DumpReason::kFinalize: return "";
     default: return "-request";
   }
@@ -69,6 +70,7 @@ std::string CommDumpName(uint64_t comm_hash, int rank, DumpReason reason) {
 const char* DumpReasonName(DumpReason reason) {
   switch (reason) {
     case DumpReason::kStall: return "stall";
+    case DumpReason::kRecovered: return "recovered";
     case DumpReason::kFinalize: return "finalize";
     default: return "request";
   }

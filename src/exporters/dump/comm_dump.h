@@ -25,7 +25,7 @@ namespace ncclscope::dump {
 const char* DumpReasonSuffix(DumpReason reason);
 // "ncclscope-comm-<hash as 16 hex>-rank<r><DumpReasonSuffix>.json.gz"
 std::string CommDumpName(uint64_t comm_hash, int rank, DumpReason reason);
-// "stall", "finalize" or "request" (the dump signal or a tool).
+// "stall", "recovered" (a stall is over), "finalize" or "request" (the dump signal or a tool).
 const char* DumpReasonName(DumpReason reason);
 // The folder a dump of `reason` goes to, relative to the dump directory: "" (finalize) or the host name.
 std::string CommDumpSubdir(DumpReason reason);

@@ -22,7 +22,7 @@ inline constexpr char kCommDumpSchema[] = "ncclscope.comm.v2";
 struct DumpContext {
   std::string host;
   std::string job_id;
-  std::string reason;  // "stall", "finalize" or "request"
+  std::string reason;  // "stall", "recovered", "finalize" or "request"
   nlohmann::json identity;  // {"global_rank", "local_rank", "gpu_uuid", "nccl_version"}
   ClockSample clock;
   std::vector<NetErrorRecord> net_errors;

@@ -306,6 +306,20 @@ def _stale_finding(stale, ranks):
             "text": text + ": it stopped writing dumps (frozen, or gone), so it is read as a rank without a dump"}
 
 
+def _all_went_on(ranks, waits):
+    """True when nothing waits and every dump found is of a stall the rank went past (a recovered dump, or a stall
+    dump recovered.py took out): the dumps of a job still running after a stall. The other ranks never stalled,
+    so they had no reason to dump, and their silence says nothing."""
+    return bool(ranks) and not waits and all(d.get("reason") == "recovered" or d.get("_recovered")
+                                             for d in ranks.values())
+
+
+def _undumped(missing):
+    return {"kind": "undumped", **missing_fields(missing, "ranks"),
+            "text": f"{rank_list(missing)} wrote no dump: a rank dumps on its own only when it stalls, and every "
+                    f"stall found is over (SIGUSR2 makes every live rank dump)"}
+
+
 def diagnose(ranks, nranks, live_globals=frozenset(), live_procs=frozenset()):
     """Findings for one communicator ({rank: summary}, its size); empty when nothing is missing or waiting.
     live_globals / live_procs: global ranks and (host, pid) of every process with a dump, job-wide."""
@@ -321,7 +335,9 @@ def diagnose(ranks, nranks, live_globals=frozenset(), live_procs=frozenset()):
 
     problems, skip = _mismatch(ranks, waits)
     problems += _coll_behind(ranks, waits, skip) + _p2p_behind(ranks, waits)
-    if missing:
+    if missing and _all_went_on(ranks, waits):
+        notes.append(_undumped(missing))
+    elif missing:
         f = _missing(missing, waits, ranks, live_globals, live_procs)
         wait_field.refine_missing(f, ranks, missing, live_globals)
         problems.append(f)

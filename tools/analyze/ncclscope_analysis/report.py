@@ -345,8 +345,11 @@ def job_verdict(result):
     if not bad:
         nranks = sum(len(e["_ranks"]) for e in entries)
         if back:
+            quiet = sum(1 for e in entries for f in e["findings"] if f["kind"] == "undumped")
             return (f"healthy: {len(entries)} communicator(s), {nranks} rank dumps; {back} communicator(s) stalled "
-                    f"and recovered (their later dumps show progress past the stall), no rank missing, stuck or late")
+                    f"and recovered (their later dumps show progress past the stall), no rank stuck or late"
+                    + (f"; in {quiet} of them ranks that never stalled wrote no dump" if quiet else
+                       ", none missing"))
         blind = [e for e in entries if e["status"] == CANNOT_TELL]
         if blind:
             return (f"cannot tell: {len(blind)} of {len(entries)} communicator(s) could not show a hang (no KernelCh "
