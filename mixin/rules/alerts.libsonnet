@@ -254,14 +254,17 @@ local words(d) =
           },
           // A rank's communicator stopped reporting while the other ranks of that communicator still report it:
           // the rank exited, crashed, or destroyed the communicator alone. (Targets that are down are
-          // NcclscopeRankDown; a job that ended everywhere raises nothing.)
+          // NcclscopeRankDown; a job that ended everywhere raises nothing.) A down target is matched to its
+          // series by (job, instance), the labels of the scrape: under prometheus-operator `up` has no global_rank.
           {
             alert: "NcclscopeRankMissing",
             expr: |||
-              group by (ncclscope_job, comm, rank, host, global_rank) (max_over_time(ncclscope_comm_info%(sel)s[%(rankMemory)s]))
+              group by (ncclscope_job, comm, rank, host, global_rank) (
+                max_over_time(ncclscope_comm_info%(sel)s[%(rankMemory)s])
+                unless on (job, instance) (up{ncclscope_job!=""%(selc)s} == 0)
+              )
               unless on (ncclscope_job, comm, rank) ncclscope_comm_info%(sel)s
               and on (ncclscope_job, comm) ncclscope_comm_info%(sel)s
-              unless on (ncclscope_job, host, global_rank) (up{ncclscope_job!=""%(selc)s} == 0)
             ||| % c,
             'for': c.rankMissingFor,
             labels: {'severity': 'critical'},

@@ -3,7 +3,7 @@
 job: `up` carries the job, host and local rank the shipped rules join on, the exposition's identity labels keep
 their names (no exported_*), the pod's other ports are not scraped, and a frozen rank is named by the shipped
 rules' NcclscopeHang (class process, from its failed scrapes) and by NcclscopeRankDown's expression, with its
-global rank and communicator.
+global rank and communicator, while NcclscopeRankMissing's expression leaves the down target alone.
 
 What stands in for Kubernetes (named as such): the operator's service discovery. Each rank is a file_sd target
 carrying the __meta_kubernetes_* labels kubernetes_sd gives a pod's container port, and the scrape job holds the
@@ -120,7 +120,8 @@ def main():
     monitor = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/podmonitor.yaml")))
     config_map = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/configmap.yaml")))
     alerts = yaml.safe_load(open(os.path.join(src, "rules/ncclscope-alerts.yml")))
-    rank_down = next(r["expr"] for g in alerts["groups"] for r in g["rules"] if r.get("alert") == "NcclscopeRankDown")
+    expr = {r["alert"]: r["expr"] for g in alerts["groups"] for r in g["rules"] if "alert" in r}
+    rank_down, rank_missing = expr["NcclscopeRankDown"], expr["NcclscopeRankMissing"]
 
     work = tempfile.mkdtemp(prefix="ncclscope-podmonitor-")
     pod_sd = os.path.join(work, "pod-sd")
@@ -178,11 +179,15 @@ def main():
             hang = wait_for(lambda: firing(prom).get(JOB, []), lambda r: len(r) >= 1, 90)
             hang_s = time.time() - t0
             down = wait_for(lambda: prom.query(rank_down), lambda r: len(r) >= 1, 60)
+            # Its series went stale with its failed scrapes; a down target is RankDown's, not RankMissing's.
+            missing = prom.query(rank_missing)
         finally:
             os.kill(frozen_pid, signal.SIGCONT)
         named = sorted({(s["metric"].get("global_rank"), s["metric"].get("host")) for s in down})
         check(named == [(frozen_global, NODE)] and all(s["metric"].get("comm") for s in down),
               f"NcclscopeRankDown's expression names the frozen rank: {named} with its communicator(s)")
+        check(missing == [], "NcclscopeRankMissing's expression leaves the down target to RankDown: "
+              f"{[s['metric'].get('global_rank') for s in missing]}")
         culprits = sorted({(labels.get("global_rank"), labels.get("class")) for labels, _ in hang})
         check(culprits == [(frozen_global, "process")],
               f"NcclscopeHang (the shipped rules) names the frozen rank, {hang_s:.0f} s after the freeze: "
