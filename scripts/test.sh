@@ -28,7 +28,8 @@ main_tier
 # rdma2_peer_link_down exited 50 s late after failing in time, and 5 reruns of that test passed
 # (tests/rdma/sim_ranks.sh now records where a late rank waits). The rerun boots fresh guests for the failed tests
 # only (build/rdma2-failed; all of them when the tier died before listing any): on 2026-12-06 a CI run's first
-# attempt failed rdma2_guest_frozen alone, and its full rerun lost the guests' link at another test 2 minutes in.
+# attempt failed rdma2_guest_frozen alone, and its full rerun lost the guests' link at another test 2 minutes in
+# (guest A's virtio transmit queue stopped for good, its kernel's napi_tx at fault: guest_vm.sh now turns it off).
 # Both attempts print; a second failure fails.
 rdma2() { ctest --test-dir build --output-on-failure --timeout 900 -R '^rdma2_tier$'; }
 rdma2 || {
