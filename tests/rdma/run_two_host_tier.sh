@@ -37,11 +37,11 @@ export RDMA2_MANIFEST=$R/manifest
 
 # The network: per link, one tap device per guest on a host bridge of its own (the kernel forwards, QEMU only
 # reads and writes its tap; a frozen or slow peer's frames are dropped at its tap's queue). Without tap or bridge
-# (no /dev/net/tun, not root) QEMU's point-to-point UDP socket netdev, two free local ports per link. Twice in
-# CI, with the UDP netdev, guest A's first NIC stopped transmitting for good (its kernel's "TX timeout" every 5 s
-# from then on: the virtio queue no longer drained), once while B was frozen and once under plain load; never
-# seen here. Not listen=/connect= (TCP): B must then connect after A listens, and once here, on a host loaded by
-# another guest, B's QEMU ended up with no connection at all (B: "No route to host").
+# (no /dev/net/tun, not root) QEMU's point-to-point UDP socket netdev, two free local ports per link. Neither
+# backend kept guest A's first NIC from stopping for good (twice in CI over UDP, once here over tap with B
+# frozen): that was the guest kernel's napi_tx, which guest_vm.sh turns off. Not listen=/connect= (TCP): B must
+# then connect after A listens, and once here, on a host loaded by another guest, B's QEMU ended up with no
+# connection at all (B: "No route to host").
 tag=r2-$$
 links=()
 # Bridges and taps of earlier runs killed before their trap ran (their runner's pid is gone).
@@ -57,14 +57,12 @@ tap_link() {  # tap_link N: bridge $tag-bN with taps $tag-aN and $tag-cN (A's an
 }
 cleanup_links() { for l in "${links[@]}"; do ip link del "$l" 2>/dev/null; done; }
 if { tap_link 0 && tap_link 1; } 2> "$R/tap.err"; then
-  net=tap
   a0="tap,ifname=$tag-a0,script=no,downscript=no" a1="tap,ifname=$tag-a1,script=no,downscript=no"
   b0="tap,ifname=$tag-c0,script=no,downscript=no" b1="tap,ifname=$tag-c1,script=no,downscript=no"
   where="host bridges $tag-b0, $tag-b1"
 else
   cleanup_links; links=()
   echo "rdma2_tier: no tap on a bridge here ($(tail -n 1 "$R/tap.err")): QEMU's UDP socket netdev instead"
-  net=udp
   used() { ss -Hlun "sport = :$1" | grep -q .; }
   pa_=$((20000 + RANDOM % 20000)); while used $pa_; do pa_=$((pa_ + 1)); done
   pb_=$((pa_ + 1)); while used $pb_; do pb_=$((pb_ + 1)); done
