@@ -229,13 +229,15 @@ def main():
         check(head.startswith("HTTP/1.1 404") and "X-Frame-Options: deny" in head, "/nope: 404 with the headers")
 
         prom = Prometheus(work, [])
-        deadline, up = time.time() + 60, []
+        deadline, up = time.time() + 120, []  # the first scrapes; slow only on a starved host
         while time.time() < deadline:
             up = prom.query('up{job="ncclscope"} == 1')
             if len(up) == 2:
                 break
             time.sleep(1)
         check(len(up) == 2, f"Prometheus (negotiating OpenMetrics) scrapes both ranks: {len(up)} up")
+        if len(up) != 2:
+            print("--- Prometheus's targets\n" + prom.targets_report())
         counters = prom.query('count({__name__=~"ncclscope_.*_total"})')
         check(bool(counters) and float(counters[0]["value"][1]) > 0,
               "Prometheus stores the counters under their _total names")

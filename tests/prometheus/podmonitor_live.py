@@ -151,9 +151,11 @@ def main():
         prom = PrometheusServer(cfg, work)
 
         target = f'up{{job="{NAMESPACE}/{monitor["metadata"]["name"]}"}}'
-        up = wait_for(lambda: prom.query(target + " == 1"), lambda r: len(r) == 2, 60)
+        up = wait_for(lambda: prom.query(target + " == 1"), lambda r: len(r) == 2, 120)
         check(len(up) == 2 and len(prom.query(target)) == 2,
               f"the two ranks' ports are scraped and the pod's http port is not ({len(prom.query(target))} targets)")
+        if len(up) != 2:
+            print("--- Prometheus's targets\n" + prom.targets_report())
         for series in up:
             m = series["metric"]
             lr = m.get("local_rank", "?")

@@ -1,6 +1,6 @@
 """Real Prometheus and Alertmanager servers for the Python tests: started on a free loopback port and waited for
-until ready (retried on another port if the first is taken between the probe and the bind), read through their HTTP
-API, stopped.
+until ready (retried on another port if the first is taken between the probe and the bind, or if the answer came from
+another test's server on that port), read through their HTTP API, stopped.
 """
 import json
 import os
@@ -17,6 +17,29 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def listens_on(pid, port):
+    """Whether process PID holds the listening TCP socket on 127.0.0.1:PORT. A server that lost the race for its
+    port exits, but until then its ready probe can be answered by the winner: another test's server."""
+    inodes = set()
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if fields[1] == f"0100007F:{port:04X}" and fields[3] == "0A":  # 0A: LISTEN
+                inodes.add(fields[9])
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            return True
+    return False
 
 
 def http_get(port, path, params=None, timeout=30):
@@ -42,7 +65,9 @@ class Server:
             while time.time() < deadline and self.proc.poll() is None:
                 try:
                     http_get(self.port, "/-/ready", timeout=2)
-                    return
+                    if listens_on(self.proc.pid, self.port):
+                        return
+                    break  # another server answered on our port: ours cannot bind it
                 except OSError:
                     time.sleep(0.2)
             self.stop()
@@ -76,3 +101,11 @@ class PrometheusServer(Server):
 
     def query(self, expr):
         return self.api("/api/v1/query", query=expr)["result"]
+
+    def targets_report(self):
+        """A line per target: its URL, health, last scrape and last error; for a test that waited in vain."""
+        lines = []
+        for t in self.api("/api/v1/targets")["activeTargets"]:
+            lines.append(f"    {t['scrapeUrl']} {t['health']} last scrape {t['lastScrape']} "
+                         f"({t.get('lastScrapeDuration', 0):.3f} s) {t.get('lastError') or ''}")
+        return "\n".join(lines) or "    (no active targets)"
