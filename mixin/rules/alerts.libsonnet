@@ -224,12 +224,17 @@ local words(d) =
           // An ncclscope HTTP target found through file_sd does not answer while other ranks of its job still do:
           // the process died, hangs hard or the host is gone. One alert per communicator the rank was in during
           // the last 15 minutes. (An exited rank's target stays for NCCLSCOPE_OUTPUT_GRACE_S, down; a job that
-          // ended everywhere raises nothing.)
+          // ended everywhere raises nothing.) The down targets are grouped before the `and`: a comparison leaves the
+          // series it fails as empty ones in VictoriaMetrics, and only an empty right side spares it the 15-minute
+          // read of every rank's communicators (the hang rules' gates, docs/scaling.md).
           {
             alert: "NcclscopeRankDown",
             expr: |||
               (
-                (max_over_time(ncclscope_comm_info%(sel)s[%(rankMemory)s]) and on (job, instance) (up{ncclscope_job!=""%(selc)s} == 0))
+                (
+                  max_over_time(ncclscope_comm_info%(sel)s[%(rankMemory)s])
+                  and on (job, instance) group by (job, instance) (up{ncclscope_job!=""%(selc)s} == 0)
+                )
                 or on (job, instance)
                 (up{ncclscope_job!=""%(selc)s} == 0)
               )
@@ -256,6 +261,9 @@ local words(d) =
           // the rank exited, crashed, or destroyed the communicator alone. (Targets that are down are
           // NcclscopeRankDown; a job that ended everywhere raises nothing.) A down target is matched to its
           // series by (job, instance), the labels of the scrape: under prometheus-operator `up` has no global_rank.
+          // Read only for communicators where fewer ranks report than their nranks label says: that gate reads the
+          // current series; the 15-minute read of every rank's communicators is then skipped in VictoriaMetrics while
+          // none is missing (where a shard holds part of a job's ranks the gate always passes, at the old cost).
           {
             alert: "NcclscopeRankMissing",
             expr: |||
@@ -264,7 +272,12 @@ local words(d) =
                 unless on (job, instance) (up{ncclscope_job!=""%(selc)s} == 0)
               )
               unless on (ncclscope_job, comm, rank) ncclscope_comm_info%(sel)s
-              and on (ncclscope_job, comm) ncclscope_comm_info%(sel)s
+              and on (ncclscope_job, comm)
+              group by (ncclscope_job, comm) (
+                count_values by (ncclscope_job, comm) ("nranks",
+                  count by (ncclscope_job, comm) (group by (ncclscope_job, comm, rank) (ncclscope_comm_info%(sel)s)))
+                unless on (ncclscope_job, comm, nranks) ncclscope_comm_info%(sel)s
+              )
             ||| % c,
             'for': c.rankMissingFor,
             labels: {'severity': 'critical'},

@@ -91,6 +91,12 @@ local processCulprit = std.strReplace(|||
 local funcRanks = 'count by (ncclscope_job, comm, func) (group by (ncclscope_job, comm, rank, func) (ncclscope_comm_wait_seconds%(sel)s))';
 // In how many functions they wait: one before a kernel or a link is named, two or more before a mismatch.
 local funcCount = 'count by (ncclscope_job, comm) (' + funcRanks + ')';
+// Communicators whose stalled ranks wait in two functions or more: a gate, the last operand of an `and` chain.
+// VictoriaMetrics evaluates an `and`'s right side first and skips the left one when that is empty, as this is in a
+// hang in one function (the common one), so the mismatch arms then cost one read of the wait series, not six. A
+// comparison leaves its failed series in VictoriaMetrics as empty ones, which do not count as empty: the outer
+// `group` drops them (docs/scaling.md, "Gates on the right").
+local funcsOver1 = 'group by (ncclscope_job, comm) (count by (ncclscope_job, comm) (group by (ncclscope_job, comm, func) (ncclscope_comm_wait_seconds%(sel)s)) > 1)';
 // The mismatch culprit (the rule below) from raw series only, as the process and idle ones: the stalled ranks
 // waiting in a function fewer of them wait in than in another. The two guards after it are implied where every read
 // of a query sees the same series, which VictoriaMetrics does not promise for series just created: in the live
@@ -102,10 +108,10 @@ local mismatchCulprit =
   '(\n  group by (ncclscope_job, comm, rank, host, global_rank, func) (ncclscope_comm_wait_seconds%(sel)s)\n'
   + '  and on (ncclscope_job, comm, func)\n  (\n    ' + funcRanks + '\n'
   + '    < on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (' + funcRanks + ')\n  )\n'
-  + '  and on (ncclscope_job, comm) (' + funcCount + ' > 1)\n'
   + '  and on (ncclscope_job, comm, func)\n  (\n    ' + funcRanks + ' * 2\n'
   + '    < on (ncclscope_job, comm) group_left\n'
-  + '    count by (ncclscope_job, comm) (group by (ncclscope_job, comm, rank) (ncclscope_comm_wait_seconds%(sel)s))\n  )\n)\n'
+  + '    count by (ncclscope_job, comm) (group by (ncclscope_job, comm, rank) (ncclscope_comm_wait_seconds%(sel)s))\n  )\n'
+  + '  and on (ncclscope_job, comm) ' + funcsOver1 + '\n)\n'
   + '* on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)\n';
 // The peers stalled ranks wait on, named by global rank (as ncclscope's net half names them), as ranks of the
 // communicator: global_rank and host are the peer's.
@@ -123,7 +129,8 @@ local kernelCulprit =
   + '  ncclscope_comm_wait_seconds{class="kernel"%(selc)s}\n'
   + '  and on (ncclscope_job, comm, global_rank)\n' + indent(waitedOnByGlobalRank, '  ') + '\n'
   + '  and on (ncclscope_job, comm, func)\n'
-  + '  (' + funcRanks + '\n    and on (ncclscope_job, comm) (' + funcCount + ' == 1))\n)\n'
+  + '  (' + funcRanks + '\n    and on (ncclscope_job, comm) (' + funcCount + ' == 1))\n'
+  + '  and on (ncclscope_job, comm) ncclscope_comm_wait_seconds{class="kernel"%(selc)s}\n)\n'
   + '* on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)\n';
 // Each rank's latest good scrape in the last hangCommMemory (a subquery of `up`, one series per rank): one that
 // answered after a stall began was alive during the hang, so a later failed scrape of theirs is an overloaded host,
@@ -158,6 +165,13 @@ local silentCulprit =
 local byPrecedence(arms) =
   'max without (culprit_global_rank, culprit_host, instance, job, local_rank, gpu_uuid, gpu_instance_id, rank, direction, via, from) (\n'
   + indent(std.join('\nor on (ncclscope_job, comm)\n', arms), '  ') + '\n)\n';
+// A rule's precedence as a gate: its result is kept where its communicator has no culprit of an earlier class.
+// The same as `unless on (ncclscope_job, comm) <earlier culprit>` for a result valued from ncclscope:hang_comm_seconds,
+// but as the last operand of an `and` it lets VictoriaMetrics skip the whole rule where an earlier class already
+// names the culprit (see funcsOver1), instead of evaluating it to throw it away.
+local unlessEarlier(culprits) =
+  'and on (ncclscope_job, comm)\n(\n  ncclscope:hang_comm_seconds\n'
+  + std.join('', ['  unless on (ncclscope_job, comm) ' + c + '\n' for c in culprits]) + ')\n';
 local recorded(class) = 'ncclscope:hang_culprit{class="' + class + '"}';
 local withClass(expr, class) = 'label_replace(\n' + indent(expr, '  ') + ', "class", "' + class + '", "", "")';
 local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatch', 'not_joined', 'kernel', 'link']]);
@@ -305,15 +319,14 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
           },
           {
             record: "ncclscope:hang_culprit",
-            expr: |||
+            expr: (|||
               (
                 group by (ncclscope_job, comm, rank, host, global_rank) (ncclscope_comm_wait_seconds{class="kernel"%(selc)s})
                 * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               )
               and on (ncclscope_job, comm, global_rank) ncclscope:hang_waited_on
               and on (ncclscope_job, comm) (ncclscope:hang_comm_funcs == 1)
-              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch|not_joined"}
-            ||| % c,
+            ||| + unlessEarlier(['ncclscope:hang_culprit{class=~"process|mismatch|not_joined"}'])) % c,
             labels: {'class': 'kernel'},
           },
           // The ranks of a job with a stalled communicator, valued with their latest good scrape (lastGoodScrape
@@ -373,7 +386,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
           // evaluation to the next with the scrape offsets, and the alert would name one link, then the other.
           {
             record: "ncclscope:hang_culprit",
-            expr: |||
+            expr: (|||
               label_replace(label_replace(label_replace(label_replace(
                 bottomk by (ncclscope_job, comm) (1,
                   (
@@ -395,8 +408,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
                 "peer_global_rank", "$1", "global_rank", "(.*)"), "peer_host", "$1", "host", "(.*)"),
                 "global_rank", "$1", "culprit_global_rank", "(.*)"), "host", "$1", "culprit_host", "(.*)")
               * 0 + on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
-              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch|not_joined|kernel"}
-            ||| % c,
+            ||| + unlessEarlier(['ncclscope:hang_culprit{class=~"process|mismatch|not_joined|kernel"}'])) % c,
             labels: {'class': 'link'},
           },
           // Pauses are not hangs: a named hang that ended by itself (the communicator is no longer stalled and
@@ -555,7 +567,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
           // previous evaluation's victims and name a rank whose wait began in between (promtool runs showed it).
           {
             record: "ncclscope:hang_culprit",
-            expr: |||
+            expr: (|||
               (
                 (
                   (ncclscope_comm_in_flight_operations%(sel)s == 0) + 1
@@ -586,9 +598,9 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
                 )
                 * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               )
-              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}
-              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="not_joined", from="idle"}
-            ||| % (c { collsIssued: collsIssued % c }),
+            ||| + unlessEarlier(['ncclscope:hang_culprit{class=~"process|mismatch"}',
+                                 'ncclscope:hang_culprit{class="not_joined", from="idle"}']))
+                  % (c { collsIssued: collsIssued % c }),
             labels: {'class': 'not_joined', 'from': 'in_flight'},
           },
         ],
@@ -604,7 +616,7 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
         rules: [
           {
             record: "ncclscope:hang_culprit",
-            expr: |||
+            expr: (|||
               (
                 (
                   group without (kind) (
@@ -624,10 +636,8 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
                 )
                 * on (ncclscope_job, comm) group_left ncclscope:hang_comm_seconds
               )
-              unless on (ncclscope_job, comm) ncclscope:hang_waited_on
-              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class=~"process|mismatch"}
-              unless on (ncclscope_job, comm) ncclscope:hang_culprit{class="not_joined", from="idle"}
-            ||| % c,
+            ||| + unlessEarlier(['ncclscope:hang_waited_on', 'ncclscope:hang_culprit{class=~"process|mismatch"}',
+                                 'ncclscope:hang_culprit{class="not_joined", from="idle"}'])) % c,
             labels: {'class': 'not_joined', 'from': 'progress'},
           },
         ],
