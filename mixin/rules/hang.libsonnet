@@ -123,7 +123,8 @@ local waitedOnByGlobalRank =
 // rank that names it by global rank, all of them in one function, the kernel's own (the engine may read the wait
 // series of one query at two moments: a mismatched rank's kernel that arrives between them must not pass for the
 // one function). (A peer named by its rank in the communicator only is the recorded rule's: that mapping reads
-// ncclscope_comm_info through a recorded edge.)
+// ncclscope_comm_info through a recorded edge.) Its last operand repeats the kernel-class wait as a gate (see
+// funcsOver1): no kernel-class wait, nothing else read.
 local kernelCulprit =
   'group by (ncclscope_job, comm, rank, host, global_rank) (\n'
   + '  ncclscope_comm_wait_seconds{class="kernel"%(selc)s}\n'
