@@ -87,16 +87,16 @@ local processCulprit = std.strReplace(|||
   * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
 |||, '    PEER_FAILED\n', indent(peerFailed, '    '));
 // How many stalled ranks of each communicator wait in each function (a rank in the minority waits in a collective
-// the others never issue), for ncclscope:hang_comm_funcs and the two culprits below.
+// the others never issue), for the two culprits below.
 local funcRanks = 'count by (ncclscope_job, comm, func) (group by (ncclscope_job, comm, rank, func) (ncclscope_comm_wait_seconds%(sel)s))';
 // In how many functions they wait: one before a kernel or a link is named, two or more before a mismatch.
-local funcCount = 'count by (ncclscope_job, comm) (' + funcRanks + ')';
+local funcCount = 'count by (ncclscope_job, comm) (group by (ncclscope_job, comm, func) (ncclscope_comm_wait_seconds%(sel)s))';
 // Communicators whose stalled ranks wait in two functions or more: a gate, the last operand of an `and` chain.
 // VictoriaMetrics evaluates an `and`'s right side first and skips the left one when that is empty, as this is in a
 // hang in one function (the common one), so the mismatch arms then cost one read of the wait series, not six. A
 // comparison leaves its failed series in VictoriaMetrics as empty ones, which do not count as empty: the outer
 // `group` drops them (docs/scaling.md, "Gates on the right").
-local funcsOver1 = 'group by (ncclscope_job, comm) (count by (ncclscope_job, comm) (group by (ncclscope_job, comm, func) (ncclscope_comm_wait_seconds%(sel)s)) > 1)';
+local funcsOver1 = 'group by (ncclscope_job, comm) (' + funcCount + ' > 1)';
 // The mismatch culprit (the rule below) from raw series only, as the process and idle ones: the stalled ranks
 // waiting in a function fewer of them wait in than in another. The two guards after it are implied where every read
 // of a query sees the same series, which VictoriaMetrics does not promise for series just created: in the live
