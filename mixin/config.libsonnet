@@ -79,6 +79,10 @@ local dur(seconds) =
     nicFlapWindow: '2m',
     nicHistory: '15m',
     nicHistoryOffset: '2m',
+    // ... once the job's pace was first recorded at least this long ago: a history of one early sample is no
+    // baseline (seen: a soft-RoCE test job whose first minute ran faster than the rest, on links whose emulation
+    // retransmits 2 times a second when healthy, raised the alert the moment its history began).
+    nicHistoryMinAge: '4m',
 
     // Pauses are not hangs (docs/stall-detection.md, "Pauses"). NcclscopeHang names the culprit within seconds at
     // hangEarlySeverity, which does not page; NcclscopeHangPage pages once the culprit has been stuck longer than

@@ -63,6 +63,7 @@ local words(d) =
       sum by (ncclscope_job) (rate(ncclscope_operation_duration_seconds_sum{kind="coll"%(selc)s}[%(nicDegradedWindow)s]))
       / (sum by (ncclscope_job) (rate(ncclscope_operation_duration_seconds_count{kind="coll"%(selc)s}[%(nicDegradedWindow)s])) > 0)
       > %(nicSlowdownFactor)s * avg_over_time(ncclscope:job_seconds_per_op:rate[%(nicHistory)s] offset %(nicHistoryOffset)s)
+      and on (ncclscope_job) count_over_time(ncclscope:job_seconds_per_op:rate[%(nicHistory)s] offset %(nicHistoryMinAge)s)
     ||| % c,
     // A degraded link below the ranks: a NIC that loses or damages traffic (retransmissions, errors) while its
     // job's collectives slow down against their own recent history. It names the host and the NIC, one alert per

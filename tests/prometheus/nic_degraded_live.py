@@ -2,8 +2,8 @@
 """The degraded-link alert live: a real Prometheus (Debian's) scrapes two emulated 2-rank jobs every 5 s through
 file_sd and evaluates every shipped rule file. Each job's two ranks run on two emulated hosts (network namespaces
 joined by a veth pair, tests/support/netns_link.py; host-a and host-b by NCCLSCOPE_NODE_NAME) over ncclscope's TCP
-transport. Once the jobs' own history is recorded (ncclscope:job_seconds_per_op, 2 minutes back: the alert compares
-against it), the fault job's link is rate-limited on host-b's side (tbf, 8 Mbit/s, 20 ms of queue: it slows every
+transport. Once the jobs' own history is recorded and 4 minutes old (ncclscope:job_seconds_per_op: the alert
+compares against it from then on), the fault job's link is rate-limited on host-b's side (tbf, 8 Mbit/s, 20 ms of queue: it slows every
 collective and drops what overflows). NcclscopeNicDegraded must then name host-b and its interface (vdata) within
 --within seconds, once, and nothing else. The control job, a rank that straggles 20 ms per collective on a healthy
 link, must raise nothing all run. --fault flap instead takes host-b's end of the link down for 2 s in every 6 s
@@ -60,9 +60,9 @@ def flap(link, stop):
 
 
 def history_recorded(prom, job):
-    """Whether the rules have the job's seconds per collective from at least 2 minutes ago (what the alert compares
-    against)."""
-    r = prom.query(f'count_over_time(ncclscope:job_seconds_per_op:rate{{ncclscope_job="{job}"}}[15m] offset 2m)')
+    """Whether the rules have the job's seconds per collective from at least 4 minutes ago (from then on the alert
+    compares against it)."""
+    r = prom.query(f'count_over_time(ncclscope:job_seconds_per_op:rate{{ncclscope_job="{job}"}}[15m] offset 4m)')
     return bool(r)
 
 
@@ -120,10 +120,10 @@ def main():
             fault_job, control_job = f"slow-link-r{rnd}", f"healthy-r{rnd}"
             link = start_job(fault_job, 2 * rnd, 5)
             start_job(control_job, 2 * rnd + 1, 20)
-            deadline = time.time() + 300
+            deadline = time.time() + 420
             while not all(history_recorded(prom, j) for j in (fault_job, control_job)):
                 if time.time() > deadline:
-                    failures.append(f"round {rnd}: no recorded history of the jobs after 300 s")
+                    failures.append(f"round {rnd}: no recorded history of the jobs after 420 s")
                     break
                 time.sleep(2)
             print(f"round {rnd}: history recorded; {fault_job}: {FAULTS[args.fault]}")

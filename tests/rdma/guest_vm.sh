@@ -38,6 +38,8 @@
 #                  beginning tap, is a -netdev tap instead (tap,ifname=TAP,script=no,downscript=no: a tap
 #                  the caller made and put on a bridge; run_two_host_tier.sh)
 #   RXE_VM_PIDFILE QEMU writes its pid there (a host-side runner can SIGSTOP/SIGCONT the guest)
+#   RXE_VM_MONITOR a unix socket path for QEMU's human monitor (a runner can flap a NIC's carrier:
+#                  set_link n0 off, the NIC on RXE_VM_NET; n1 the one on RXE_VM_NET2)
 # Several guests may run at once (run_two_host_tier.sh boots two): each has its own mktemp out dir, the
 # kernel cache is built under a lock and then only read, and a directory may be in several RXE_VM_RW.
 # Paths must not contain spaces or commas (QEMU's -virtfs and the kernel command line split on them).
@@ -186,7 +188,8 @@ q=0; timeout "${RXE_VM_TIMEOUT:-600}" qemu-system-x86_64 -nodefaults -display no
   -append "console=ttyS0 quiet panic=-1 rxe_out=$out rxe_rw=$rw" \
   -virtfs "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap" \
   -virtfs "local,path=$out,mount_tag=out,security_model=none" "${share[@]}" \
-  ${RXE_VM_PIDFILE:+-pidfile "$RXE_VM_PIDFILE"} </dev/null || q=$?
+  ${RXE_VM_PIDFILE:+-pidfile "$RXE_VM_PIDFILE"} ${RXE_VM_MONITOR:+-monitor "unix:$RXE_VM_MONITOR,server=on,wait=off"} \
+  </dev/null || q=$?
 cat "$out/stdout" 2>/dev/null || true; cat "$out/stderr" >&2 2>/dev/null || true
 grep -avE 'sysrq: Power Off|sysrq: Resetting|reboot: Power down' "$out/console" | tr -d '\r' > "$out/con" || true
 [ -s "$out/con" ] && { echo "guest_vm: guest console (kernel messages):" >&2; tail -n 40 "$out/con" >&2; }

@@ -14,7 +14,9 @@
 # guest_vm.sh; in CI that is a failure).
 # A test's side may ask the host to freeze its own guest (sim_ranks.sh --freeze-self): it writes the
 # seconds to RESULTS/freeze.SIDE; this script SIGSTOPs that guest's QEMU, SIGCONTs it after that long and
-# removes the file. Knobs: RDMA2_TESTS (regex: run only the matching
+# removes the file. It may also ask for its own link to flap (nic_degraded_rdma2.py --flap): "DOWN UP" in
+# RESULTS/flap.SIDE; this script then turns the carrier of that guest's first NIC (rxe0's link) off for DOWN
+# seconds and on for UP seconds through QEMU's monitor, over and over, until the file is gone. Knobs: RDMA2_TESTS (regex: run only the matching
 # tests, opt-in ones included), RXE_VM_TIMEOUT (s, default 840, under the ctest timeout of 900), RXE_VM_MEM (1G).
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
@@ -76,7 +78,7 @@ fi
 # guest SIDE NET IP MAC NET2 IP2 MAC2: boots one guest running the driver for SIDE, in the background.
 guest() {
   (cd "$build" && RXE_VM_NET=$2 RXE_VM_IP=$3 RXE_VM_MAC=$4 RXE_VM_NET2=$5 RXE_VM_IP2=$6 RXE_VM_MAC2=$7 \
-    RXE_VM_PIDFILE=$R/qemu.$1.pid \
+    RXE_VM_PIDFILE=$R/qemu.$1.pid RXE_VM_MONITOR=$R/monitor.$1 \
     "$here/guest_vm.sh" "$here/rdma2_driver.sh" "$1" "$build/rdma2" "$R" > "$R/guest-$1.log" 2>&1)
 }
 # Guests outlive a killed runner (ctest's timeout) otherwise; the links go with them.
@@ -88,8 +90,35 @@ t0=$(date +%s)
 guest a "$a0" 198.51.100.1 52:54:00:12:34:01 "$a1" 203.0.113.1 52:54:00:12:35:01 & pa=$!
 guest b "$b0" 198.51.100.2 52:54:00:12:34:02 "$b1" 203.0.113.2 52:54:00:12:35:02 & pb=$!
 
-# While the guests run: serve freeze requests (sim_ranks.sh --freeze-self).
+# monitor SIDE COMMAND: one command to that guest's QEMU monitor.
+monitor() {
+  python3 - "$R/monitor.$1" "$2" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+time.sleep(0.2)  # QEMU reads the line before it sees the close
+PY
+}
+# flap SIDE DOWN UP: the carrier of SIDE's first NIC off for DOWN s and on for UP s while RESULTS/flap.SIDE exists.
+flap() {
+  echo "rdma2_tier: $(date +%T) flapping guest $1's first link: down $2 s, up $3 s"
+  while [ -e "$R/flap.$1" ] && [ -S "$R/monitor.$1" ]; do
+    monitor "$1" "set_link n0 off"; sleep "$2"; monitor "$1" "set_link n0 on"; sleep "$3"
+  done
+  echo "rdma2_tier: $(date +%T) guest $1's first link stays up"
+}
+declare -A flapping=()
+
+# While the guests run: serve freeze and flap requests.
 while kill -0 $pa 2>/dev/null || kill -0 $pb 2>/dev/null; do
+  for s in a b; do
+    if [ -s "$R/flap.$s" ] && [ -z "${flapping[$s]:-}" ]; then
+      read -r down up < "$R/flap.$s"; flap "$s" "$down" "$up" & flapping[$s]=$!
+    elif [ ! -e "$R/flap.$s" ] && [ -n "${flapping[$s]:-}" ]; then
+      wait "${flapping[$s]}" || true; flapping[$s]=
+    fi
+  done
   for f in "$R"/freeze.a "$R"/freeze.b; do
     [ -s "$f" ] && [ -s "$R/qemu.${f##*.}.pid" ] || continue
     qpid=$(cat "$R/qemu.${f##*.}.pid") secs=$(cat "$f")

@@ -5,9 +5,11 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/base/const_init.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/tsan_lock.h"
 #include "net/verbs/verbs_device.h"
@@ -33,6 +35,12 @@ const char* EventName(ibv_event_type t) {
   }
 }
 
+// Every comm on the device that started before now fails at its next call.
+void MarkDeviceFailed(AsyncEventState& st, ibv_event_type type) {
+  st.last_fatal_event.store(type, std::memory_order_relaxed);
+  st.fatal_gen.fetch_add(1, std::memory_order_release);
+}
+
 void StopAllAtExit() {
   AnnotatedLock lock(&threads_mu);
   if (running == nullptr || owner_pid != getpid()) return;  // a fork()ed child has no threads to join
@@ -45,19 +53,39 @@ void StopAllAtExit() {
 
 }  // namespace
 
-void HandleAsyncEvent(VerbsDeviceCtx* dev, const ibv_async_event& ev) {
+void HandleAsyncEvent(VerbsDeviceCtx* dev, const ibv_async_event& ev, uint64_t now_ns) {
   AsyncEventState& st = dev->events;
   const std::string what = DescribeAsyncEvent(dev, ev.event_type);
   const std::string where = dev->info.device_name + ":" + std::to_string(dev->info.port_num);
   switch (ev.event_type) {
     case IBV_EVENT_DEVICE_FATAL:
-    case IBV_EVENT_PORT_ERR:
-      if (ev.event_type == IBV_EVENT_PORT_ERR && ev.element.port_num != dev->info.port_num) return;
-      st.last_fatal_event.store(ev.event_type, std::memory_order_relaxed);
-      st.fatal_gen.fetch_add(1, std::memory_order_release);
+      MarkDeviceFailed(st, ev.event_type);
       NCCLSCOPE_WARN(subsys::kNet, "verbs: async event %s on %s: every open connection on it fails",
                      what.c_str(), where.c_str());
       return;
+    case IBV_EVENT_PORT_ERR:
+      if (ev.element.port_num != dev->info.port_num) return;
+      if (st.port_down_timeout_ns == 0) {
+        MarkDeviceFailed(st, ev.event_type);
+        NCCLSCOPE_WARN(subsys::kNet, "verbs: async event %s on %s: every open connection on it fails "
+                       "(NCCLSCOPE_IB_PORT_DOWN_TIMEOUT=0)", what.c_str(), where.c_str());
+        return;
+      }
+      st.port_down_since_ns.store(std::max<uint64_t>(now_ns, 1), std::memory_order_relaxed);
+      NCCLSCOPE_WARN(subsys::kNet, "verbs: async event %s on %s: its connections wait up to %llu s for the port "
+                     "to come back (NCCLSCOPE_IB_PORT_DOWN_TIMEOUT), as long as the QPs' retries last",
+                     what.c_str(), where.c_str(),
+                     static_cast<unsigned long long>(st.port_down_timeout_ns / 1000000000ull));
+      return;
+    case IBV_EVENT_PORT_ACTIVE: {
+      if (ev.element.port_num != dev->info.port_num) return;
+      const uint64_t since = st.port_down_since_ns.exchange(0, std::memory_order_relaxed);
+      if (since != 0) {
+        NCCLSCOPE_WARN(subsys::kNet, "verbs: %s on %s: the port is back after %.1f s down", what.c_str(),
+                       where.c_str(), static_cast<double>(now_ns - std::min(now_ns, since)) / 1e9);
+      }
+      return;
+    }
     case IBV_EVENT_QP_FATAL:
     case IBV_EVENT_QP_REQ_ERR:
     case IBV_EVENT_QP_ACCESS_ERR:
@@ -93,15 +121,29 @@ void Run(VerbsDeviceCtx* dev) {
   const int fd = dev->ctx->async_fd;
   while (!dev->events.stop.load(std::memory_order_relaxed)) {
     pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, kAsyncPollMs) <= 0) continue;
+    const int ready = poll(&p, 1, kAsyncPollMs);
+    CheckPortDownTimeout(dev, SystemMonotonicNs());
+    if (ready <= 0) continue;
     ibv_async_event ev;
     if (dev->api->get_async_event(dev->ctx, &ev) != 0) continue;  // non-blocking fd: nothing after all
-    HandleAsyncEvent(dev, ev);
+    HandleAsyncEvent(dev, ev, SystemMonotonicNs());
     dev->api->ack_async_event(&ev);
   }
 }
 
 }  // namespace
+
+void CheckPortDownTimeout(VerbsDeviceCtx* dev, uint64_t now_ns) {
+  AsyncEventState& st = dev->events;
+  uint64_t since = st.port_down_since_ns.load(std::memory_order_relaxed);
+  if (since == 0 || now_ns - std::min(now_ns, since) < st.port_down_timeout_ns) return;
+  // Cleared first, so that the comms fail once for this outage.
+  if (!st.port_down_since_ns.compare_exchange_strong(since, 0, std::memory_order_relaxed)) return;
+  MarkDeviceFailed(st, IBV_EVENT_PORT_ERR);
+  NCCLSCOPE_WARN(subsys::kNet, "verbs: port %s:%d down for %llu s (NCCLSCOPE_IB_PORT_DOWN_TIMEOUT): every open "
+                 "connection on it fails", dev->info.device_name.c_str(), dev->info.port_num,
+                 static_cast<unsigned long long>(st.port_down_timeout_ns / 1000000000ull));
+}
 
 std::string DescribeAsyncEvent(const VerbsDeviceCtx* dev, ibv_event_type type) {
   return std::string(dev->api->event_type_str(type)) + " (" + EventName(type) + ")";

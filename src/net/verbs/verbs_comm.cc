@@ -172,6 +172,13 @@ Status VerbsComm::FailDeviceEvent() {
   for (int q = 0; q < nqps_; ++q) qps += (q ? "," : "") + std::to_string(qps_[q]->qp_num);
   dev_->events.fatal_gen.load(std::memory_order_acquire);  // pairs with the thread's release: the event is set
   const int ev = dev_->events.last_fatal_event.load(std::memory_order_relaxed);
+  if (ev == IBV_EVENT_PORT_ERR && dev_->events.port_down_timeout_ns != 0) {
+    return Fail("this connection's port stayed down for " +
+                    std::to_string(dev_->events.port_down_timeout_ns / 1000000000ull) + " s (" +
+                    DescribeAsyncEvent(dev_, IBV_EVENT_PORT_ERR) +
+                    " and no port-active event; NCCLSCOPE_IB_PORT_DOWN_TIMEOUT) while QP " + qps + " was connected",
+                NetErrorKind::kDevice);
+  }
   return Fail("async event " + DescribeAsyncEvent(dev_, static_cast<ibv_event_type>(ev)) +
                   " on this connection's port while QP " + qps + " was connected",
               NetErrorKind::kDevice);

@@ -9,6 +9,7 @@
 
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
+#include "common/params.h"
 #include "common/tsan_lock.h"
 
 namespace ncclscope::net::verbs {
@@ -46,6 +47,7 @@ Result<VerbsDeviceCtx*> OpenVerbsDevice(const VerbsNetDevice& info) {
   }
   auto* d = new VerbsDeviceCtx{*api, ctx, pd, info};
   devices->push_back(d);
+  d->events.port_down_timeout_ns = static_cast<uint64_t>(Params().Int(ParamId::kIbPortDownTimeout)) * 1000000000ull;
   StartAsyncEventThread(d);
   return d;
 }
