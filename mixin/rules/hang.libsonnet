@@ -31,15 +31,27 @@
 // through agents and remote write (VictoriaMetrics: 2.5 s typical, near 5 s at worst, measured), so "7 s since
 // the last scrape" was true of one target in six at any moment, while the lag between the job's own targets stays
 // under 8 s (docs/measurements.md, "How late a scrape reaches the rules").
-local targetSilent = |||
-  (
-    up{ncclscope_job!=""%(selc)s} == 0
-    or
-    max by (ncclscope_job) (timestamp(up{ncclscope_job!=""%(selc)s}))
-    - on (ncclscope_job) group_right timestamp(up{ncclscope_job!=""%(selc)s})
-    > %(hangScrapeOverdueSeconds)s
-  )
-|||;
+local indent(text, by) = std.join('\n', [if l == '' then l else by + l for l in std.split(text, '\n')]);
+// `up` with each target's global rank, `f` applied to each selector first (a comparison, timestamp(): the samples of
+// a join carry the evaluation's time, not the scrape's). file_sd targets carry global_rank; prometheus-operator's
+// cannot (relabeling cannot add a pod's rank offset to its local rank), so theirs is joined on (job, instance) from
+// the ranks' own series (ncclscope:target_global_rank, recorded in the progress group; empty with file_sd).
+local upRanked(f) =
+  f('up{ncclscope_job!="", global_rank!=""%(selc)s}') + '\nor\n'
+  + f('up{ncclscope_job!="", global_rank=""%(selc)s}')
+  + ' * on (job, instance) group_left (global_rank)\n'
+  + '  group by (job, instance, global_rank) (ncclscope:target_global_rank)';
+local targetSilent = '(\n'
+  + indent(upRanked(function(up) '(' + up + ' == 0)'), '  ') + '\n'
+  + '  or\n'
+  + '  max by (ncclscope_job) (timestamp(up{ncclscope_job!=""%(selc)s}))\n'
+  + '  - on (ncclscope_job) group_right ()\n'
+  + '  (\n' + indent(upRanked(function(up) 'timestamp(' + up + ')'), '    ') + '\n  )\n'
+  + '  > %(hangScrapeOverdueSeconds)s\n'
+  + ')\n';
+// The timestamps of each target's good scrapes, with its global rank.
+local goodScrapeTimes = '(\n  (\n' + indent(upRanked(function(up) 'timestamp(' + up + ')'), '    ') + '\n  )\n'
+  + '  and on (job, instance) up{ncclscope_job!=""%(selc)s} == 1\n)';
 // The collectives a rank issued in a communicator.
 local collsIssued = 'sum without (func) (ncclscope_comm_last_seq{kind="coll"%(selc)s})';
 // The not_joined culprit of the idle rule (below), from raw series only: the alert reads it as well as the recorded
@@ -57,7 +69,6 @@ local idleCulprit = |||
   )
   * on (ncclscope_job, comm) group_left max by (ncclscope_job, comm) (ncclscope_comm_wait_seconds%(sel)s)
 |||;
-local indent(text, by) = std.join('\n', [if l == '' then l else by + l for l in std.split(text, '\n')]);
 // Peers whose connection already failed under a stalled rank's request (global_rank: the peer).
 local peerFailed = |||
   label_replace(group by (ncclscope_job, peer_global_rank) (ncclscope_comm_wait_seconds{state="failed", peer_global_rank!=""%(selc)s}),
@@ -139,7 +150,7 @@ local kernelCulprit =
 // root for a while).
 local lastGoodScrape =
   'max by (ncclscope_job, global_rank) (\n'
-  + '  max_over_time((timestamp(up{ncclscope_job!=""%(selc)s}) and up{ncclscope_job!=""%(selc)s} == 1)[%(hangCommMemory)s:%(hangEvaluationInterval)s])\n'
+  + '  max_over_time(\n' + indent(goodScrapeTimes, '    ') + '[%(hangCommMemory)s:%(hangEvaluationInterval)s]\n  )\n'
   + ')';
 // The silent-root culprit (the silent_edge rule below) from raw series, for the alert: a rank stalled ranks wait on by
 // global rank, not stalled itself, whose target does not answer now and has not answered since the communicator's
@@ -334,12 +345,9 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
           // above, recorded: on Prometheus the subquery over every rank costs more than the series it writes).
           {
             record: "ncclscope:hang_rank_answered",
-            expr: |||
-              max by (ncclscope_job, global_rank) (
-                timestamp(up{ncclscope_job!=""%(selc)s}) and up{ncclscope_job!=""%(selc)s} == 1
-              )
+            expr: ('max by (ncclscope_job, global_rank) (\n' + indent(goodScrapeTimes, '  ') + '\n)\n' + |||
               and on (ncclscope_job) group by (ncclscope_job) (ncclscope:hang_comm_seconds)
-            ||| % c,
+            |||) % c,
           },
           // The roots that do not answer now: their latest scrape failed, or the one under way is overdue
           // (hangScrapeOverdueSeconds; a frozen rank is named before its scrape times out).
@@ -615,6 +623,22 @@ local culprits = byPrecedence([recorded(class) for class in ['process', 'mismatc
         name: "ncclscope.hang.progress",
         interval: c.hangProgressInterval,
         rules: [
+          // Each target's global rank where `up` lacks it (prometheus-operator: upRanked above), from the series the
+          // rank serves, valued with when it was last seen; a target that stops answering keeps its last one (the
+          // rule carries its own latest value forward) for as long as it is a target. Empty with file_sd.
+          {
+            record: "ncclscope:target_global_rank",
+            expr: |||
+              (
+                max by (job, instance, ncclscope_job, global_rank) (
+                  timestamp(ncclscope_process_info{global_rank!=""%(selc)s})
+                )
+                or on (job, instance)
+                topk by (job, instance) (1, last_over_time(ncclscope:target_global_rank[%(hangCommMemory)s]))
+              )
+              and on (job, instance) up{ncclscope_job!="", global_rank=""%(selc)s}
+            ||| % c,
+          },
           {
             record: "ncclscope:hang_culprit",
             expr: (|||

@@ -152,7 +152,7 @@ TEST(OtlpEncoder, HistogramCountsPerBucketWithFiniteBounds) {
   EXPECT_EQ(bounds, (std::vector<double>{0.001, 0.01, 0.1}));
 }
 
-TEST(OtlpConfig, UrlsAreHttpOnly) {
+TEST(OtlpConfig, UrlsAreHttpOrHttps) {
   std::string why;
   auto url = ParseHttpUrl("http://vm.example:8428/opentelemetry/v1/metrics", &why);
   ASSERT_TRUE(url) << why;
@@ -163,8 +163,13 @@ TEST(OtlpConfig, UrlsAreHttpOnly) {
   ASSERT_TRUE(url) << why;
   EXPECT_EQ(url->port, 80);
   EXPECT_EQ(url->path, "/");
-  EXPECT_FALSE(ParseHttpUrl("https://collector:4318", &why));
-  EXPECT_NE(why.find("https"), std::string::npos) << why;
+  EXPECT_FALSE(url->https);
+  url = ParseHttpUrl("https://collector/v1/metrics", &why);
+  ASSERT_TRUE(url) << why;
+  EXPECT_TRUE(url->https);
+  EXPECT_EQ(url->port, 443);
+  EXPECT_FALSE(ParseHttpUrl("ftp://collector:4318", &why));
+  EXPECT_NE(why.find("https://"), std::string::npos) << why;
   EXPECT_FALSE(ParseHttpUrl("collector:4318", &why));
   EXPECT_FALSE(ParseHttpUrl("http://:4318/", &why));
   EXPECT_FALSE(ParseHttpUrl("http://c:99999/", &why));
@@ -222,9 +227,7 @@ TEST_F(OtlpEnv, BaseEndpointGetsV1MetricsAndTheFullOneWins) {
   EXPECT_EQ(c->url.host, "mine");
 }
 
-TEST_F(OtlpEnv, HttpsIsRefusedAndBadNumbersKeepTheDefault) {
-  Set("OTEL_EXPORTER_OTLP_ENDPOINT", "https://collector:4318");
-  EXPECT_FALSE(OtlpConfigFromParams(Identity()));
+TEST_F(OtlpEnv, BadNumbersKeepTheDefault) {
   Set("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318");
   Set("OTEL_METRIC_EXPORT_INTERVAL", "soon");
   Set("OTEL_EXPORTER_OTLP_TIMEOUT", "0");
@@ -238,6 +241,48 @@ TEST_F(OtlpEnv, HttpsIsRefusedAndBadNumbersKeepTheDefault) {
   c = OtlpConfigFromParams(Identity());
   EXPECT_EQ(c->interval_ms, 500);
   EXPECT_EQ(c->timeout_ms, 250);
+}
+
+TEST_F(OtlpEnv, MetricsVariablesWinOverTheGeneralOnes) {
+  Set("OTEL_EXPORTER_OTLP_ENDPOINT", "https://collector:4318");
+  Set("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20general,X-Team=ml");
+  Set("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "authorization=Bearer%20metrics");
+  Set("OTEL_EXPORTER_OTLP_TIMEOUT", "3000");
+  Set("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "2000");
+  Set("OTEL_EXPORTER_OTLP_COMPRESSION", "none");
+  Set("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "GZIP");
+  Set("OTEL_EXPORTER_OTLP_CERTIFICATE", "/etc/ca.pem");
+  Set("OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE", "/etc/metrics-ca.pem");
+  auto c = OtlpConfigFromParams(Identity());
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->url.https);
+  EXPECT_EQ(c->headers, (KeyValues{{"X-Team", "ml"}, {"authorization", "Bearer metrics"}}));
+  EXPECT_EQ(c->timeout_ms, 2000);
+  EXPECT_TRUE(c->gzip);
+  EXPECT_EQ(c->tls.ca_file, "/etc/metrics-ca.pem");
+  EXPECT_EQ(c->tls.client_cert_file, "");
+}
+
+TEST_F(OtlpEnv, OnlyHttpProtobufIsSpokenAndAClientCertificateNeedsItsKey) {
+  Set("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318");
+  Set("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf");
+  EXPECT_TRUE(OtlpConfigFromParams(Identity()));
+  Set("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "grpc");
+  EXPECT_FALSE(OtlpConfigFromParams(Identity()));
+  Set("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/json");
+  EXPECT_FALSE(OtlpConfigFromParams(Identity()));
+  Set("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/protobuf");
+  Set("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "/etc/client.pem");
+  EXPECT_FALSE(OtlpConfigFromParams(Identity()));
+  Set("OTEL_EXPORTER_OTLP_CLIENT_KEY", "/etc/client.key");
+  auto c = OtlpConfigFromParams(Identity());
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->tls.client_key_file, "/etc/client.key");
+  EXPECT_FALSE(c->gzip);
+  Set("OTEL_EXPORTER_OTLP_COMPRESSION", "brotli");  // warned, uncompressed
+  c = OtlpConfigFromParams(Identity());
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->gzip);
 }
 
 TEST_F(OtlpEnv, ResourceHasServiceNameUserAttributesThenIdentity) {
@@ -264,7 +309,9 @@ class FakeReceiver {
  public:
   enum class Mode { kAnswer, kSilent };
   // `serve` false: listening, but no thread until Serve() (so that the process can still fork single-threaded).
-  FakeReceiver(Mode mode, int status, bool serve = true) : mode_(mode), status_(status) {
+  FakeReceiver(Mode mode, int status, bool serve = true) : FakeReceiver(mode, std::vector<int>{status}, serve) {}
+  // One status per request in turn, the last one from then on; a 429 or 503 says "Retry-After: 0".
+  FakeReceiver(Mode mode, std::vector<int> statuses, bool serve = true) : mode_(mode), statuses_(std::move(statuses)) {
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -319,8 +366,10 @@ class FakeReceiver {
         held.push_back(c);
         continue;
       }
-      const std::string body = status_ == 200 ? "" : "cannot parse";
-      const std::string resp = "HTTP/1.1 " + std::to_string(status_) + " X\r\nContent-Length: " +
+      const int status = statuses_[std::min(answered_++, statuses_.size() - 1)];
+      const std::string body = status == 200 ? "" : "cannot parse";
+      const std::string retry = status == 429 || status == 503 ? "Retry-After: 0\r\n" : "";
+      const std::string resp = "HTTP/1.1 " + std::to_string(status) + " X\r\n" + retry + "Content-Length: " +
                                std::to_string(body.size()) + "\r\n\r\n" + body;
       (void)!send(c, resp.data(), resp.size(), MSG_NOSIGNAL);
       close(c);
@@ -329,7 +378,8 @@ class FakeReceiver {
   }
 
   Mode mode_;
-  int status_;
+  std::vector<int> statuses_;
+  size_t answered_ = 0;  // the receiver thread's
   int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
@@ -356,8 +406,8 @@ HttpUrl UrlOf(const std::string& text) {
 
 TEST(OtlpHttpPost, SendsProtobufWithHeadersAndReads2xx) {
   FakeReceiver rx(FakeReceiver::Mode::kAnswer, 200);
-  HttpPoster poster(UrlOf(rx.url()), {{"Authorization", "Bearer x"}});
-  const PostResult r = poster.Post("application/x-protobuf", std::string("\x0a\x00", 2),
+  HttpPoster poster(UrlOf(rx.url()), {{"Authorization", "Bearer x"}}, {});
+  const PostResult r = poster.Post("application/x-protobuf", "", std::string("\x0a\x00", 2),
                                    Clock::now() + std::chrono::seconds(5));
   EXPECT_TRUE(r.ok()) << r.error;
   ASSERT_EQ(rx.requests().size(), 1u);
@@ -370,8 +420,8 @@ TEST(OtlpHttpPost, SendsProtobufWithHeadersAndReads2xx) {
 
 TEST(OtlpHttpPost, A4xxIsAFailureNamingTheStatusAndBody) {
   FakeReceiver rx(FakeReceiver::Mode::kAnswer, 400);
-  HttpPoster poster(UrlOf(rx.url()), {});
-  const PostResult r = poster.Post("application/x-protobuf", "x", Clock::now() + std::chrono::seconds(5));
+  HttpPoster poster(UrlOf(rx.url()), {}, {});
+  const PostResult r = poster.Post("application/x-protobuf", "", "x", Clock::now() + std::chrono::seconds(5));
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.error.find("cannot parse"), std::string::npos) << r.error;
@@ -379,9 +429,9 @@ TEST(OtlpHttpPost, A4xxIsAFailureNamingTheStatusAndBody) {
 
 TEST(OtlpHttpPost, ASilentReceiverCostsNoMoreThanTheDeadline) {
   FakeReceiver rx(FakeReceiver::Mode::kSilent, 0);
-  HttpPoster poster(UrlOf(rx.url()), {});
+  HttpPoster poster(UrlOf(rx.url()), {}, {});
   const auto t0 = Clock::now();
-  const PostResult r = poster.Post("application/x-protobuf", "x", t0 + std::chrono::milliseconds(300));
+  const PostResult r = poster.Post("application/x-protobuf", "", "x", t0 + std::chrono::milliseconds(300));
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.error.find("timed out"), std::string::npos) << r.error;
@@ -395,8 +445,8 @@ TEST(OtlpHttpPost, NobodyListeningIsAnError) {
     FakeReceiver rx(FakeReceiver::Mode::kAnswer, 200);
     port = std::stoi(rx.url().substr(17));
   }
-  HttpPoster poster(UrlOf("http://127.0.0.1:" + std::to_string(port) + "/"), {});
-  const PostResult r = poster.Post("application/x-protobuf", "x", Clock::now() + std::chrono::seconds(2));
+  HttpPoster poster(UrlOf("http://127.0.0.1:" + std::to_string(port) + "/"), {}, {});
+  const PostResult r = poster.Post("application/x-protobuf", "", "x", Clock::now() + std::chrono::seconds(2));
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.error.find("connect"), std::string::npos) << r.error;
 }
@@ -421,6 +471,48 @@ TEST_F(OtlpEnv, ExporterPushesOnItsIntervalAndOnceAtStop) {
   bool self_metric = false;
   for (const auto& m : MetricsOfAnyResource(body)) self_metric |= m == "ncclscope_otlp_exports_total";
   EXPECT_TRUE(self_metric);
+}
+
+TEST_F(OtlpEnv, TransientFailuresAreTriedAgainWithinThePushsTimeout) {
+  FakeReceiver rx(FakeReceiver::Mode::kAnswer, std::vector<int>{503, 429, 200});
+  Set("NCCLSCOPE_OTLP_METRICS_ENDPOINT", rx.url().c_str());
+  Set("NCCLSCOPE_OTLP_INTERVAL_MS", "3600000");  // only the push at Stop
+  OtlpExporter& exporter = OtlpExporter::Instance();
+  const ExportCounts before = exporter.counts();
+  exporter.Start();
+  exporter.Stop();
+  const ExportCounts after = exporter.counts();
+  EXPECT_EQ(after.exports - before.exports, 1u);
+  EXPECT_EQ(after.retries - before.retries, 2u);
+  EXPECT_EQ(after.failed, before.failed);
+  EXPECT_EQ(rx.requests().size(), 3u);
+}
+
+TEST_F(OtlpEnv, ARefusedPushIsNotTriedAgain) {
+  FakeReceiver rx(FakeReceiver::Mode::kAnswer, 400);
+  Set("NCCLSCOPE_OTLP_METRICS_ENDPOINT", rx.url().c_str());
+  Set("NCCLSCOPE_OTLP_INTERVAL_MS", "3600000");
+  OtlpExporter& exporter = OtlpExporter::Instance();
+  const ExportCounts before = exporter.counts();
+  exporter.Start();
+  exporter.Stop();
+  const ExportCounts after = exporter.counts();
+  EXPECT_EQ(after.failed - before.failed, 1u);
+  EXPECT_EQ(after.retries, before.retries);
+  EXPECT_EQ(rx.requests().size(), 1u);
+}
+
+TEST_F(OtlpEnv, GzipCompressesTheBodyAndSaysSo) {
+  FakeReceiver rx(FakeReceiver::Mode::kAnswer, 200);
+  Set("NCCLSCOPE_OTLP_METRICS_ENDPOINT", rx.url().c_str());
+  Set("NCCLSCOPE_OTLP_INTERVAL_MS", "3600000");
+  Set("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip");
+  OtlpExporter::Instance().Start();
+  OtlpExporter::Instance().Stop();
+  ASSERT_EQ(rx.requests().size(), 1u);
+  const std::string req = rx.requests()[0];
+  EXPECT_NE(req.find("\r\nContent-Encoding: gzip\r\n"), std::string::npos) << req.substr(0, 300);
+  EXPECT_EQ(req.substr(req.find("\r\n\r\n") + 4, 2), "\x1f\x8b");
 }
 
 TEST_F(OtlpEnv, StopWithASilentReceiverIsBoundedByTheTimeout) {

@@ -11,7 +11,11 @@ as VictoriaMetrics' _bucket{le}/_sum/_count series. It prints the series as the 
 push's cost from the self-metrics: CPU and wall time per push, bytes per push and per rank-minute at the default
 interval (15 s) and metric level (basic). Then a job shorter than the default interval, with only the base URL
 (OTEL_EXPORTER_OTLP_ENDPOINT, /v1/metrics appended): its counts arrive through the last push at finalize and
-equal those of the node_exporter textfile's final write.
+equal those of the node_exporter textfile's final write. Then the same short job over https (VictoriaMetrics'
+second, TLS listener, with a certificate made here by the openssl CLI for localhost and 127.0.0.1), its bodies
+gzipped (OTEL_EXPORTER_OTLP_COMPRESSION) and the CA given (OTEL_EXPORTER_OTLP_CERTIFICATE): its counts arrive the
+same; and once more without the CA (the system's trust store, which does not hold it): nothing arrives, and the
+rank warns that the certificate did not verify.
 
 usage: otlp_victoria_metrics.py SIM LIB_DIR --vm-bin DIR
 """
@@ -27,7 +31,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from prom_server import Server, http_get  # noqa: E402
+from prom_server import Server, free_port, http_get  # noqa: E402
 
 JOB = "otlp-e2e"
 RESOURCE_KEYS = {"service.name", "service_name", "ncclscope_job", "host", "global_rank", "local_rank",
@@ -95,8 +99,14 @@ def main():
     ap.add_argument("--vm-bin", required=True)
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="ncclscope-otlp-")
+    cert, key = os.path.join(work, "vm.crt"), os.path.join(work, "vm.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True)
+    tls_port = free_port()
     vm = Server(lambda port: [os.path.join(args.vm_bin, "victoria-metrics"), f"-storageDataPath={work}/vm",
-                              f"-httpListenAddr=127.0.0.1:{port}", "-retentionPeriod=1d",
+                              f"-httpListenAddr=127.0.0.1:{port},127.0.0.1:{tls_port}", "-tls=false,true",
+                              f"-tlsCertFile=,{cert}", f"-tlsKeyFile=,{key}", "-retentionPeriod=1d",
                               "-search.latencyOffset=0s"], os.path.join(work, "victoria-metrics.log"))
     sd = os.path.join(work, "sd")
     os.makedirs(sd)
@@ -142,7 +152,12 @@ def main():
         failures.append(f"the sim exited {sim.returncode}")
     if len(checked) < 2:
         failures.append(f"only ranks {sorted(checked)} were compared during a pause")
-    short_job(vm.port, args, work, failures)
+    short_job(vm.port, args, work, failures, "otlp-short",
+              {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{vm.port}/opentelemetry"})
+    https = {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": f"https://localhost:{tls_port}/opentelemetry/v1/metrics",
+             "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}
+    short_job(vm.port, args, work, failures, "otlp-https", dict(https, OTEL_EXPORTER_OTLP_CERTIFICATE=cert))
+    short_job(vm.port, args, work, failures, "otlp-untrusted", https, trusted=False)
     vm.stop()
     if failures:
         print("FAIL:\n  " + "\n  ".join(failures))
@@ -231,22 +246,33 @@ def compare(vm_port, rank, port, snapshot, failures):
     return True
 
 
-def short_job(vm_port, args, work, failures):
-    """A job shorter than the default 15 s interval, configured by the base URL alone: only the last push, at
-    finalize, can carry its counts. They must equal what the node_exporter textfile's final write says."""
-    job = "otlp-short"
-    textfiles = os.path.join(work, "textfiles")
+def short_job(vm_port, args, work, failures, job, otlp_env, trusted=True):
+    """A job shorter than the default 15 s interval, pushing as `otlp_env` says: only the last push, at finalize,
+    can carry its counts. They must equal what the node_exporter textfile's final write says; where the receiver's
+    certificate is not `trusted`, nothing may arrive and the ranks must say why."""
+    textfiles = os.path.join(work, f"textfiles-{job}")
     os.makedirs(textfiles)
     env = dict(os.environ, LD_LIBRARY_PATH=args.lib, NCCLSCOPE_JOB_ID=job, NCCLSCOPE_PROM_PORT="-1",
                NCCLSCOPE_PROM_TEXTFILE_DIR=textfiles, NCCLSCOPE_SOCKET_IFNAME="lo", NCCLSCOPE_HOST_NETDEVS="lo",
-               OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{vm_port}/opentelemetry")
+               **otlp_env)
     began = time.time()
-    with open(os.path.join(work, "short.log"), "w") as log:
+    log_path = os.path.join(work, f"{job}.log")
+    with open(log_path, "w") as log:
         rc = subprocess.run([args.sim, "--ranks", "2", "--ops", "allreduce", "--sizes", "64K:64K", "--iters", "30"],
                             stdout=log, stderr=subprocess.STDOUT, env=env, timeout=120).returncode
     took = time.time() - began
     if rc != 0:
-        failures.append(f"short job: the sim exited {rc}")
+        failures.append(f"{job}: the sim exited {rc}")
+        return
+    if not trusted:
+        time.sleep(2)
+        got = vm_query(vm_port, f'ncclscope_comm_operations_total{{ncclscope_job="{job}"}}')
+        with open(log_path) as f:
+            warned = [line.strip() for line in f if "OTLP push to https://" in line]
+        print(f"{job}: {len(got)} series in VictoriaMetrics; the ranks warned: {warned[:1]}")
+        if got or not warned or "certificate verify failed" not in warned[0]:
+            failures.append(f"{job}: a receiver whose certificate is not trusted got {len(got)} series, and the "
+                            f"ranks warned {warned[:1]}")
         return
     want = {}
     for name in (n for n in os.listdir(textfiles) if n.endswith(".prom")):
@@ -265,10 +291,10 @@ def short_job(vm_port, args, work, failures):
             got[rank] = got.get(rank, 0) + float(r["value"][1])
         if got == want:
             break
-    print(f"short job ({took:.1f} s, under the 15 s interval): operations per rank in VictoriaMetrics {got}, "
-          f"in the final textfiles {want}")
+    print(f"{job} ({took:.1f} s, under the 15 s interval; {', '.join(f'{k}={v}' for k, v in otlp_env.items())}): "
+          f"operations per rank in VictoriaMetrics {got}, in the final textfiles {want}")
     if not want or got != want:
-        failures.append(f"short job: VictoriaMetrics has {got}, the final textfiles say {want}")
+        failures.append(f"{job}: VictoriaMetrics has {got}, the final textfiles say {want}")
 
 
 def cost(rank, snapshot, failures):

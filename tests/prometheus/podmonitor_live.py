@@ -171,6 +171,11 @@ def main():
               f"ncclscope_comm_info names both global ranks under the operator's labels ({len(info)} series)")
         count = prom.query('count by (ncclscope_job) (up{ncclscope_job!=""})')
         check([c["value"][1] for c in count] == ["2"], "the rules' ranks-up count sees both targets")
+        # `up` has no global_rank here: the hang rules take each target's from its ncclscope_process_info.
+        mapped = wait_for(lambda: prom.query(f'ncclscope:target_global_rank{{ncclscope_job="{JOB}"}}'),
+                          lambda r: len(r) >= 2, 60)
+        check(sorted(s["metric"].get("global_rank", "") for s in mapped) == ["0", "1"],
+              f"ncclscope:target_global_rank gives both targets their global rank ({len(mapped)} series)")
 
         # Freeze local rank 1: its scrapes time out (up 0), rank 0 waits on it; RankDown names it.
         frozen_global, frozen_pid = ranks["1"]
@@ -194,6 +199,10 @@ def main():
         check(culprits == [(frozen_global, "process")],
               f"NcclscopeHang (the shipped rules) names the frozen rank, {hang_s:.0f} s after the freeze: "
               f"(global rank, class) {culprits}")
+        via = prom.query(f'count by (via) (last_over_time(ncclscope:hang_culprit{{ncclscope_job="{JOB}"}}[5m]))')
+        print(f"podmonitor identity: the culprit was recorded via {sorted(v['metric'].get('via', '') for v in via)}"
+              " (silent_edge: its overdue or failed scrape; failed_edge: a peer's failed connection; "
+              "empty: failed scrapes)")
     finally:
         if prom:
             prom.stop()

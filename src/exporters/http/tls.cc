@@ -1,5 +1,6 @@
 #include "exporters/http/tls.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
@@ -34,12 +35,16 @@ constexpr int kErrorWantRead = 2;
 constexpr int kErrorWantWrite = 3;
 constexpr int kErrorSyscall = 5;
 constexpr int kErrorZeroReturn = 6;
+constexpr int kCtrlSetTlsextHostname = 55;  // SSL_set_tlsext_host_name
+constexpr long kTlsextNametypeHostName = 0;
+constexpr long kTls12Version = 0x0303;
 
 using VerifyCallback = int (*)(int, void*);
 using PasswordCallback = int (*)(char*, int, int, void*);
 
 struct SslApi {
   const void* (*TLS_server_method)();
+  const void* (*TLS_client_method)();
   void* (*SSL_CTX_new)(const void*);
   void (*SSL_CTX_free)(void*);
   int (*SSL_CTX_use_certificate)(void*, void*);
@@ -53,7 +58,14 @@ struct SslApi {
   void* (*SSL_new)(void*);
   void (*SSL_free)(void*);
   int (*SSL_set_fd)(void*, int);
-  int (*SSL_accept)(void*);
+  void (*SSL_set_accept_state)(void*);
+  void (*SSL_set_connect_state)(void*);
+  int (*SSL_do_handshake)(void*);
+  int (*SSL_CTX_set_default_verify_paths)(void*);
+  long (*SSL_ctrl)(void*, int, long, void*);
+  int (*SSL_set1_host)(void*, const char*);
+  void* (*SSL_get0_param)(void*);
+  long (*SSL_get_verify_result)(const void*);
   int (*SSL_read)(void*, void*, int);
   int (*SSL_write)(void*, const void*, int);
   int (*SSL_get_error)(const void*, int);
@@ -70,6 +82,8 @@ struct SslApi {
   void (*X509_free)(void*);
   void (*EVP_PKEY_free)(void*);
   int (*X509_STORE_add_cert)(void*, void*);
+  int (*X509_VERIFY_PARAM_set1_ip_asc)(void*, const char*);
+  const char* (*X509_verify_cert_error_string)(long);
 };
 
 struct CryptoApi {
@@ -100,6 +114,7 @@ const SslApi* LoadSsl(std::string* error) {
     std::string missing;
 #define NCCLSCOPE_BIND(lib, fn) Bind(lib, #fn, &api.fn, &missing)
     NCCLSCOPE_BIND(ssl, TLS_server_method);
+    NCCLSCOPE_BIND(ssl, TLS_client_method);
     NCCLSCOPE_BIND(ssl, SSL_CTX_new);
     NCCLSCOPE_BIND(ssl, SSL_CTX_free);
     NCCLSCOPE_BIND(ssl, SSL_CTX_use_certificate);
@@ -113,7 +128,14 @@ const SslApi* LoadSsl(std::string* error) {
     NCCLSCOPE_BIND(ssl, SSL_new);
     NCCLSCOPE_BIND(ssl, SSL_free);
     NCCLSCOPE_BIND(ssl, SSL_set_fd);
-    NCCLSCOPE_BIND(ssl, SSL_accept);
+    NCCLSCOPE_BIND(ssl, SSL_set_accept_state);
+    NCCLSCOPE_BIND(ssl, SSL_set_connect_state);
+    NCCLSCOPE_BIND(ssl, SSL_do_handshake);
+    NCCLSCOPE_BIND(ssl, SSL_CTX_set_default_verify_paths);
+    NCCLSCOPE_BIND(ssl, SSL_ctrl);
+    NCCLSCOPE_BIND(ssl, SSL_set1_host);
+    NCCLSCOPE_BIND(ssl, SSL_get0_param);
+    NCCLSCOPE_BIND(ssl, SSL_get_verify_result);
     NCCLSCOPE_BIND(ssl, SSL_read);
     NCCLSCOPE_BIND(ssl, SSL_write);
     NCCLSCOPE_BIND(ssl, SSL_get_error);
@@ -129,6 +151,8 @@ const SslApi* LoadSsl(std::string* error) {
     NCCLSCOPE_BIND(crypto, X509_free);
     NCCLSCOPE_BIND(crypto, EVP_PKEY_free);
     NCCLSCOPE_BIND(crypto, X509_STORE_add_cert);
+    NCCLSCOPE_BIND(crypto, X509_VERIFY_PARAM_set1_ip_asc);
+    NCCLSCOPE_BIND(crypto, X509_verify_cert_error_string);
 #undef NCCLSCOPE_BIND
     if (!missing.empty()) load_error = "OpenSSL lacks " + missing + " (OpenSSL 3 is needed)";
   });
@@ -284,12 +308,16 @@ TlsSession::Io TlsSession::Map(int ret) {
 TlsSession::Io TlsSession::Handshake() {
   Api().ERR_clear_error();
   errno = 0;
-  const int r = Api().SSL_accept(ssl_);
+  const int r = Api().SSL_do_handshake(ssl_);
   if (r == 1) {
     want_ = 0;
     return Io::kOk;
   }
   const Io io = Map(r);
+  const long verify = Api().SSL_get_verify_result(ssl_);
+  if (io == Io::kError && verify != 0) {  // X509_V_OK: say why the peer's certificate was refused
+    error_ += std::string(" (certificate: ") + Api().X509_verify_cert_error_string(verify) + ")";
+  }
   return io == Io::kClosed ? Io::kError : io;
 }
 
@@ -493,7 +521,84 @@ std::unique_ptr<TlsSession> TlsContext::NewSession(int fd) {
     if (ssl != nullptr) api.SSL_free(ssl);
     return nullptr;
   }
+  api.SSL_set_accept_state(ssl);
   return std::make_unique<TlsSession>(ssl);
+}
+
+// ---- TlsClientContext ----
+
+Result<std::unique_ptr<TlsClientContext>> TlsClientContext::Create(const TlsClientFiles& files) {
+  std::string error;
+  if (LoadSsl(&error) == nullptr) return SystemError(error);
+  Result<std::string> cas = std::string();
+  if (!files.ca_file.empty()) cas = TlsContext::ReadFile("certificate", files.ca_file);
+  if (!cas.ok()) return cas.status();
+  Result<std::string> cert = std::string(), key = std::string();
+  if (!files.cert_file.empty()) cert = TlsContext::ReadFile("client certificate", files.cert_file);
+  if (!cert.ok()) return cert.status();
+  if (!files.key_file.empty()) key = TlsContext::ReadFile("client key", files.key_file);
+  if (!key.ok()) return key.status();
+
+  const SslApi& api = Api();
+  api.ERR_clear_error();
+  void* ctx = api.SSL_CTX_new(api.TLS_client_method());
+  if (ctx == nullptr) return SystemError("SSL_CTX_new: " + SslErrors("failed"));
+  std::unique_ptr<TlsClientContext> client(new TlsClientContext(ctx));
+  auto fail = [&](const std::string& what) -> Status {
+    return InvalidUsage(what + ": " + SslErrors("no PEM certificate or key in it"));
+  };
+  if (files.ca_file.empty()) {
+    if (api.SSL_CTX_set_default_verify_paths(ctx) != 1) return fail("the system's trust store");
+  } else {
+    void* store = api.SSL_CTX_get_cert_store(ctx);
+    MemoryBio bio(*cas);
+    int count = 0;
+    auto next = [&]() -> void* {
+      return bio.get() == nullptr ? nullptr : api.PEM_read_bio_X509(bio.get(), nullptr, &NoPassword, nullptr);
+    };
+    while (void* ca = next()) {
+      const bool ok = api.X509_STORE_add_cert(store, ca) == 1;
+      api.X509_free(ca);
+      if (!ok) return fail("certificate " + files.ca_file);
+      ++count;
+    }
+    if (count == 0) return fail("certificate " + files.ca_file);
+    api.ERR_clear_error();
+  }
+  if (!files.cert_file.empty()) {
+    if (!UseCertificateChain(ctx, *cert)) return fail("client certificate " + files.cert_file);
+    if (!UsePrivateKey(ctx, *key)) return fail("client key " + files.key_file + " (an encrypted key is not supported)");
+    if (api.SSL_CTX_check_private_key(ctx) != 1) {
+      return fail("client key " + files.key_file + " does not match client certificate " + files.cert_file);
+    }
+  }
+  api.SSL_CTX_ctrl(ctx, kCtrlSetMinProtoVersion, kTls12Version, nullptr);
+  api.SSL_CTX_ctrl(ctx, kCtrlMode, kModeEnablePartialWrite | kModeAcceptMovingWriteBuffer, nullptr);
+  api.SSL_CTX_set_options(ctx, kOpNoCompression | kOpNoRenegotiation);
+  api.SSL_CTX_set_verify(ctx, kVerifyPeer, nullptr);
+  return client;
+}
+
+TlsClientContext::~TlsClientContext() { Api().SSL_CTX_free(ctx_); }
+
+Result<std::unique_ptr<TlsSession>> TlsClientContext::NewSession(int fd, const std::string& host) {
+  const SslApi& api = Api();
+  api.ERR_clear_error();
+  void* ssl = api.SSL_new(ctx_);
+  if (ssl == nullptr) return SystemError("SSL_new: " + SslErrors("failed"));
+  auto session = std::make_unique<TlsSession>(ssl);
+  // The peer's certificate must name `host`: as an IP address where it is one, else as a DNS name (SNI too).
+  in6_addr ip{};
+  const bool is_ip = inet_pton(AF_INET, host.c_str(), &ip) == 1 || inet_pton(AF_INET6, host.c_str(), &ip) == 1;
+  const bool named = is_ip ? api.X509_VERIFY_PARAM_set1_ip_asc(api.SSL_get0_param(ssl), host.c_str()) == 1
+                           : api.SSL_set1_host(ssl, host.c_str()) == 1 &&
+                                 api.SSL_ctrl(ssl, kCtrlSetTlsextHostname, kTlsextNametypeHostName,
+                                              const_cast<char*>(host.c_str())) == 1;
+  if (!named || api.SSL_set_fd(ssl, fd) != 1) {
+    return SystemError("TLS session for " + host + ": " + SslErrors("failed"));
+  }
+  api.SSL_set_connect_state(ssl);
+  return session;
 }
 
 bool Sha256Hmac(std::string_view key, std::string_view data, std::array<unsigned char, 32>* out) {

@@ -10,6 +10,8 @@
 //    the certificate) keeps the old context and warns once per change.
 //  - TlsSession is one connection's non-blocking server session over a non-blocking socket: every call
 //    returns at once, with the poll() events it waits for when it cannot go on.
+//  - TlsClientContext is the client side, for an https:// OTLP receiver: the peer's certificate verified against
+//    the given CAs (or the system's trust store) and its name against the host; a client certificate if given.
 // Sha256Hmac() is libcrypto's HMAC-SHA-256, for basic_auth's cache of verified credentials.
 // Thread-safety: sessions belong to the server loop; NewSession and the reloader may run at once; Create,
 // StartReloads and StopReloads come from the thread that starts and stops the server. Sha256Hmac is
@@ -126,6 +128,29 @@ class TlsContext : public std::enable_shared_from_this<TlsContext> {
   std::thread reloader_ ABSL_GUARDED_BY(reload_mu_);
   bool stop_reloads_ ABSL_GUARDED_BY(reload_mu_) = false;
   bool reloader_done_ ABSL_GUARDED_BY(reload_mu_) = false;
+};
+
+// PEM files of a TLS client; empty where not given.
+struct TlsClientFiles {
+  std::string ca_file;    // the CAs the server's certificate must chain to; empty: the system's trust store
+  std::string cert_file;  // a client certificate (mutual TLS), with key_file
+  std::string key_file;
+};
+
+class TlsClientContext {
+ public:
+  // Loads OpenSSL and the files (through the same bounded reader); an error names the file and OpenSSL's reason.
+  static Result<std::unique_ptr<TlsClientContext>> Create(const TlsClientFiles& files);
+  ~TlsClientContext();
+  TlsClientContext(const TlsClientContext&) = delete;
+  TlsClientContext& operator=(const TlsClientContext&) = delete;
+
+  // A client session on the connected socket `fd` to `host` (SNI, and the name its certificate must carry).
+  Result<std::unique_ptr<TlsSession>> NewSession(int fd, const std::string& host);
+
+ private:
+  explicit TlsClientContext(void* ctx) : ctx_(ctx) {}
+  void* const ctx_;  // SSL_CTX*
 };
 
 // HMAC-SHA-256 of `data` under `key` with libcrypto (opened on first use). False when libcrypto is missing.

@@ -57,21 +57,32 @@ std::string MetricsUrl(const ParamValues& params, std::string* var) {
   return base + "/v1/metrics";
 }
 
+// The metrics-specific string parameter where set, else the general one; *var names the one used.
+std::string PerSignal(const ParamValues& params, ParamId metrics, ParamId general, std::string* var) {
+  const ParamId id = params.IsSet(metrics) ? metrics : general;
+  *var = params.SourceVar(id);
+  return params.Str(id);
+}
+
+// Lowercased, whitespace trimmed: the protocol and compression values are case-insensitive.
+std::string Folded(std::string s) {
+  s = Trim(s);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 }  // namespace
 
 std::optional<HttpUrl> ParseHttpUrl(const std::string& text, std::string* why) {
-  constexpr std::string_view kScheme = "http://";
-  if (text.rfind("https://", 0) == 0) {
-    *why = "https is not supported yet (only http://)";
-    return std::nullopt;
-  }
-  if (text.rfind(kScheme, 0) != 0) {
-    *why = "not an http:// URL";
-    return std::nullopt;
-  }
   HttpUrl url;
+  url.https = text.rfind("https://", 0) == 0;
+  if (!url.https && text.rfind("http://", 0) != 0) {
+    *why = "not an http:// or https:// URL";
+    return std::nullopt;
+  }
+  url.port = url.https ? 443 : 80;
   url.text = text;
-  const std::string rest = text.substr(kScheme.size());
+  const std::string rest = text.substr(url.https ? 8 : 7);
   const size_t slash = rest.find('/');
   const std::string authority = rest.substr(0, slash);
   url.path = slash == std::string::npos ? "/" : rest.substr(slash);
@@ -133,16 +144,46 @@ std::optional<OtlpConfig> OtlpConfigFromParams(const ProcessIdentity& identity) 
     return std::nullopt;
   }
   config.url = *url;
-  config.interval_ms = params.Int(ParamId::kOtlpIntervalMs);
-  config.timeout_ms = params.Int(ParamId::kOtlpTimeoutMs);
-
-  std::string skipped;
-  config.headers = ParseKeyValueList(params.Str(ParamId::kOtlpHeaders), &skipped);
-  if (!skipped.empty()) {
-    NCCLSCOPE_WARN(subsys::kInit, "%s: skipping %s (not key=value)",
-                   params.SourceVar(ParamId::kOtlpHeaders).c_str(), skipped.c_str());
+  const std::string protocol =
+      Folded(PerSignal(params, ParamId::kOtlpMetricsProtocol, ParamId::kOtlpProtocol, &var));
+  if (protocol != "http/protobuf") {
+    NCCLSCOPE_WARN(subsys::kInit, "%s='%s': ncclscope pushes OTLP over http/protobuf only (not grpc or http/json); "
+                   "OTLP metrics push off", var.c_str(), protocol.c_str());
+    return std::nullopt;
   }
-  skipped.clear();
+  const std::string compression =
+      Folded(PerSignal(params, ParamId::kOtlpMetricsCompression, ParamId::kOtlpCompression, &var));
+  config.gzip = compression == "gzip";
+  if (!config.gzip && compression != "none" && !compression.empty()) {
+    NCCLSCOPE_WARN(subsys::kInit, "%s='%s' is neither gzip nor none: pushing uncompressed", var.c_str(),
+                   compression.c_str());
+  }
+  config.tls.ca_file = PerSignal(params, ParamId::kOtlpMetricsCertificate, ParamId::kOtlpCertificate, &var);
+  config.tls.client_cert_file =
+      PerSignal(params, ParamId::kOtlpMetricsClientCertificate, ParamId::kOtlpClientCertificate, &var);
+  config.tls.client_key_file = PerSignal(params, ParamId::kOtlpMetricsClientKey, ParamId::kOtlpClientKey, &var);
+  if (config.tls.client_cert_file.empty() != config.tls.client_key_file.empty()) {
+    NCCLSCOPE_WARN(subsys::kInit, "OTLP: a client certificate needs its key and a key its certificate "
+                   "(OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE, OTEL_EXPORTER_OTLP_CLIENT_KEY); OTLP metrics push off");
+    return std::nullopt;
+  }
+  config.interval_ms = params.Int(ParamId::kOtlpIntervalMs);
+  config.timeout_ms = params.Int(params.IsSet(ParamId::kOtlpMetricsTimeoutMs) ? ParamId::kOtlpMetricsTimeoutMs
+                                                                               : ParamId::kOtlpTimeoutMs);
+
+  // The general headers, then the metrics ones, which replace a general one of the same key.
+  std::string skipped;
+  for (ParamId id : {ParamId::kOtlpHeaders, ParamId::kOtlpMetricsHeaders}) {
+    for (auto& kv : ParseKeyValueList(params.Str(id), &skipped)) {
+      std::erase_if(config.headers, [&](const auto& h) { return Folded(h.first) == Folded(kv.first); });
+      config.headers.push_back(std::move(kv));
+    }
+    if (!skipped.empty()) {
+      NCCLSCOPE_WARN(subsys::kInit, "%s: skipping %s (not key=value)", params.SourceVar(id).c_str(),
+                     skipped.c_str());
+    }
+    skipped.clear();
+  }
   KeyValues user = ParseKeyValueList(params.Str(ParamId::kOtlpResourceAttributes), &skipped);
   if (!skipped.empty()) {
     NCCLSCOPE_WARN(subsys::kInit, "%s: skipping %s (not key=value)",

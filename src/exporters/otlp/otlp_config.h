@@ -1,7 +1,8 @@
 // What the OTLP push is configured with (docs/otlp.md): the standard OpenTelemetry variables, each with an
-// NCCLSCOPE_OTLP_* override (common/param_list.inc holds both names), read from Params(). Off unless an
-// endpoint is set. Only http:// URLs are accepted (https would reuse exporters/http/tls.* later); anything
-// unusable is a warning naming the variable and the push stays off, or the entry is skipped.
+// NCCLSCOPE_OTLP_* override (common/param_list.inc holds both names), read from Params(); a per-signal variable
+// (OTEL_EXPORTER_OTLP_METRICS_*) wins over its general one. Off unless an endpoint is set. http:// and https://
+// URLs, protocol http/protobuf only; anything unusable is a warning naming the variable and the push stays off,
+// or the entry is skipped.
 #ifndef NCCLSCOPE_EXPORTERS_OTLP_OTLP_CONFIG_H_
 #define NCCLSCOPE_EXPORTERS_OTLP_OTLP_CONFIG_H_
 
@@ -17,15 +18,16 @@ namespace ncclscope::otlp {
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
-// An http:// URL taken apart.
+// An http:// or https:// URL taken apart.
 struct HttpUrl {
+  bool https = false;
   std::string host;  // name or IPv4 address
-  int port = 80;
+  int port = 80;     // 443 for https unless given
   std::string path;  // starts with '/'
   std::string text;  // as given, for messages
 };
 
-// "http://host[:port][/path]"; nullopt, with `*why`, for anything else (https, no host, a bad port).
+// "http[s]://host[:port][/path]"; nullopt, with `*why`, for anything else (another scheme, no host, a bad port).
 std::optional<HttpUrl> ParseHttpUrl(const std::string& text, std::string* why);
 
 // The W3C-baggage-like "k=v,k=v" of OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES: whitespace
@@ -33,9 +35,19 @@ std::optional<HttpUrl> ParseHttpUrl(const std::string& text, std::string* why);
 // skipped and named in `*skipped` (comma-separated).
 KeyValues ParseKeyValueList(const std::string& text, std::string* skipped);
 
+// The TLS side of an https:// receiver: PEM files, empty where not given (the system's trust store; no client
+// certificate).
+struct OtlpTls {
+  std::string ca_file;
+  std::string client_cert_file;
+  std::string client_key_file;
+};
+
 struct OtlpConfig {
   HttpUrl url;             // where to POST
   KeyValues headers;       // extra request headers (e.g. authorization)
+  bool gzip = false;       // Content-Encoding: gzip
+  OtlpTls tls;             // for an https:// url
   int64_t interval_ms = 0;
   int64_t timeout_ms = 0;
   KeyValues resource;      // service.name first, then the user's attributes, then the identity

@@ -5,12 +5,16 @@
 
 #include <prometheus/metric_family.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/gzip_member.h"
 #include "common/log.h"
 #include "common/process_identity.h"
 #include "common/tsan_lock.h"
@@ -45,11 +49,19 @@ void AppendSelfFamilies(std::vector<prometheus::MetricFamily>* out) {
                    prometheus::MetricType::Counter);
   prom::AddCounter(&failed, static_cast<double>(c.failed), {});
   out->push_back(std::move(failed));
-  prometheus::MetricFamily bytes = prom::Family("ncclscope_otlp_export_bytes_total",
-                                                "Protobuf bytes of the OTLP metric pushes the receiver accepted",
-                                                prometheus::MetricType::Counter);
+  prometheus::MetricFamily bytes =
+      prom::Family("ncclscope_otlp_export_bytes_total",
+                   "Body bytes of the OTLP metric pushes the receiver accepted (gzipped where compression is on)",
+                   prometheus::MetricType::Counter);
   prom::AddCounter(&bytes, static_cast<double>(c.bytes), {});
   out->push_back(std::move(bytes));
+  prometheus::MetricFamily retries = prom::Family(
+      "ncclscope_otlp_export_retries_total",
+      "Further tries of OTLP metric pushes after a transient failure (429, 502, 503, 504, no answer), within the "
+      "push's timeout",
+      prometheus::MetricType::Counter);
+  prom::AddCounter(&retries, static_cast<double>(c.retries), {});
+  out->push_back(std::move(retries));
   // What the pushes cost this process (docs/otlp.md gives the figures).
   prometheus::MetricFamily wall = prom::Family("ncclscope_otlp_export_seconds_total",
                                                "Wall time of the OTLP pushes: collect, encode and POST",
@@ -93,8 +105,8 @@ OtlpExporter& OtlpExporter::Instance() {
 
 ExportCounts OtlpExporter::counts() const {
   return {exports_.load(std::memory_order_relaxed), failed_.load(std::memory_order_relaxed),
-          bytes_.load(std::memory_order_relaxed), wall_ns_.load(std::memory_order_relaxed),
-          cpu_ns_.load(std::memory_order_relaxed)};
+          bytes_.load(std::memory_order_relaxed), retries_.load(std::memory_order_relaxed),
+          wall_ns_.load(std::memory_order_relaxed), cpu_ns_.load(std::memory_order_relaxed)};
 }
 
 // A process that exits without destroying its communicators (common in training scripts) never reaches the last
@@ -118,8 +130,9 @@ void OtlpExporter::Start() {
     AnnotatedLock lock(&mu_);
     stop_ = false;
   }
-  NCCLSCOPE_INFO(subsys::kInit, "OTLP metrics push to %s every %lld ms (timeout %lld ms)", config->url.text.c_str(),
-                 static_cast<long long>(config->interval_ms), static_cast<long long>(config->timeout_ms));
+  NCCLSCOPE_INFO(subsys::kInit, "OTLP metrics push to %s every %lld ms (timeout %lld ms%s)", config->url.text.c_str(),
+                 static_cast<long long>(config->interval_ms), static_cast<long long>(config->timeout_ms),
+                 config->gzip ? ", gzip" : "");
   thread_ = std::thread([this, c = std::move(*config)]() mutable { Run(std::move(c)); });
   started_by_.store(getpid(), std::memory_order_release);
   static std::once_flag at_exit_once;
@@ -145,7 +158,8 @@ bool OtlpExporter::WaitForStop(std::chrono::milliseconds timeout) {
 }
 
 void OtlpExporter::Run(OtlpConfig config) {
-  HttpPoster poster(config.url, config.headers);
+  HttpPoster poster(config.url, config.headers, config.tls);
+  std::minstd_rand jitter(static_cast<uint32_t>(getpid()) ^ static_cast<uint32_t>(RealtimeNs()));
   FailureWarning warning;
   const std::chrono::milliseconds interval(config.interval_ms);
   const std::chrono::milliseconds timeout(config.timeout_ms);
@@ -170,9 +184,33 @@ void OtlpExporter::Run(OtlpConfig config) {
     const Clock::time_point began = Clock::now();
     const uint64_t cpu_began = ThreadCpuNs();
     ctx.time_ns = RealtimeNs();
-    const std::string body = EncodeMetricsRequest(CollectMetricFamilies(IdentityPlacement::kTextfile), ctx);
+    std::string body = EncodeMetricsRequest(CollectMetricFamilies(IdentityPlacement::kTextfile), ctx);
+    std::string encoding;
+    if (config.gzip) {
+      std::string packed;
+      if (AppendGzipMember(body, &packed).ok()) {
+        body.swap(packed);
+        encoding = "gzip";
+      }
+    }
     exports_.fetch_add(1, std::memory_order_relaxed);
-    const PostResult r = poster.Post("application/x-protobuf", body, deadline);
+    PostResult r = poster.Post("application/x-protobuf", encoding, body, deadline);
+    // Transient failures are tried again within the push's own deadline, after 0.5, 1, 2 ... s (at most 5 s,
+    // 20 % jitter, so that the ranks of a job do not come back in step) or the receiver's Retry-After. A stop
+    // during the wait ends the retries of a push on the interval: the last push follows at once, with its own.
+    for (int attempt = 0; r.retryable(); ++attempt) {
+      std::chrono::milliseconds wait(std::min(5000, 500 << std::min(attempt, 4)));
+      wait += std::chrono::milliseconds(jitter() % (wait.count() / 5 + 1));
+      if (r.retry_after_s >= 0) wait = std::chrono::seconds(r.retry_after_s);
+      if (Clock::now() + wait >= deadline) break;
+      if (last) {
+        std::this_thread::sleep_for(wait);
+      } else if (WaitForStop(wait)) {
+        break;
+      }
+      retries_.fetch_add(1, std::memory_order_relaxed);
+      r = poster.Post("application/x-protobuf", encoding, body, deadline);
+    }
     if (r.ok()) {
       bytes_.fetch_add(body.size(), std::memory_order_relaxed);
     } else {

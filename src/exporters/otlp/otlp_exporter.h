@@ -30,7 +30,8 @@ namespace ncclscope::otlp {
 struct ExportCounts {
   uint64_t exports = 0;  // pushes tried
   uint64_t failed = 0;   // of those, dropped: a socket error, a timeout or a non-2xx status
-  uint64_t bytes = 0;    // request bodies of the successful pushes
+  uint64_t bytes = 0;    // request bodies of the successful pushes (compressed where gzip is on)
+  uint64_t retries = 0;  // further tries of a push after a transient failure (429, 502-504, no answer)
   uint64_t wall_ns = 0;  // collect, encode and POST, every push
   uint64_t cpu_ns = 0;   // of it, the push thread's CPU time
 };
@@ -63,6 +64,7 @@ class OtlpExporter final : public Service {
   std::atomic<uint64_t> exports_{0};
   std::atomic<uint64_t> failed_{0};
   std::atomic<uint64_t> bytes_{0};
+  std::atomic<uint64_t> retries_{0};
   std::atomic<uint64_t> wall_ns_{0};
   std::atomic<uint64_t> cpu_ns_{0};
 };
